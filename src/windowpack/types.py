@@ -1,0 +1,101 @@
+"""Plain data types shared by every component: no behaviour, no heavy imports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+DocumentKind = Literal["text", "markdown", "conversation", "records"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Span:
+    """A half-open character range `[start, end)` in a document's text."""
+
+    start: int
+    end: int
+
+
+@dataclass(kw_only=True)
+class Document:
+    """A unit of input: text plus an optional stable id, title and metadata.
+
+    `id` is the caller's stable id: adding a document whose id exists replaces it when its
+    text changed and does nothing when it did not (upsert). Without an id one is derived
+    from the text's hash. `kind` picks the chunking rules; `units` optionally fixes atomic
+    spans (conversation turns, JSON records) that chunks must not merge across.
+    """
+
+    text: str
+    title: str | None = None
+    id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    kind: DocumentKind = "text"
+    units: list[Span] | None = None
+    source: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Hit:
+    """One search result: a verbatim chunk with its score and provenance."""
+
+    text: str
+    score: float
+    document_id: str
+    title: str | None
+    ordinal: int
+    span: Span
+    chunk_id: int
+    unit: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class WindowItem:
+    """One piece of a packed window and where it came from."""
+
+    kind: Literal["chunk", "summary", "gap"]
+    document_id: str | None
+    level: int
+    span: Span | None
+    tokens: int
+    score: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class Window:
+    """A packed context window: rendered text, its exact token count and its contents."""
+
+    text: str
+    tokens: int
+    items: tuple[WindowItem, ...]
+    cacheable_prefix_tokens: int
+    index_version: int
+    budget: int
+    tokenizer: str
+    reason: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class IngestReport:
+    """What one `add`/`add_files` call did. `skipped` maps a file to why it was skipped."""
+
+    added: int = 0
+    replaced: int = 0
+    unchanged: int = 0
+    chunks: int = 0
+    tokens: int = 0
+    embedded: int = 0
+    index_version: int = 0
+    skipped: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class IngestProgress:
+    """Running totals of an ingest, passed to progress callbacks (stage: chunk|embed|index|done)."""
+
+    stage: str
+    documents_total: int
+    documents: int = 0
+    chunks: int = 0
+    tokens: int = 0
+    embedded: int = 0
