@@ -1,0 +1,326 @@
+"""Token-aware chunking on natural boundaries.
+
+A document is cut into regions that no chunk may cross (units, the text between units,
+markdown sections). A region that does not fit in `target_tokens` is split into paragraphs,
+a paragraph into sentences, a sentence into lines and a line at token boundaries, each level
+only where the one above is too big. The resulting pieces are packed greedily into chunks,
+whose exact token count is then checked (a concatenation may count differently from the sum
+of its parts) and pieces are backed off until the chunk fits.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+
+from windowpack.budget.tokens import TokenCounter
+from windowpack.errors import InvalidArgumentError
+from windowpack.types import Document, Span
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChunkSpan:
+    """One chunk: `document.text[start:end]`, its exact token count and its unit index."""
+
+    start: int
+    end: int
+    tokens: int
+    unit: int | None
+
+
+# Why a chunk must (or should) not continue across a piece boundary.
+_NO_BARRIER, _GROUP_BARRIER, _HARD_BARRIER = 0, 1, 2
+# Split levels: what a piece too big is split into.
+_REGION, _PARAGRAPH, _SENTENCE, _LINE = 0, 1, 2, 3
+
+_BLANK_LINE = re.compile(r"\n\s*\n")
+_NEWLINE = re.compile("\n")
+_MARKDOWN_LINE = re.compile(
+    r"^(?:(?P<fence> {0,3}(?:```|~~~))|(?P<heading> {0,3}#{1,6})(?=\s|$))", re.M
+)
+_HEADING_AT = re.compile(r"#{1,6}(?=\s|$)")
+# Straight and curly quotes, guillemets, brackets (escaped: curly quotes look alike).
+_CLOSERS = "\"'\u201d\u2019\u00bb)\\]"
+_OPENERS = "\"'\u201c\u2018\u00ab(["
+_SENTENCE_END = re.compile(rf"(?P<stop>[.!?]+)[{_CLOSERS}]*(?P<gap>\s+)(?=(?P<next>\S))")
+_ABBREVIATION_WORDS = (
+    "mr mrs ms dr prof sr jr st vs fig figs eq vol pp approx inc ltd co corp cf al gen col lt "
+    "sgt capt rev hon mt ft jan feb mar apr jun jul aug sep sept oct nov dec"
+)
+_ABBREVIATIONS = frozenset(_ABBREVIATION_WORDS.split())
+_DOTTED_ABBREVIATION = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]")
+_MAX_ABBREVIATION_CHARS = 12
+# Prose averages about 4 chars a token: a span with more than this many chars per token of
+# the target is taken as too big without counting it (if it was not, it is merely split).
+_MAX_CHARS_PER_TOKEN = 32
+
+
+@dataclass(slots=True, kw_only=True)
+class _Piece:
+    start: int
+    end: int
+    unit: int | None
+    level: int
+    barrier_before: int = _NO_BARRIER
+    barrier_after: int = _NO_BARRIER
+    heading: bool = False
+    tokens: int = 0
+
+
+def chunk_document(
+    document: Document, counter: TokenCounter, target_tokens: int
+) -> list[ChunkSpan]:
+    """Cut `document` into chunks of at most `target_tokens` tokens on natural boundaries.
+
+    Chunks are in order, never overlap, have no surrounding whitespace, and cover every
+    non-whitespace character. Only a single character that alone counts more than
+    `target_tokens` can make a chunk exceed it.
+    """
+    if target_tokens < 1:
+        raise InvalidArgumentError("target_tokens", f"must be at least 1, got {target_tokens}")
+    regions = _regions(document)
+    pieces = _fit_pieces(document, regions, counter, target_tokens)
+    return _pack(document.text, pieces, counter, target_tokens)
+
+
+def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[Span]:
+    """The sentences of `text[start:end]`, as spans without surrounding whitespace."""
+    end = len(text) if end is None else end
+    if not 0 <= start <= end <= len(text):
+        argument = "start" if not 0 <= start <= len(text) else "end"
+        raise InvalidArgumentError(argument, f"[{start}, {end}) is not a range of the text")
+    spans: list[Span] = []
+    sentence_start = start
+    for match in _SENTENCE_END.finditer(text, start, end):
+        if _ends_sentence(text, match, start):
+            _append_trimmed(spans, text, sentence_start, match.start("gap"))
+            sentence_start = match.end("gap")
+    _append_trimmed(spans, text, sentence_start, end)
+    return spans
+
+
+def _ends_sentence(text: str, match: re.Match[str], floor: int) -> bool:
+    following = match["next"]
+    starts_new = "\n" in match["gap"] or following in _OPENERS or following.isdigit()
+    # isalpha-and-not-lower: an uppercase letter, or a letter of a script without case.
+    starts_new = starts_new or (following.isalpha() and not following.islower())
+    # Only a lone "." can end an abbreviation ("..." is an ellipsis).
+    return starts_new and not (match["stop"] == "." and _is_abbreviation(text, match, floor))
+
+
+def _is_abbreviation(text: str, match: re.Match[str], floor: int) -> bool:
+    word_start = match.start()
+    while word_start > floor and not text[word_start - 1].isspace():
+        word_start -= 1
+        if match.start() - word_start > _MAX_ABBREVIATION_CHARS:
+            return False
+    word = text[word_start : match.start()].lstrip(_OPENERS).lower()
+    single_initial = len(word) == 1 and word.isalpha()
+    return single_initial or word in _ABBREVIATIONS or bool(_DOTTED_ABBREVIATION.fullmatch(word))
+
+
+def _append_trimmed(spans: list[Span], text: str, start: int, end: int) -> None:
+    """Append `[start, end)` without its surrounding whitespace, unless nothing is left."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    if start < end:
+        spans.append(Span(start=start, end=end))
+
+
+def _regions(document: Document) -> list[_Piece]:
+    """Spans no chunk may cross: each unit, the text between units, markdown sections."""
+    text, units = document.text, _sorted_units(document)
+    regions: list[_Piece] = []
+    position = 0
+    for index, unit in units:
+        regions += _sections(document, position, unit.start, None)
+        regions += _sections(document, unit.start, unit.end, index)
+        position = unit.end
+    regions += _sections(document, position, len(text), None)
+    return regions
+
+
+def _sorted_units(document: Document) -> list[tuple[int, Span]]:
+    units = sorted(enumerate(document.units or []), key=lambda item: item[1].start)
+    previous_end = 0
+    for index, unit in units:
+        if not previous_end <= unit.start <= unit.end <= len(document.text):
+            raise InvalidArgumentError(
+                "units", f"unit {index} [{unit.start}, {unit.end}) overlaps another or the text end"
+            )
+        previous_end = unit.end
+    return units
+
+
+def _sections(document: Document, start: int, end: int, unit: int | None) -> list[_Piece]:
+    bounds = [start, *_heading_starts(document, start, end), end]
+    return [
+        _Piece(start=s.start, end=s.end, unit=unit, level=_REGION, barrier_before=_HARD_BARRIER)
+        for s in _separated(document.text, bounds)
+    ]
+
+
+def _heading_starts(document: Document, start: int, end: int) -> list[int]:
+    if document.kind != "markdown":
+        return []
+    starts: list[int] = []
+    in_fence = False
+    for match in _MARKDOWN_LINE.finditer(document.text, start, end):
+        if match.group("fence"):
+            in_fence = not in_fence  # a "#" line inside a code block is a comment, not a heading
+        elif not in_fence and match.start() > start:
+            starts.append(match.start())
+    return starts
+
+
+def _fit_pieces(
+    document: Document, regions: list[_Piece], counter: TokenCounter, target: int
+) -> list[_Piece]:
+    """Split pieces level by level until each fits; count each level in one batch."""
+    text = document.text
+    fitted: list[_Piece] = []
+    pending = regions
+    longest = _MAX_CHARS_PER_TOKEN * target
+    while pending:
+        # Spans far longer than `target` tokens can hold are split without counting them:
+        # counting the whole text and each paragraph first would triple the work.
+        countable = [text[p.start : p.end] for p in pending if p.end - p.start <= longest]
+        counts = iter(counter.count_many(countable))
+        too_big: list[_Piece] = []
+        for piece in pending:
+            count = next(counts) if piece.end - piece.start <= longest else target + 1
+            piece.tokens = count
+            children = [] if count <= target else _split(document, piece, counter, target)
+            too_big += children
+            if not children:  # it fits, or is one character that cannot be split
+                fitted.append(piece)
+        pending = too_big
+    fitted.sort(key=lambda piece: piece.start)
+    return fitted
+
+
+def _split(document: Document, piece: _Piece, counter: TokenCounter, target: int) -> list[_Piece]:
+    for level in range(piece.level, _LINE + 1):
+        spans = _split_spans(document, piece, level, counter, target)
+        if len(spans) > 1:
+            return _children(document, piece, spans, min(level + 1, _LINE))
+    return []
+
+
+def _split_spans(
+    document: Document, piece: _Piece, level: int, counter: TokenCounter, target: int
+) -> list[Span]:
+    text, start, end = document.text, piece.start, piece.end
+    if level == _REGION:
+        return _paragraphs(document, start, end)
+    if level == _PARAGRAPH:
+        return split_sentences(text, start, end)
+    if level == _SENTENCE:
+        return _separated(
+            text, [start, *(m.start() for m in _NEWLINE.finditer(text, start, end)), end]
+        )
+    cuts = counter.cut_points(text[start:end], target)
+    spans = _separated(text, [start, *(start + cut for cut in cuts), end])
+    if len(spans) < 2 and end - start > 1:
+        # The tokenizer found no usable cut: halving by characters always makes progress.
+        spans = _separated(text, [start, (start + end) // 2, end])
+    return spans
+
+
+def _paragraphs(document: Document, start: int, end: int) -> list[Span]:
+    text = document.text
+    spans: list[Span] = []
+    if _starts_with_heading(document, start):
+        # A section's heading line is its own piece, so it can lead the first chunk alone.
+        line_end = text.find("\n", start, end)
+        heading_start, start = start, end if line_end < 0 else line_end
+        _append_trimmed(spans, text, heading_start, start)
+    blank_lines = [m.start() for m in _BLANK_LINE.finditer(text, start, end)]
+    return spans + _separated(text, [start, *blank_lines, end])
+
+
+def _starts_with_heading(document: Document, position: int) -> bool:
+    return document.kind == "markdown" and bool(_HEADING_AT.match(document.text, position))
+
+
+def _separated(text: str, bounds: list[int]) -> list[Span]:
+    """The trimmed, non-empty spans between consecutive `bounds`."""
+    spans: list[Span] = []
+    for span_start, span_end in itertools.pairwise(bounds):
+        _append_trimmed(spans, text, span_start, span_end)
+    return spans
+
+
+def _children(document: Document, parent: _Piece, spans: list[Span], level: int) -> list[_Piece]:
+    children = [
+        _Piece(
+            start=span.start, end=span.end, unit=parent.unit, level=level, heading=parent.heading
+        )
+        for span in spans
+    ]
+    children[0].barrier_before = parent.barrier_before
+    children[-1].barrier_after = parent.barrier_after
+    if parent.level == _REGION:
+        children[0].heading = _starts_with_heading(document, parent.start)
+    if parent.level == _PARAGRAPH:
+        # A paragraph too big for one chunk starts and ends its own run of chunks.
+        children[0].barrier_before = max(children[0].barrier_before, _GROUP_BARRIER)
+        children[-1].barrier_after = max(children[-1].barrier_after, _GROUP_BARRIER)
+    return children
+
+
+def _pack(text: str, pieces: list[_Piece], counter: TokenCounter, target: int) -> list[ChunkSpan]:
+    chunks: list[ChunkSpan] = []
+    first = 0
+    while first < len(pieces):
+        estimates = _greedy_run(text, pieces, first, target)
+        run = pieces[first : first + len(estimates)]
+        size, tokens = _back_off_until_fit(text, run, estimates, counter, target)
+        start, end, unit = run[0].start, run[size - 1].end, run[0].unit
+        chunks.append(ChunkSpan(start=start, end=end, tokens=tokens, unit=unit))
+        first += size
+    return chunks
+
+
+def _greedy_run(text: str, pieces: list[_Piece], first: int, target: int) -> list[int]:
+    """Estimated running token totals of the longest run from `first` that seems to fit."""
+    estimates = [pieces[first].tokens]
+    headings_only = pieces[first].heading
+    for index in range(first + 1, len(pieces)):
+        piece, previous = pieces[index], pieces[index - 1]
+        barrier = max(piece.barrier_before, previous.barrier_after)
+        if barrier == _HARD_BARRIER or (barrier == _GROUP_BARRIER and not headings_only):
+            break
+        estimate = estimates[-1] + piece.tokens + _joint_estimate(text, previous, piece)
+        if estimate > target:
+            break
+        estimates.append(estimate)
+        headings_only = headings_only and piece.heading
+    return estimates
+
+
+def _joint_estimate(text: str, previous: _Piece, piece: _Piece) -> int:
+    # A single space usually merges into the next word's token; other gaps cost about one.
+    gap = piece.start - previous.end
+    return 0 if gap == 0 or (gap == 1 and text[previous.end] == " ") else 1
+
+
+def _back_off_until_fit(
+    text: str, run: list[_Piece], estimates: list[int], counter: TokenCounter, target: int
+) -> tuple[int, int]:
+    """Exact-count the run and drop trailing pieces until it fits: (pieces kept, tokens)."""
+    size = len(estimates)
+    while size > 1:
+        tokens = counter.count(text[run[0].start : run[size - 1].end])
+        if tokens <= target:
+            return size, tokens
+        # Drop about as many estimated tokens as the run is over, at least one piece.
+        overshoot = tokens - target
+        keep = size - 1
+        while keep > 1 and estimates[size - 1] - estimates[keep - 1] < overshoot:
+            keep -= 1
+        size = keep
+    return 1, run[0].tokens

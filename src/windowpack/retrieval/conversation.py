@@ -1,0 +1,120 @@
+"""Render chat messages as one document whose units are request→reply turns.
+
+A turn is a user message plus every following non-user message (the assistant's reply, tool
+output) up to the next user message. Keeping a request and its reply in one unit means a chunk
+never holds a question without its answer. Messages before the first user message (a system
+prompt, say) form a unit of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from windowpack.errors import InvalidInputError
+from windowpack.types import Document, Span
+
+_SEPARATOR = "\n\n"
+_USER_ROLE = "user"
+
+
+def render_conversation(
+    messages: Sequence[Mapping[str, Any]], *, source: str = "messages"
+) -> tuple[str, list[Span]]:
+    """Render `messages` as `"{role}: {content}"` blocks and return the text and turn spans.
+
+    Each span runs from the first message's role to the last message's content end, so
+    `text[span.start:span.end]` is the turn verbatim. `source` names the input in errors,
+    e.g. "messages[3]: field 'content' must be a string".
+
+    Raises `InvalidInputError` when the list is empty or a message lacks a string `role` or
+    `content`.
+    """
+    if len(messages) == 0:
+        raise InvalidInputError(f"{source}: the conversation has no messages")
+    pairs = [_role_and_content(message, index, source) for index, message in enumerate(messages)]
+    blocks = [f"{role}: {content}" for role, content in pairs]
+    starts, ends = _block_offsets(blocks)
+    spans = [
+        Span(start=starts[first], end=ends[last])
+        for first, last in _turn_ranges([role for role, _ in pairs])
+    ]
+    return _SEPARATOR.join(blocks), spans
+
+
+def conversation_document(
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    id: str | None = None,
+    title: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    source: str | None = None,
+) -> Document:
+    """Build a `kind="conversation"` `Document` whose units are the conversation's turns.
+
+    Raises `InvalidInputError` as `render_conversation` does.
+    """
+    text, units = render_conversation(messages)
+    return Document(
+        text=text,
+        title=title,
+        id=id,
+        metadata=dict(metadata) if metadata is not None else {},
+        kind="conversation",
+        units=units,
+        source=source,
+    )
+
+
+def is_message(value: object) -> bool:
+    """Whether `value` is a mapping with a string `role` and a string `content`."""
+    return (
+        isinstance(value, Mapping)
+        and isinstance(value.get("role"), str)
+        and isinstance(value.get("content"), str)
+    )
+
+
+def _role_and_content(message: object, index: int, source: str) -> tuple[str, str]:
+    where = f"{source}[{index}]"
+    if not isinstance(message, Mapping):
+        raise InvalidInputError(
+            f"{where}: must be an object with 'role' and 'content', got {type(message).__name__}"
+        )
+    return _string_field(message, "role", where), _string_field(message, "content", where)
+
+
+def _string_field(message: Mapping[str, Any], field: str, where: str) -> str:
+    if field not in message:
+        raise InvalidInputError(f"{where}: field {field!r} must be a string (it is missing)")
+    value = message[field]
+    if not isinstance(value, str):
+        raise InvalidInputError(
+            f"{where}: field {field!r} must be a string, got {type(value).__name__}"
+        )
+    return value
+
+
+def _block_offsets(blocks: Sequence[str]) -> tuple[list[int], list[int]]:
+    """Start and end offsets of each block once the blocks are joined with the separator."""
+    starts: list[int] = []
+    ends: list[int] = []
+    position = 0
+    for block in blocks:
+        starts.append(position)
+        position += len(block)
+        ends.append(position)
+        position += len(_SEPARATOR)
+    return starts, ends
+
+
+def _turn_ranges(roles: Sequence[str]) -> list[tuple[int, int]]:
+    """Inclusive `(first, last)` message indexes of each turn: a new turn opens at each user."""
+    # Case-insensitive so "User" from a hand-written export still opens a turn.
+    firsts = [
+        index
+        for index, role in enumerate(roles)
+        if index == 0 or role.strip().lower() == _USER_ROLE
+    ]
+    lasts = [next_first - 1 for next_first in firsts[1:]] + [len(roles) - 1]
+    return list(zip(firsts, lasts, strict=True))
