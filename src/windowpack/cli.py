@@ -1,0 +1,156 @@
+"""The `windowpack` command line: thin commands over the service facade."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from windowpack.errors import WindowpackError
+
+if TYPE_CHECKING:
+    from windowpack.service import Collection, Store
+    from windowpack.types import Hit, IngestProgress, IngestReport
+
+app = typer.Typer(
+    help="windowpack: the best context window for one question, at any token budget.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+console = Console()
+errors = Console(stderr=True)
+
+StoreOption = Annotated[
+    Path, typer.Option("--store", envvar="WINDOWPACK_STORE", help="Store folder (embedded).")
+]
+CollectionOption = Annotated[str, typer.Option("--collection", "-c", help="Collection name.")]
+EmbedderOption = Annotated[
+    str | None,
+    typer.Option(help="Embedding model name or path ('hash' for a model-free dry run)."),
+]
+
+
+@app.command()
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="Files and folders to add.")],
+    store: StoreOption = Path("wp-store"),
+    collection: CollectionOption = "default",
+    tokenizer: Annotated[str | None, typer.Option(help="Tokenizer of a new collection.")] = None,
+    chunk_tokens: Annotated[
+        int | None, typer.Option(help="Chunk size of a new collection.")
+    ] = None,
+    embedder: EmbedderOption = None,
+) -> None:
+    """Parse, chunk, embed and index files and folders (txt, md, html, pdf, json, jsonl)."""
+    col = _open(store, embedder).collection(
+        collection, tokenizer=tokenizer, chunk_tokens=chunk_tokens
+    )
+    report = _add_with_progress(col, lambda callback: col.add_files(paths, progress=callback))
+    _print_report(report)
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="The question or keywords.")],
+    k: Annotated[int, typer.Option("-k", help="Number of hits.")] = 10,
+    store: StoreOption = Path("wp-store"),
+    collection: CollectionOption = "default",
+    as_json: Annotated[bool, typer.Option("--json", help="Print hits as JSON.")] = False,
+    embedder: EmbedderOption = None,
+) -> None:
+    """Print the k most relevant verbatim chunks."""
+    hits = _open(store, embedder).collection(collection, create=False).search(query, k=k)
+    if as_json:
+        print(json.dumps([asdict(hit) for hit in hits], ensure_ascii=False, indent=2))
+    else:
+        _print_hits(hits)
+
+
+@app.command()
+def demo(
+    store: Annotated[Path, typer.Option(help="Store folder for the demo.")] = Path("wp-demo"),
+    embedder: EmbedderOption = None,
+) -> None:
+    """Create a store, ingest a generated corpus, run searches and print the hits."""
+    from windowpack.demo import PLANTED, demo_documents
+
+    col = _open(store, embedder).collection("demo")
+    documents = demo_documents()
+    console.print(f"[bold]Ingesting[/] {len(documents)} generated documents into {store}")
+    _print_report(_add_with_progress(col, lambda callback: col.add(documents, progress=callback)))
+    for fact in PLANTED:
+        console.rule(f"[bold]search[/] {fact.question}")
+        _print_hits(col.search(fact.question, k=3))
+
+
+def _open(store: Path, embedder: str | None) -> Store:
+    import windowpack
+    from windowpack.config import StoreConfig
+
+    config = StoreConfig(embedder=embedder) if embedder else StoreConfig()
+    return windowpack.open(store, config=config)
+
+
+def _add_with_progress(
+    col: Collection, add: Callable[[Callable[[IngestProgress], None]], IngestReport]
+) -> IngestReport:
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    started = time.perf_counter()
+    columns = (TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=errors, transient=True) as bar:
+        task = bar.add_task("parsing", total=None)
+
+        def update(progress: IngestProgress) -> None:
+            rate = progress.tokens / max(time.perf_counter() - started, 1e-9)
+            bar.update(
+                task,
+                description=(
+                    f"{progress.stage}: {progress.documents}/{progress.documents_total} docs, "
+                    f"{progress.chunks} chunks, {progress.embedded} embedded, {rate:,.0f} tok/s"
+                ),
+                total=progress.chunks or None,
+                completed=progress.embedded,
+            )
+
+        return add(update)
+
+
+def _print_report(report: IngestReport) -> None:
+    console.print(
+        f"added {report.added}, replaced {report.replaced}, unchanged {report.unchanged}: "
+        f"{report.chunks} chunks, {report.tokens:,} tokens, {report.embedded} embedded; "
+        f"index version {report.index_version}"
+    )
+    for path, reason in report.skipped.items():
+        errors.print(
+            f"[yellow]skipped[/] {reason}" if path in reason else f"skipped {path}: {reason}"
+        )
+
+
+def _print_hits(hits: list[Hit]) -> None:
+    table = Table(show_lines=True)
+    for column in ("#", "score", "document", "chunk", "text"):
+        table.add_column(column, overflow="fold")
+    for rank, hit in enumerate(hits, start=1):
+        table.add_row(
+            str(rank), f"{hit.score:.4f}", hit.title or hit.document_id, str(hit.ordinal), hit.text
+        )
+    console.print(table)
+
+
+def main() -> None:
+    """Entry point: run the app and turn windowpack errors into one clear line and exit 2."""
+    try:
+        app()
+    except WindowpackError as error:
+        errors.print(f"[red]error:[/] {error.message}", highlight=False)
+        sys.exit(2)

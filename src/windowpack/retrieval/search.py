@@ -1,0 +1,82 @@
+"""Hybrid search: dense (FAISS) and lexical (BM25) candidates fused by reciprocal rank."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from windowpack.errors import InvalidArgumentError
+from windowpack.retrieval.embedder import Embedder, Vectors
+from windowpack.retrieval.fusion import reciprocal_rank_fusion
+from windowpack.retrieval.indexes import CollectionIndexes
+from windowpack.storage import repository
+from windowpack.types import Hit, Span
+
+# Each retriever proposes more candidates than asked for, so that a chunk ranked modestly by
+# both can still win the fusion.
+_CANDIDATE_FACTOR = 2
+_MIN_CANDIDATES = 50
+MAX_K = 10_000
+
+
+class QueryEmbeddingCache:
+    """A small LRU of query vectors: repeated questions skip the model (~10 ms each)."""
+
+    def __init__(self, embedder: Embedder, size: int = 1024) -> None:
+        self._embedder = embedder
+        self._size = size
+        self._vectors: OrderedDict[str, Vectors] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, query: str) -> Vectors:
+        with self._lock:
+            if query in self._vectors:
+                self._vectors.move_to_end(query)
+                return self._vectors[query]
+        vector = self._embedder.embed_query(query)
+        with self._lock:
+            self._vectors[query] = vector
+            while len(self._vectors) > self._size:
+                self._vectors.popitem(last=False)
+        return vector
+
+
+def validate_search(query: str, k: int) -> None:
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidArgumentError("query", "must be a non-empty string")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise InvalidArgumentError("k", f"must be an integer from 1 to {MAX_K}, got {k!r}")
+
+
+def hybrid_search(
+    query: str,
+    k: int,
+    *,
+    indexes: CollectionIndexes,
+    query_vectors: QueryEmbeddingCache,
+    sessions: sessionmaker[Session],
+) -> list[Hit]:
+    """The k best chunks for `query`, best first, with RRF scores and provenance."""
+    validate_search(query, k)
+    candidates = max(k * _CANDIDATE_FACTOR, _MIN_CANDIDATES)
+    dense_ids, _ = indexes.dense.search(query_vectors.get(query), candidates)
+    lexical_ids, _ = indexes.lexical.search(query, candidates)
+    fused = reciprocal_rank_fusion([dense_ids, lexical_ids])[:k]
+    with sessions() as session:
+        records = repository.fetch_chunk_records(session, [chunk_id for chunk_id, _ in fused])
+    return [
+        Hit(
+            text=record.text,
+            score=score,
+            document_id=record.document_external_id,
+            title=record.document_title,
+            ordinal=record.ordinal,
+            span=Span(start=record.char_start, end=record.char_end),
+            chunk_id=record.id,
+            unit=record.unit,
+        )
+        for chunk_id, score in fused
+        if (record := records.get(chunk_id)) is not None
+    ]

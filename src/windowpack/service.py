@@ -1,0 +1,312 @@
+"""The facade shared by the library, the CLI and the REST API: `open`, `Store`, `Collection`.
+
+It wires storage, token counting, embedding and indexes together and delegates; the work is
+done in the component packages.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from windowpack.budget.tokens import get_token_counter
+from windowpack.config import StoreConfig
+from windowpack.errors import (
+    CollectionNotFoundError,
+    ConflictError,
+    DocumentNotFoundError,
+    InvalidArgumentError,
+)
+from windowpack.retrieval.conversation import conversation_document
+from windowpack.retrieval.embedder import get_embedder
+from windowpack.retrieval.indexes import IndexDelta, IndexStore
+from windowpack.retrieval.ingest import IngestTarget, ProgressCallback, ingest_documents
+from windowpack.retrieval.parsing import parse_paths
+from windowpack.retrieval.search import QueryEmbeddingCache, hybrid_search, validate_search
+from windowpack.storage import repository
+from windowpack.storage.database import (
+    create_database_engine,
+    migrate,
+    session_factory,
+    sqlite_url,
+)
+from windowpack.storage.schema import CollectionRow
+from windowpack.types import Document, Hit, IngestReport, Span
+
+_COLLECTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_DATABASE_FILE = "windowpack.db"
+
+
+def open(
+    target: str | os.PathLike[str] = "./wp-store",
+    *,
+    index_dir: str | os.PathLike[str] | None = None,
+    config: StoreConfig | None = None,
+) -> Store:
+    """Open (creating if needed) a store: a folder for the embedded default, or a database URL.
+
+    A folder holds `windowpack.db` (SQLite, WAL) and the index files. A URL such as
+    `postgresql+psycopg://...` needs `index_dir`, where the derived FAISS/BM25 files live.
+    """
+    config = config or StoreConfig()
+    text = os.fspath(target)
+    if "://" in text:
+        if index_dir is None:
+            raise InvalidArgumentError("index_dir", f"is required with a database URL ({text})")
+        return Store(text, Path(index_dir), config)
+    folder = Path(text)
+    if folder.exists() and not folder.is_dir():
+        raise InvalidArgumentError("target", f"{folder} exists and is not a folder")
+    folder.mkdir(parents=True, exist_ok=True)
+    indexes = Path(index_dir) if index_dir is not None else folder / "indexes"
+    return Store(sqlite_url(folder / _DATABASE_FILE), indexes, config)
+
+
+class Store:
+    """A database of collections plus the folder of their derived index files."""
+
+    def __init__(self, url: str, index_dir: Path, config: StoreConfig) -> None:
+        self.config = config
+        self.url = url
+        self._engine = create_database_engine(url)
+        migrate(self._engine)
+        self._sessions = session_factory(self._engine)
+        self._embedder = get_embedder(config.embedder, batch_size=config.embed_batch_size)
+        self._indexes = IndexStore(
+            index_dir, self._sessions, self._embedder, ann_threshold=config.ann_threshold
+        )
+        self._query_vectors = QueryEmbeddingCache(self._embedder)
+        self._write_lock = threading.Lock()
+
+    def collection(
+        self,
+        name: str,
+        *,
+        create: bool = True,
+        tokenizer: str | None = None,
+        chunk_tokens: int | None = None,
+    ) -> Collection:
+        """The collection `name`, created on first use unless `create=False`."""
+        _check_collection_name(name)
+        with self._sessions.begin() as session:
+            row = repository.get_collection(session, name)
+            if row is None and not create:
+                raise CollectionNotFoundError(name)
+            if row is None:
+                row = self._create_collection_row(session, name, tokenizer, chunk_tokens)
+            self._check_settings(row, tokenizer, chunk_tokens)
+            return Collection(self, row.id, row.name, row.tokenizer, row.chunk_tokens)
+
+    def collections(self) -> list[str]:
+        """Names of every collection, sorted."""
+        with self._sessions() as session:
+            return [row.name for row in repository.list_collections(session)]
+
+    def delete_collection(self, name: str) -> None:
+        """Delete a collection, its documents and its index files."""
+        with self._write_lock, self._sessions.begin() as session:
+            row = repository.get_collection(session, name)
+            if row is None:
+                raise CollectionNotFoundError(name)
+            collection_id = row.id
+            session.delete(row)
+        self._indexes.forget(collection_id)
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _create_collection_row(
+        self, session: Any, name: str, tokenizer: str | None, chunk_tokens: int | None
+    ) -> CollectionRow:
+        tokenizer = tokenizer or self.config.tokenizer
+        get_token_counter(tokenizer)  # fail now, naming the tokenizer, not at first add
+        if chunk_tokens is not None:
+            StoreConfig(chunk_tokens=chunk_tokens)  # same validation as the store option
+        return repository.create_collection(
+            session,
+            name=name,
+            tokenizer=tokenizer,
+            embedder=self._embedder.model_id,
+            chunk_tokens=chunk_tokens or self.config.chunk_tokens,
+        )
+
+    def _check_settings(
+        self, row: CollectionRow, tokenizer: str | None, chunk_tokens: int | None
+    ) -> None:
+        if row.embedder != self._embedder.model_id:
+            raise ConflictError(
+                f"collection {row.name!r} was built with embedder {row.embedder!r}; "
+                f"open the store with StoreConfig(embedder={row.embedder!r})"
+            )
+        if tokenizer is not None and tokenizer != row.tokenizer:
+            raise ConflictError(f"collection {row.name!r} uses tokenizer {row.tokenizer!r}")
+        if chunk_tokens is not None and chunk_tokens != row.chunk_tokens:
+            raise ConflictError(f"collection {row.name!r} uses chunk_tokens={row.chunk_tokens}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class DocumentInfo:
+    """A stored document without its text."""
+
+    id: str
+    title: str | None
+    kind: str
+    tokens: int
+    chunks: int
+    position: int
+    metadata: Mapping[str, Any]
+
+
+class Collection:
+    """A named set of documents with its own tokenizer, chunk size and indexes."""
+
+    def __init__(
+        self, store: Store, collection_id: int, name: str, tokenizer: str, chunk_tokens: int
+    ) -> None:
+        self._store = store
+        self._id = collection_id
+        self.name = name
+        self.tokenizer = tokenizer
+        self.chunk_tokens = chunk_tokens
+
+    def add(
+        self, documents: Iterable[Document | str], *, progress: ProgressCallback | None = None
+    ) -> IngestReport:
+        """Add documents in one transaction; a document whose id exists is replaced (upsert)."""
+        items = [doc if isinstance(doc, Document) else Document(text=doc) for doc in documents]
+        return self._ingest(items, progress=progress)
+
+    def add_files(
+        self,
+        paths: Sequence[str | os.PathLike[str]],
+        *,
+        progress: ProgressCallback | None = None,
+    ) -> IngestReport:
+        """Parse files and folders and add them; files skipped inside folders are reported."""
+        parsed = parse_paths(paths, max_bytes=self._store.config.max_file_bytes)
+        return self._ingest(parsed.documents, progress=progress, skipped=parsed.skipped)
+
+    def add_conversation(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        id: str | None = None,
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> IngestReport:
+        """Add a chat as one document; each turn (request and its reply) is one unit."""
+        document = conversation_document(messages, id=id, title=title, metadata=metadata)
+        return self._ingest([document], progress=None)
+
+    def search(self, query: str, k: int = 10) -> list[Hit]:
+        """The k most relevant verbatim chunks, best first (dense + BM25, fused by RRF)."""
+        validate_search(query, k)
+        store = self._store
+        return hybrid_search(
+            query,
+            k,
+            indexes=store._indexes.current(self._id),
+            query_vectors=store._query_vectors,
+            sessions=store._sessions,
+        )
+
+    def delete(self, document_id: str) -> None:
+        """Delete one document by its id."""
+        store = self._store
+        with store._write_lock:
+            with store._sessions.begin() as session:
+                row = repository.documents_by_external_id(session, self._id, [document_id])
+                if document_id not in row:
+                    raise DocumentNotFoundError(document_id, self.name)
+                removed = repository.delete_document(session, row[document_id])
+                version = repository.bump_index_version(session, self._id)
+            store._indexes.publish(self._id, version, IndexDelta.removal(removed))
+
+    def get(self, document_id: str) -> Document:
+        """The stored document with this id."""
+        with self._store._sessions() as session:
+            rows = repository.documents_by_external_id(session, self._id, [document_id])
+        if document_id not in rows:
+            raise DocumentNotFoundError(document_id, self.name)
+        row = rows[document_id]
+        units = [Span(start=start, end=end) for start, end in row.units] if row.units else None
+        return Document(
+            text=row.text,
+            title=row.title,
+            id=row.external_id,
+            metadata=dict(row.meta),
+            kind=row.kind,  # type: ignore[arg-type]
+            units=units,
+            source=row.source,
+        )
+
+    def documents(self, *, offset: int = 0, limit: int | None = None) -> list[DocumentInfo]:
+        """Stored documents in collection order, without their text."""
+        with self._store._sessions() as session:
+            rows = repository.list_documents(session, self._id, offset=offset, limit=limit)
+            return [
+                DocumentInfo(
+                    id=row.external_id,
+                    title=row.title,
+                    kind=row.kind,
+                    tokens=row.token_count,
+                    chunks=len(row.chunks),
+                    position=row.position,
+                    metadata=dict(row.meta),
+                )
+                for row in rows
+            ]
+
+    def __len__(self) -> int:
+        with self._store._sessions() as session:
+            return repository.count_documents(session, self._id)
+
+    @property
+    def index_version(self) -> int:
+        with self._store._sessions() as session:
+            return repository.index_version(session, self._id)
+
+    def _ingest(
+        self,
+        documents: Sequence[Document],
+        *,
+        progress: ProgressCallback | None,
+        skipped: dict[str, str] | None = None,
+    ) -> IngestReport:
+        store = self._store
+        target = IngestTarget(
+            collection_id=self._id,
+            counter=get_token_counter(self.tokenizer),
+            chunk_tokens=self.chunk_tokens,
+            embedder=store._embedder,
+            indexes=store._indexes,
+            sessions=store._sessions,
+        )
+        # One writer per store at a time keeps index versions and deltas in step.
+        with store._write_lock:
+            return ingest_documents(documents, target, progress=progress, skipped=skipped)
+
+
+def _check_collection_name(name: str) -> None:
+    if not isinstance(name, str) or not _COLLECTION_NAME.match(name):
+        raise InvalidArgumentError(
+            "collection",
+            f"{name!r} is not a valid name (letters, digits, '_', '.', '-'; up to 64 characters)",
+        )

@@ -1,0 +1,90 @@
+"""Shared fixtures, named for the state they give (sqlite-utils habit)."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import windowpack as wp
+from windowpack.config import StoreConfig
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+ESSAYS_JSON = SHARED_DATA / "ruler" / "PaulGrahamEssays.json"
+POSTGRES_ADMIN_URL = os.environ.get(
+    "WINDOWPACK_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
+
+HASH_CONFIG = StoreConfig(embedder="hash", chunk_tokens=64)
+
+
+@pytest.fixture
+def hash_store(tmp_path: Path) -> Iterator[wp.Store]:
+    """An empty embedded store using the model-free hash embedder and small chunks."""
+    with wp.open(tmp_path / "store", config=HASH_CONFIG) as store:
+        yield store
+
+
+@pytest.fixture
+def empty_collection(hash_store: wp.Store) -> wp.Collection:
+    return hash_store.collection("docs")
+
+
+@pytest.fixture(scope="session")
+def essays_text() -> str:
+    """The ~680K-token RULER essay haystack from ../shared (skipped when it is absent)."""
+    if not ESSAYS_JSON.exists():
+        pytest.skip(f"shared data not found at {ESSAYS_JSON}: tests on the real essays skipped")
+    import json
+
+    return str(json.loads(ESSAYS_JSON.read_text(encoding="utf-8"))["text"])
+
+
+def _postgres_reachable() -> str | None:
+    try:
+        import sqlalchemy
+
+        engine = sqlalchemy.create_engine(POSTGRES_ADMIN_URL)
+        with engine.connect():
+            pass
+        engine.dispose()
+    except Exception as error:
+        return str(error).splitlines()[0]
+    return None
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh, empty PostgreSQL database for one test, dropped afterwards."""
+    problem = _postgres_reachable()
+    if problem is not None:
+        pytest.skip(f"PostgreSQL not reachable at {POSTGRES_ADMIN_URL}: {problem}")
+    import sqlalchemy
+
+    name = f"windowpack_test_{uuid.uuid4().hex[:12]}"
+    admin = sqlalchemy.create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(sqlalchemy.text(f'CREATE DATABASE "{name}"'))
+    base = POSTGRES_ADMIN_URL.rsplit("/", 1)[0]
+    try:
+        yield f"{base}/{name}"
+    finally:
+        with admin.connect() as connection:
+            connection.execute(sqlalchemy.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def any_database_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[wp.Store]:
+    """An empty store on SQLite, then on PostgreSQL (the same code on both)."""
+    if request.param == "sqlite":
+        store = wp.open(tmp_path / "store", config=HASH_CONFIG)
+    else:
+        url = request.getfixturevalue("postgres_url")
+        store = wp.open(url, index_dir=tmp_path / "indexes", config=HASH_CONFIG)
+    with store:
+        yield store

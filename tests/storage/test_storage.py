@@ -1,0 +1,157 @@
+"""Storage on SQLite and PostgreSQL: migrations, atomic writes, upserts, deletes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import inspect, select
+
+import windowpack as wp
+from windowpack.retrieval import ingest as ingest_module
+from windowpack.storage import repository
+from windowpack.storage.database import create_database_engine, current_revision, migrate
+from windowpack.storage.schema import ChunkRow, DocumentRow
+
+
+def _documents() -> list[wp.Document]:
+    return [
+        wp.Document(text="Alpha paragraph about glaciers.\n\nMore on ice.", id="a", title="A"),
+        wp.Document(text="Beta notes on volcanoes and basalt.", id="b", metadata={"n": 1}),
+    ]
+
+
+def _snapshot(store: wp.Store, name: str) -> list[tuple[str, str, int]]:
+    """(id, text, chunk count) of every document, in order: what a reader can see."""
+    col = store.collection(name)
+    return [(info.id, col.get(info.id).text, info.chunks) for info in col.documents()]
+
+
+def test_migration_creates_the_schema_at_head(any_database_store: wp.Store) -> None:
+    engine = any_database_store._engine
+    tables = set(inspect(engine).get_table_names())
+    assert {"collections", "documents", "chunks", "embeddings", "alembic_version"} <= tables
+    assert current_revision(engine) == "0001"
+
+
+def test_migrating_twice_is_a_no_op(tmp_path: Path) -> None:
+    engine = create_database_engine(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    migrate(engine)
+    migrate(engine)
+    assert current_revision(engine) == "0001"
+
+
+def test_sqlite_runs_in_wal_mode(hash_store: wp.Store) -> None:
+    with hash_store._engine.connect() as connection:
+        mode = connection.exec_driver_sql("PRAGMA journal_mode").scalar()
+    assert mode == "wal"
+
+
+def test_add_then_read_back_on_both_databases(any_database_store: wp.Store) -> None:
+    col = any_database_store.collection("docs")
+    report = col.add(_documents())
+    assert (report.added, report.replaced, report.unchanged) == (2, 0, 0)
+    assert report.index_version == 1
+    assert [info.id for info in col.documents()] == ["a", "b"]
+    assert col.get("b").metadata == {"n": 1}
+    assert col.search("volcanoes basalt", k=1)[0].document_id == "b"
+
+
+def test_chunk_offsets_point_into_the_stored_text(any_database_store: wp.Store) -> None:
+    col = any_database_store.collection("docs")
+    col.add(_documents())
+    with any_database_store._sessions() as session:
+        rows = session.execute(
+            select(ChunkRow.text, ChunkRow.char_start, ChunkRow.char_end, DocumentRow.text).join(
+                DocumentRow, ChunkRow.document_id == DocumentRow.id
+            )
+        ).all()
+    assert rows
+    for chunk_text, start, end, document_text in rows:
+        assert document_text[start:end] == chunk_text
+
+
+def test_a_failure_inside_the_transaction_leaves_the_store_unchanged(
+    any_database_store: wp.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    col = any_database_store.collection("docs")
+    col.add(_documents())
+    before = _snapshot(any_database_store, "docs")
+    version = col.index_version
+
+    def crash(*_args: object) -> int:
+        raise RuntimeError("simulated crash before commit")
+
+    monkeypatch.setattr(ingest_module.repository, "bump_index_version", crash)
+    replacement = wp.Document(text="Alpha rewritten entirely.", id="a")
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        col.add([replacement, wp.Document(text="Gamma is new.", id="c")])
+    monkeypatch.undo()
+
+    assert _snapshot(any_database_store, "docs") == before
+    assert col.index_version == version
+    assert col.search("glaciers", k=1)[0].document_id == "a"
+
+
+def test_a_bad_document_in_a_batch_stores_nothing(any_database_store: wp.Store) -> None:
+    col = any_database_store.collection("docs")
+    col.add(_documents())
+    before = _snapshot(any_database_store, "docs")
+    with pytest.raises(wp.EmptyDocumentError, match="empty-one"):
+        col.add([wp.Document(text="fine text", id="c"), wp.Document(text="  \n", id="empty-one")])
+    assert _snapshot(any_database_store, "docs") == before
+
+
+def test_upsert_replaces_changed_text_and_keeps_position(any_database_store: wp.Store) -> None:
+    col = any_database_store.collection("docs")
+    col.add(_documents())
+    report = col.add([wp.Document(text="Alpha now talks about fjords.", id="a", title="A")])
+    assert (report.added, report.replaced) == (0, 1)
+    assert [info.id for info in col.documents()] == ["a", "b"]
+    assert col.get("a").text == "Alpha now talks about fjords."
+    assert col.search("fjords", k=1)[0].document_id == "a"
+    assert all("glaciers" not in hit.text for hit in col.search("glaciers", k=5))
+
+
+def test_unchanged_documents_do_no_work(any_database_store: wp.Store) -> None:
+    col = any_database_store.collection("docs")
+    first = col.add(_documents())
+    again = col.add(_documents())
+    assert again.unchanged == 2
+    assert (again.added, again.replaced, again.embedded) == (0, 0, 0)
+    assert again.index_version == first.index_version
+
+
+def test_delete_removes_document_chunks_and_hits(any_database_store: wp.Store) -> None:
+    col = any_database_store.collection("docs")
+    col.add(_documents())
+    col.delete("b")
+    assert [info.id for info in col.documents()] == ["a"]
+    assert all(hit.document_id != "b" for hit in col.search("volcanoes", k=5))
+    with any_database_store._sessions() as session:
+        assert session.scalars(select(ChunkRow.id)).all()  # a's chunks remain
+        assert repository.count_documents(session, col._id) == 1
+    with pytest.raises(wp.DocumentNotFoundError, match="'b'"):
+        col.delete("b")
+
+
+def test_deleting_a_collection_removes_everything(any_database_store: wp.Store) -> None:
+    col = any_database_store.collection("docs")
+    col.add(_documents())
+    any_database_store.delete_collection("docs")
+    assert any_database_store.collections() == []
+    with any_database_store._sessions() as session:
+        assert session.scalars(select(DocumentRow.id)).all() == []
+        assert session.scalars(select(ChunkRow.id)).all() == []
+    with pytest.raises(wp.CollectionNotFoundError, match="'docs'"):
+        any_database_store.collection("docs", create=False)
+
+
+def test_collections_are_isolated(any_database_store: wp.Store) -> None:
+    first = any_database_store.collection("first")
+    second = any_database_store.collection("second")
+    first.add([wp.Document(text="Only in the first collection: walruses.", id="x")])
+    second.add([wp.Document(text="Only in the second collection: penguins.", id="x")])
+    assert first.get("x").text.endswith("walruses.")
+    assert [hit.document_id for hit in second.search("walruses", k=5)] == ["x"]
+    assert "penguins" in second.search("walruses", k=5)[0].text

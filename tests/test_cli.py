@@ -1,0 +1,144 @@
+"""The command line, run in-process with typer's runner, and its documentation."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from windowpack.cli import app, main
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "seals.txt").write_text("Harbour seals rest on sandbanks at low tide.")
+    (folder / "owls.md").write_text("# Owls\n\nBarn owls hunt voles in the meadow at night.")
+    (folder / "junk.bin").write_bytes(b"\x00\x01")
+    return folder
+
+
+def _ingest(runner: CliRunner, store: Path, *paths: Path) -> str:
+    args = ["ingest", *map(str, paths), "--store", str(store), "--embedder", "hash"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_ingest_then_search_json(runner: CliRunner, tmp_path: Path, notes: Path) -> None:
+    output = _ingest(runner, tmp_path / "store", notes)
+    assert "added 2" in output and "junk.bin" in output
+    result = runner.invoke(
+        app,
+        [
+            "search",
+            "barn owls voles",
+            "-k",
+            "1",
+            "--json",
+            "--store",
+            str(tmp_path / "store"),
+            "--embedder",
+            "hash",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    hits = json.loads(result.stdout)
+    assert len(hits) == 1 and hits[0]["document_id"].endswith("owls.md")
+    assert "Barn owls" in hits[0]["text"]
+
+
+def test_search_table_output(runner: CliRunner, tmp_path: Path, notes: Path) -> None:
+    _ingest(runner, tmp_path / "store", notes)
+    result = runner.invoke(
+        app, ["search", "seals", "--store", str(tmp_path / "store"), "--embedder", "hash"]
+    )
+    assert result.exit_code == 0
+    assert "sandbanks" in result.stdout
+
+
+def test_demo_runs_with_the_hash_embedder(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["demo", "--store", str(tmp_path / "demo"), "--embedder", "hash"])
+    assert result.exit_code == 0, result.output
+    assert "406.025" in result.stdout
+
+
+def _run_main(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str
+) -> tuple[int, str]:
+    monkeypatch.setattr("sys.argv", ["windowpack", *args])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    return int(exited.value.code or 0), capsys.readouterr().err
+
+
+def test_unknown_collection_is_a_clear_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, err = _run_main(
+        monkeypatch,
+        capsys,
+        "search",
+        "x",
+        "--store",
+        str(tmp_path / "s"),
+        "-c",
+        "missing",
+        "--embedder",
+        "hash",
+    )
+    assert code == 2 and "collection 'missing' does not exist" in err
+
+
+def test_bad_k_is_named(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path, notes: Path
+) -> None:
+    _ingest(CliRunner(), tmp_path / "s", notes)
+    code, err = _run_main(
+        monkeypatch,
+        capsys,
+        "search",
+        "x",
+        "-k",
+        "0",
+        "--store",
+        str(tmp_path / "s"),
+        "--embedder",
+        "hash",
+    )
+    assert code == 2 and "'k'" in err
+
+
+def test_missing_path_is_named(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, err = _run_main(
+        monkeypatch,
+        capsys,
+        "ingest",
+        str(tmp_path / "absent.txt"),
+        "--store",
+        str(tmp_path / "s"),
+        "--embedder",
+        "hash",
+    )
+    assert code == 2 and "absent.txt" in err
+
+
+def test_every_command_is_documented_in_the_readme() -> None:
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    commands = [command.name or command.callback.__name__ for command in app.registered_commands]
+    assert commands
+    for command in commands:
+        assert re.search(rf"windowpack {command}\b", readme), f"`windowpack {command}` undocumented"

@@ -1,0 +1,60 @@
+"""The public surface is pinned: changing it must be a deliberate act (httpx habit)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import windowpack
+
+
+def test_all_is_pinned() -> None:
+    assert sorted(windowpack.__all__) == sorted(
+        [
+            "Collection",
+            "CollectionNotFoundError",
+            "ConflictError",
+            "Document",
+            "DocumentNotFoundError",
+            "EmptyDocumentError",
+            "FileTooLargeError",
+            "Hit",
+            "IngestReport",
+            "InputPathNotFoundError",
+            "InvalidArgumentError",
+            "InvalidInputError",
+            "MissingDependencyError",
+            "NotFoundError",
+            "StorageError",
+            "Store",
+            "StoreConfig",
+            "UnsupportedFileError",
+            "Window",
+            "WindowItem",
+            "WindowpackError",
+            "open",
+        ]
+    )
+
+
+def test_every_exported_name_resolves() -> None:
+    for name in windowpack.__all__:
+        assert getattr(windowpack, name) is not None, name
+
+
+def test_every_error_derives_from_the_root() -> None:
+    errors = [getattr(windowpack, name) for name in windowpack.__all__ if name.endswith("Error")]
+    assert errors
+    for error in errors:
+        assert issubclass(error, windowpack.WindowpackError), error
+        assert isinstance(error.code, str) and 400 <= error.http_status < 600
+
+
+def test_import_is_cheap() -> None:
+    """`import windowpack` loads no model, tensor, index or database library."""
+    heavy = ["torch", "sentence_transformers", "faiss", "bm25s", "sqlalchemy", "numpy"]
+    code = f"import sys, windowpack; print(','.join(m for m in {heavy!r} if m in sys.modules))"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == ""

@@ -1,0 +1,199 @@
+"""The library facade: ingest from files, conversations, search, and bad input."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+import windowpack as wp
+from windowpack.config import StoreConfig
+from windowpack.retrieval.conversation import render_conversation
+
+
+def _write(path: Path, content: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return path
+
+
+def _state(col: wp.Collection) -> list[tuple[str, str]]:
+    return [(info.id, col.get(info.id).text) for info in col.documents()]
+
+
+@pytest.fixture
+def corpus_folder(tmp_path: Path) -> Path:
+    """A folder of good files plus one of each kind of bad file."""
+    folder = tmp_path / "corpus"
+    _write(folder / "notes.txt", "Glaciers retreat in warm summers.\n\nIce cores hold old air.")
+    _write(folder / "guide.md", "# Guide\n\nPack wool socks.\n\n## Food\n\nBring oats.")
+    _write(folder / "page.html", "<html><title>Page</title><body><p>Otters hold hands.</p>")
+    _write(folder / "sub" / "empty.txt", "")
+    _write(folder / "sub" / "binary.txt", b"\x00\x01\x02binary")
+    _write(folder / "sub" / "latin1.txt", "caf\xe9".encode("latin-1"))
+    _write(folder / "sub" / "image.png", b"\x89PNG")
+    return folder
+
+
+def test_add_files_ingests_good_files_and_reports_skipped_ones(
+    empty_collection: wp.Collection, corpus_folder: Path
+) -> None:
+    report = empty_collection.add_files([corpus_folder])
+    ids = [info.id for info in empty_collection.documents()]
+    assert len(ids) == 3 and report.added == 3
+    assert {Path(doc_id).name for doc_id in ids} == {"notes.txt", "guide.md", "page.html"}
+    assert set(report.skipped) == {
+        str(corpus_folder / "sub" / name)
+        for name in ("empty.txt", "binary.txt", "latin1.txt", "image.png")
+    }
+    reasons = " | ".join(report.skipped.values())
+    assert "no text" in reasons and "binary" in reasons and "UTF-8" in reasons
+    assert empty_collection.search("otters", k=1)[0].title == "Page"
+
+
+def test_re_adding_an_unchanged_folder_does_no_work(
+    empty_collection: wp.Collection, corpus_folder: Path
+) -> None:
+    empty_collection.add_files([corpus_folder])
+    again = empty_collection.add_files([corpus_folder])
+    assert (again.added, again.replaced, again.unchanged, again.embedded) == (0, 0, 3, 0)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "error", "fragment"),
+    [
+        ("empty.txt", "", wp.EmptyDocumentError, "has no text"),
+        ("blob.bin", b"\x00\xff\x00\xfe", wp.UnsupportedFileError, "blob.bin"),
+        ("bad.txt", b"ok \xff\xfe bytes", wp.UnsupportedFileError, "UTF-8"),
+        ("bad.json", "{not json", wp.UnsupportedFileError, "invalid JSON"),
+    ],
+)
+def test_a_bad_named_file_raises_naming_it_and_changes_nothing(
+    empty_collection: wp.Collection,
+    tmp_path: Path,
+    name: str,
+    content: str | bytes,
+    error: type[wp.WindowpackError],
+    fragment: str,
+) -> None:
+    good = _write(tmp_path / "good.txt", "Some good text about seals.")
+    empty_collection.add_files([good])
+    before = _state(empty_collection)
+    bad = _write(tmp_path / name, content)
+    with pytest.raises(error) as raised:
+        empty_collection.add_files([bad, good])
+    assert str(bad) in str(raised.value) and fragment in str(raised.value)
+    assert _state(empty_collection) == before
+
+
+def test_a_missing_path_is_named(empty_collection: wp.Collection, tmp_path: Path) -> None:
+    with pytest.raises(wp.InputPathNotFoundError, match=r"nowhere\.txt"):
+        empty_collection.add_files([tmp_path / "nowhere.txt"])
+
+
+def test_a_pdf_without_text_is_refused(empty_collection: wp.Collection, tmp_path: Path) -> None:
+    from pypdf import PdfWriter
+
+    writer = PdfWriter()
+    writer.add_blank_page(width=200, height=200)
+    path = tmp_path / "scan.pdf"
+    with path.open("wb") as handle:
+        writer.write(handle)
+    with pytest.raises(wp.EmptyDocumentError, match=r"scan\.pdf"):
+        empty_collection.add_files([path])
+
+
+def test_a_file_over_the_size_limit_is_refused_without_reading_it(tmp_path: Path) -> None:
+    big = tmp_path / "huge.txt"
+    with big.open("wb") as handle:  # sparse: 200 MB on paper, nothing on disk
+        handle.truncate(200 * 1024 * 1024)
+    config = StoreConfig(embedder="hash")
+    with wp.open(tmp_path / "store", config=config) as store:
+        with pytest.raises(wp.FileTooLargeError, match=r"huge\.txt"):
+            store.collection("docs").add_files([big])
+        assert len(store.collection("docs")) == 0
+
+
+def test_add_conversation_keeps_request_and_reply_together(
+    empty_collection: wp.Collection,
+) -> None:
+    messages = [
+        {"role": "system", "content": "You are a poet."},
+        {"role": "user", "content": "Write a poem about tapirs."},
+        {"role": "assistant", "content": "Tapirs wander, snouts held low."},
+        {"role": "user", "content": "Write a riddle about owls."},
+        {"role": "assistant", "content": "Who hoots at night but is not a ghost?"},
+    ]
+    empty_collection.add_conversation(messages, id="chat-1", title="Chat")
+    hit = empty_collection.search("poem about tapirs", k=1)[0]
+    assert "Write a poem about tapirs." in hit.text and "snouts held low" in hit.text
+    assert hit.unit == 1
+    text, _ = render_conversation(messages)
+    assert empty_collection.get("chat-1").text == text
+
+
+def test_a_malformed_conversation_names_the_message(empty_collection: wp.Collection) -> None:
+    with pytest.raises(wp.InvalidInputError, match=r"messages\[1\].*content"):
+        empty_collection.add_conversation([{"role": "user", "content": "hi"}, {"role": "x"}])
+    assert len(empty_collection) == 0
+
+
+@pytest.mark.parametrize("k", [0, -3])
+def test_search_rejects_non_positive_k(empty_collection: wp.Collection, k: int) -> None:
+    empty_collection.add(["text"])
+    with pytest.raises(wp.InvalidArgumentError, match="'k'"):
+        empty_collection.search("text", k=k)
+
+
+def test_search_on_an_empty_collection_returns_nothing(empty_collection: wp.Collection) -> None:
+    assert empty_collection.search("anything", k=5) == []
+
+
+def test_unknown_collection_is_an_error_when_not_creating(hash_store: wp.Store) -> None:
+    with pytest.raises(wp.CollectionNotFoundError, match="'nope'"):
+        hash_store.collection("nope", create=False)
+    assert hash_store.collections() == []
+
+
+@pytest.mark.parametrize("name", ["", "has space", "../escape", "x" * 65])
+def test_invalid_collection_names_are_refused(hash_store: wp.Store, name: str) -> None:
+    with pytest.raises(wp.InvalidArgumentError, match="'collection'"):
+        hash_store.collection(name)
+
+
+def test_unknown_tokenizer_is_named(hash_store: wp.Store) -> None:
+    with pytest.raises(wp.InvalidArgumentError, match="'tokenizer'"):
+        hash_store.collection("docs", tokenizer="no-such-tokenizer")
+    assert hash_store.collections() == []
+
+
+def test_reopening_with_another_embedder_is_a_conflict(tmp_path: Path) -> None:
+    with wp.open(tmp_path / "s", config=StoreConfig(embedder="hash")) as store:
+        store.collection("docs").add(["text"])
+    with (
+        wp.open(tmp_path / "s", config=StoreConfig(embedder="hash-128")) as store,
+        pytest.raises(wp.ConflictError, match="hash-384"),
+    ):
+        store.collection("docs")
+
+
+def test_duplicate_ids_in_one_add_are_refused(empty_collection: wp.Collection) -> None:
+    with pytest.raises(wp.InvalidInputError, match="'same'"):
+        empty_collection.add([wp.Document(text="a", id="same"), wp.Document(text="b", id="same")])
+    assert len(empty_collection) == 0
+
+
+def test_a_url_without_index_dir_is_refused() -> None:
+    with pytest.raises(wp.InvalidArgumentError, match="'index_dir'"):
+        wp.open("postgresql+psycopg://localhost/test")
+
+
+def test_open_refuses_a_file_as_store_folder(tmp_path: Path) -> None:
+    path = _write(tmp_path / "file", "x")
+    with pytest.raises(wp.InvalidArgumentError, match="not a folder"):
+        wp.open(path)
+    assert os.path.isfile(path)
