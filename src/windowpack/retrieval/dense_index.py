@@ -21,6 +21,7 @@ Ids = npt.NDArray[np.int64]
 Scores = npt.NDArray[np.float32]
 
 _IVF_NPROBE = 16
+_MIN_POINTS_PER_LIST = 39
 
 
 def _faiss() -> Any:
@@ -51,8 +52,9 @@ class DenseIndex:
             index = faiss.IndexIDMap2(faiss.IndexFlatIP(dimension))
             kind = "flat"
         else:
-            # ~4·sqrt(n) lists is the usual rule of thumb; trained on the vectors themselves.
-            lists = max(1, int(4 * math.sqrt(len(ids))))
+            # ~4·sqrt(n) lists is the usual rule of thumb, trained on the vectors themselves;
+            # FAISS wants at least ~39 training points per list, so small sets get fewer lists.
+            lists = max(1, min(int(4 * math.sqrt(len(ids))), len(ids) // _MIN_POINTS_PER_LIST))
             index = faiss.index_factory(dimension, f"IVF{lists},Flat", faiss.METRIC_INNER_PRODUCT)
             index.train(np.ascontiguousarray(vectors, dtype=np.float32))
             index.nprobe = _IVF_NPROBE

@@ -145,7 +145,7 @@ def _window_bounds(offsets: Sequence[tuple[int, int]], limit: int) -> list[tuple
     """Char ranges of windows of at most `limit` word pieces, overlapping by a few pieces."""
     if len(offsets) <= limit:
         return [(0, offsets[-1][1] if offsets else 0)] if offsets else [(0, 0)]
-    step = limit - _WINDOW_OVERLAP
+    step = max(1, limit - min(_WINDOW_OVERLAP, limit // 2))
     bounds = []
     for first in range(0, len(offsets), step):
         last = min(first + limit, len(offsets)) - 1

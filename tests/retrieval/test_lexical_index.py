@@ -1,0 +1,138 @@
+"""Tests for the BM25 lexical index: ranking, stop words, chunk ids, files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from windowpack.errors import StorageError
+from windowpack.retrieval.lexical_index import LexicalIndex
+
+# Non-contiguous, unordered chunk ids, as after deletes and upserts.
+IDS = [904, 12, 5077, 33, 1_000_001, 8]
+TEXTS = [
+    "The orchestra tuned their instruments before the evening concert began.",
+    "Music lessons teach children rhythm, and the concert hall hosts music every week.",
+    "A single xylophone solo closed the music festival to loud applause.",
+    "The music critic wrote about the concert and the orchestra for the newspaper.",
+    "Gardeners prune roses in early spring to encourage healthy growth.",
+    "Music streaming services changed how listeners discover new music.",
+]
+
+
+@pytest.fixture
+def index() -> LexicalIndex:
+    return LexicalIndex.build(IDS, TEXTS)
+
+
+def test_the_chunk_with_a_rare_query_term_ranks_first(index: LexicalIndex) -> None:
+    ids, scores = index.search("music xylophone", 10)
+    assert ids[0] == 5077
+    assert scores[0] > scores[1]
+    assert np.all(np.diff(scores) <= 0), "best first"
+    assert 8 in ids.tolist(), "chunks sharing only the common term still score"
+
+
+def test_chunks_sharing_no_term_with_the_query_are_left_out(index: LexicalIndex) -> None:
+    ids, scores = index.search("roses", 10)
+    assert ids.tolist() == [1_000_001]
+    assert scores[0] > 0
+
+
+def test_stemming_matches_other_forms_of_a_word(index: LexicalIndex) -> None:
+    ids, _ = index.search("pruning", 10)
+    assert ids.tolist() == [1_000_001]
+
+
+@pytest.mark.parametrize("query", ["the and of", "The, THE; a an!", "?!...", "   "])
+def test_a_query_of_only_stop_words_or_punctuation_returns_nothing(
+    index: LexicalIndex, query: str
+) -> None:
+    ids, scores = index.search(query, 10)
+    assert ids.shape == (0,)
+    assert scores.shape == (0,)
+    assert ids.dtype == np.int64
+
+
+def test_a_query_of_unknown_words_returns_nothing(index: LexicalIndex) -> None:
+    ids, _ = index.search("zeppelin quasar", 10)
+    assert ids.shape == (0,)
+
+
+def test_ids_map_back_to_the_given_chunk_ids(index: LexicalIndex) -> None:
+    distinctive = {
+        904: "instruments",
+        12: "rhythm",
+        5077: "xylophone",
+        33: "newspaper",
+        1_000_001: "gardeners",
+        8: "streaming",
+    }
+    for chunk_id, word in distinctive.items():
+        ids, _ = index.search(word, 3)
+        assert ids.tolist() == [chunk_id], word
+        assert ids.dtype == np.int64
+    assert index.size == len(IDS)
+
+
+def test_k_limits_the_results(index: LexicalIndex) -> None:
+    ids, scores = index.search("music", 2)
+    assert len(ids) == 2
+    assert len(scores) == 2
+    every, _ = index.search("music", 100)
+    assert every[:2].tolist() == ids.tolist()
+    assert set(every.tolist()) == {12, 5077, 33, 8}
+
+
+def test_save_then_load_gives_identical_results(index: LexicalIndex, tmp_path: Path) -> None:
+    folder = tmp_path / "lexical-v3"
+    index.save(folder)
+    assert folder.is_dir()
+    assert not (tmp_path / "lexical-v3.tmp").exists()
+    loaded = LexicalIndex.load(folder)
+    assert loaded.size == index.size
+    for query in ["music xylophone", "concert orchestra", "spring roses", "newspaper music"]:
+        ids_a, scores_a = index.search(query, 10)
+        ids_b, scores_b = loaded.search(query, 10)
+        np.testing.assert_array_equal(ids_a, ids_b)
+        np.testing.assert_allclose(scores_a, scores_b, rtol=1e-6)
+        assert len(ids_a) > 0
+
+
+def test_save_replaces_an_existing_folder(index: LexicalIndex, tmp_path: Path) -> None:
+    folder = tmp_path / "lexical"
+    LexicalIndex.build([1], ["only gardeners here"]).save(folder)
+    index.save(folder)
+    loaded = LexicalIndex.load(folder)
+    assert loaded.size == len(IDS)
+    assert loaded.search("xylophone", 5)[0].tolist() == [5077]
+
+
+def test_an_empty_index_saves_loads_and_returns_nothing(tmp_path: Path) -> None:
+    empty = LexicalIndex.build([], [])
+    assert empty.size == 0
+    assert empty.search("anything at all", 5)[0].shape == (0,)
+    folder = tmp_path / "lexical-v0"
+    empty.save(folder)
+    loaded = LexicalIndex.load(folder)
+    assert loaded.size == 0
+    ids, scores = loaded.search("anything at all", 5)
+    assert ids.shape == (0,)
+    assert scores.shape == (0,)
+
+
+def test_loading_a_missing_folder_raises_storage_error(tmp_path: Path) -> None:
+    with pytest.raises(StorageError):
+        LexicalIndex.load(tmp_path / "absent")
+
+
+def test_loading_a_damaged_folder_raises_storage_error(index: LexicalIndex, tmp_path: Path) -> None:
+    folder = tmp_path / "lexical"
+    index.save(folder)
+    for path in folder.iterdir():
+        path.write_bytes(b"\x00garbage")
+    with pytest.raises(StorageError) as caught:
+        LexicalIndex.load(folder)
+    assert str(folder) in str(caught.value)

@@ -1,0 +1,90 @@
+"""Unit tests for search argument checks and the query-vector LRU cache."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from windowpack.errors import InvalidArgumentError
+from windowpack.retrieval.embedder import HashEmbedder, Vectors
+from windowpack.retrieval.search import MAX_K, QueryEmbeddingCache, validate_search
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\n\t", None, 42])
+def test_a_blank_or_non_string_query_is_rejected_naming_query(query: object) -> None:
+    with pytest.raises(InvalidArgumentError) as caught:
+        validate_search(query, 5)  # type: ignore[arg-type]
+    assert caught.value.argument == "query"
+    assert "'query'" in str(caught.value)
+
+
+@pytest.mark.parametrize("k", [0, -1, True, False, 10_001, 2.0, "3", None])
+def test_a_bad_k_is_rejected_naming_k(k: object) -> None:
+    with pytest.raises(InvalidArgumentError) as caught:
+        validate_search("what is windowpack?", k)  # type: ignore[arg-type]
+    assert caught.value.argument == "k"
+    assert "'k'" in str(caught.value)
+
+
+@pytest.mark.parametrize("k", [1, 10, MAX_K])
+def test_valid_arguments_pass(k: int) -> None:
+    assert MAX_K == 10_000
+    validate_search(" a question ", k)
+
+
+class _CountingEmbedder:
+    """An embedder that records every query it is asked to embed."""
+
+    def __init__(self) -> None:
+        self._inner = HashEmbedder(dimension=16)
+        self.queries: list[str] = []
+
+    @property
+    def model_id(self) -> str:
+        return self._inner.model_id
+
+    @property
+    def dimension(self) -> int:
+        return self._inner.dimension
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        return self._inner.embed(texts)
+
+    def embed_query(self, text: str) -> Vectors:
+        self.queries.append(text)
+        return self._inner.embed_query(text)
+
+
+def test_a_repeated_query_is_served_from_the_cache() -> None:
+    embedder = _CountingEmbedder()
+    cache = QueryEmbeddingCache(embedder)
+    first = cache.get("where is the lighthouse")
+    second = cache.get("where is the lighthouse")
+    assert embedder.queries == ["where is the lighthouse"]
+    np.testing.assert_array_equal(first, second)
+    np.testing.assert_array_equal(
+        first, HashEmbedder(dimension=16).embed_query("where is the lighthouse")
+    )
+    cache.get("another question")
+    assert embedder.queries == ["where is the lighthouse", "another question"]
+
+
+def test_the_least_recently_used_query_is_evicted_beyond_the_size() -> None:
+    embedder = _CountingEmbedder()
+    cache = QueryEmbeddingCache(embedder, size=2)
+    cache.get("a")
+    cache.get("b")
+    cache.get("a")  # a is now the most recently used
+    cache.get("c")  # evicts b
+    assert embedder.queries == ["a", "b", "c"]
+    cache.get("a")
+    cache.get("c")
+    assert embedder.queries == ["a", "b", "c"], "a and c are still cached"
+    cache.get("b")  # was evicted: embedded again, which evicts a (least recent)
+    assert embedder.queries == ["a", "b", "c", "b"]
+    cache.get("c")
+    assert embedder.queries == ["a", "b", "c", "b"]
+    cache.get("a")
+    assert embedder.queries == ["a", "b", "c", "b", "a"]
