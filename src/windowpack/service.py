@@ -216,7 +216,7 @@ class Collection:
         return self._ingest([document], progress=None)
 
     def search(self, query: str, k: int = 10) -> list[Hit]:
-        """The k most relevant verbatim chunks, best first (dense + BM25, fused by RRF)."""
+        """The k most relevant verbatim chunks, best first (dense + BM25, fused by z-scores)."""
         validate_search(query, k)
         store = self._store
         return hybrid_search(

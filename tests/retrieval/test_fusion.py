@@ -1,4 +1,4 @@
-"""Tests for reciprocal rank fusion of the dense and lexical rankings."""
+"""Tests for fusing the dense and lexical rankings (z-scores, and reciprocal rank)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from windowpack.retrieval.fusion import RRF_K, reciprocal_rank_fusion
+from windowpack.retrieval.fusion import RRF_K, reciprocal_rank_fusion, z_score_fusion
 
 
 def _ranking(*ids: int) -> np.ndarray:
@@ -98,3 +98,39 @@ def test_empty_inputs_give_an_empty_result(rankings: list[np.ndarray]) -> None:
 def test_one_empty_ranking_leaves_the_other_as_is() -> None:
     fused = reciprocal_rank_fusion([_ranking(), _ranking(5, 2)])
     assert fused == [(5, pytest.approx(1 / 61)), (2, pytest.approx(1 / 62))]
+
+
+def _ranked(ids: list[int], scores: list[float]) -> tuple[np.ndarray, np.ndarray]:
+    return np.asarray(ids, dtype=np.int64), np.asarray(scores, dtype=np.float32)
+
+
+def test_z_score_fusion_matches_a_hand_computation() -> None:
+    dense = _ranked([1, 2, 3], [0.9, 0.6, 0.3])  # mean 0.6, std 0.2449: z = 1.2247, 0, -1.2247
+    lexical = _ranked([3, 4], [8.0, 2.0])  # mean 5, std 3: z = 1, -1
+    fused = dict(z_score_fusion([dense, lexical]))
+    assert fused[1] == pytest.approx(1.2247449 + -1.0)  # missing from lexical: its lowest z
+    assert fused[2] == pytest.approx(0.0 + -1.0)
+    assert fused[3] == pytest.approx(-1.2247449 + 1.0)
+    assert fused[4] == pytest.approx(-1.2247449 + -1.0)
+
+
+def test_z_score_fusion_keeps_a_decisive_lexical_margin_that_rrf_loses() -> None:
+    """A needle: BM25 scores it 4x anything else, dense ranks it 10th of 20 candidates."""
+    others = list(range(100, 119))
+    dense_ids = [*others[:9], 7, *others[9:]]
+    dense_scores = list(np.linspace(0.50, 0.30, 20))
+    lexical_ids = [7, *others[:19]]
+    lexical_scores = [16.0, *np.linspace(4.0, 2.0, 19)]
+    dense, lexical = _ranked(dense_ids, dense_scores), _ranked(lexical_ids, lexical_scores)
+    assert z_score_fusion([dense, lexical])[0][0] == 7
+    assert reciprocal_rank_fusion([dense[0], lexical[0]])[0][0] != 7
+
+
+def test_z_score_fusion_of_constant_scores_uses_membership() -> None:
+    fused = z_score_fusion([_ranked([5, 6], [1.0, 1.0]), _ranked([6, 7], [3.0, 1.0])])
+    assert [chunk_id for chunk_id, _ in fused] == [6, 5, 7]
+
+
+def test_z_score_fusion_of_nothing_is_empty() -> None:
+    assert z_score_fusion([]) == []
+    assert z_score_fusion([_ranked([], [])]) == []
