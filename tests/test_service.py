@@ -197,3 +197,34 @@ def test_open_refuses_a_file_as_store_folder(tmp_path: Path) -> None:
     with pytest.raises(wp.InvalidArgumentError, match="not a folder"):
         wp.open(path)
     assert os.path.isfile(path)
+
+
+def test_re_adding_unchanged_documents_never_touches_the_embedder(
+    empty_collection: wp.Collection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    documents = [wp.Document(text="Seals sleep on ice floes.", id="s")]
+    empty_collection.add(documents)
+    embedder = empty_collection._store._embedder
+
+    def refuse(*_args: object) -> None:
+        raise AssertionError("the embedder was used for unchanged documents")
+
+    monkeypatch.setattr(type(embedder), "dimension", property(refuse))
+    monkeypatch.setattr(embedder, "embed", refuse)
+    assert empty_collection.add(documents).unchanged == 1
+
+
+def test_progress_reports_each_stage_in_order(empty_collection: wp.Collection) -> None:
+    events: list[tuple[str, int, int]] = []
+    empty_collection.add(
+        ["Walruses haul out on beaches.", "Narwhals have long tusks."],
+        progress=lambda p: events.append((p.stage, p.documents, p.embedded)),
+    )
+    stages = [stage for stage, _, _ in events]
+    assert [s for i, s in enumerate(stages) if i == 0 or stages[i - 1] != s] == [
+        "chunk",
+        "embed",
+        "index",
+        "done",
+    ]
+    assert events[-1][1:] == (2, 2)

@@ -32,7 +32,6 @@ def embed_with_cache(
     Texts whose hash is cached for this model are not embedded again; identical texts in
     one call are embedded once.
     """
-    dimension = embedder.dimension
     with sessions() as session:
         cached = repository.cached_embeddings(session, embedder.model_id, hashes)
     missing: dict[str, str] = {}
@@ -40,6 +39,11 @@ def embed_with_cache(
         if text_hash not in cached and text_hash not in missing:
             missing[text_hash] = text
     fresh = _embed_and_store(sessions, embedder, missing, on_embedded)
+    # Asking the embedder for its dimension loads the model: avoid it when all was cached.
+    if cached:
+        dimension = len(next(iter(cached.values()))) // np.dtype(np.float32).itemsize
+    else:
+        dimension = embedder.dimension
     vectors = np.zeros((len(texts), dimension), dtype=np.float32)
     for row, text_hash in enumerate(hashes):
         blob = cached.get(text_hash)

@@ -134,7 +134,7 @@ class IndexStore:
             chunk_ids, hashes, texts = repository.chunks_for_index(session, collection_id)
         vectors, _ = embed_with_cache(self._sessions, self._embedder, texts, hashes)
         dense = DenseIndex.build(
-            self._embedder.dimension,
+            vectors.shape[1] if len(vectors) else self._embedder.dimension,
             np.asarray(chunk_ids, dtype=np.int64),
             vectors,
             ann_threshold=self._ann_threshold,

@@ -63,19 +63,21 @@ def ingest_documents(
     prepared = [_prepare(document, index) for index, document in enumerate(documents)]
     _reject_duplicate_ids(prepared)
     changed, unchanged = _split_unchanged(prepared, target)
+    if not changed:  # nothing to do: not even the embedding model is loaded
+        with target.sessions() as session:
+            current = repository.index_version(session, target.collection_id)
+        tracker.stage("done")
+        return _report(prepared, 0, unchanged, 0, current, skipped)
     for item in changed:
         item.chunks = chunk_document(item.document, target.counter, target.chunk_tokens)
         tracker.chunked(item)
     texts, hashes = _chunk_texts(changed)
+    tracker.stage("embed")
     vectors, embedded = embed_with_cache(
         target.sessions, target.embedder, texts, hashes, on_embedded=tracker.embedded
     )
-    if not changed:
-        with target.sessions() as session:
-            current = repository.index_version(session, target.collection_id)
-        return _report(prepared, 0, unchanged, embedded, current, skipped)
-    version, delta, replaced = _commit(changed, vectors, hashes, target)
     tracker.stage("index")
+    version, delta, replaced = _commit(changed, vectors, hashes, target)
     target.indexes.publish(target.collection_id, version, delta)
     tracker.stage("done")
     return _report(prepared, replaced, unchanged, embedded, version, skipped)

@@ -1,0 +1,208 @@
+"""Helpers shared by `benchmarks/ingest.py` and `benchmarks/search.py` (not a benchmark itself).
+
+Loading a corpus the way a user would (`parse_paths`), cutting very long documents into
+~20K-character parts so a single-text haystack looks like a multi-document corpus, truncating a
+corpus to a token budget, latency statistics, and writing results under `benchmarks/results/`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import platform
+import re
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from windowpack.budget.tokens import TokenCounter
+from windowpack.retrieval.parsing import parse_paths
+from windowpack.types import Document
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_ROOT = BENCH_DIR.parent
+RESULTS_DIR = BENCH_DIR / "results"
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+ESSAYS_JSON = SHARED_DATA / "ruler" / "PaulGrahamEssays.json"
+NIAH_ESSAYS = SHARED_DATA / "niah" / "paul_graham_essays"
+
+# A parsed document longer than this is cut into parts of about `SPLIT_CHARS` characters.
+SPLIT_ABOVE_CHARS = 100_000
+SPLIT_CHARS = 20_000
+
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
+_SENTENCE_END = re.compile(r"[.!?][\"')\]\u201d\u2019]*\s+")
+_WHITESPACE = re.compile(r"\s+")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Corpus:
+    """Documents ready to add, and a one-line account of how they were made."""
+
+    documents: list[Document]
+    description: str
+    parse_seconds: float
+    split_seconds: float
+    files: int
+
+
+def load_corpus(
+    paths: Sequence[Path],
+    *,
+    max_bytes: int,
+    split_above: int = SPLIT_ABOVE_CHARS,
+    split_chars: int = SPLIT_CHARS,
+) -> Corpus:
+    """Parse `paths` with `parse_paths`, then split any document over `split_above` chars."""
+    started = time.perf_counter()
+    parsed = parse_paths(list(paths), max_bytes=max_bytes)
+    parse_seconds = time.perf_counter() - started
+    if parsed.skipped:
+        print(f"note: {len(parsed.skipped)} file(s) skipped while parsing: {parsed.skipped}")
+    started = time.perf_counter()
+    documents: list[Document] = []
+    notes: list[str] = []
+    for document in parsed.documents:
+        if split_chars > 0 and len(document.text) > split_above and not document.units:
+            parts = split_document(document, split_chars)
+            notes.append(
+                f"{document.id} ({len(document.text):,} chars) split into {len(parts)} documents "
+                f"of ~{split_chars:,} chars at blank-line/sentence boundaries"
+            )
+            documents.extend(parts)
+        else:
+            documents.append(document)
+    split_seconds = time.perf_counter() - started
+    names = ", ".join(os.fspath(path) for path in paths)
+    description = f"{names}: {len(parsed.documents)} parsed document(s)"
+    if notes:
+        description += "; " + "; ".join(notes)
+    return Corpus(
+        documents=documents,
+        description=description,
+        parse_seconds=parse_seconds,
+        split_seconds=split_seconds,
+        files=len(parsed.documents),
+    )
+
+
+def split_bounds(text: str, target: int) -> list[tuple[int, int]]:
+    """Char ranges of parts of about `target` chars, cut at a blank line when one lies within
+    ±25 % of the target, else at a sentence end, else at whitespace."""
+    bounds: list[tuple[int, int]] = []
+    start = 0
+    while len(text) - start > target * 3 // 2:
+        low, ideal, high = start + target * 3 // 4, start + target, start + target * 5 // 4
+        cut = (
+            _nearest_end(_BLANK_LINE, text, low, high, ideal)
+            or _nearest_end(_SENTENCE_END, text, low, high, ideal)
+            or _nearest_end(_WHITESPACE, text, low, high, ideal)
+            or ideal
+        )
+        bounds.append((start, cut))
+        start = cut
+    bounds.append((start, len(text)))
+    return bounds
+
+
+def _nearest_end(pattern: re.Pattern[str], text: str, low: int, high: int, ideal: int) -> int:
+    ends = [match.end() for match in pattern.finditer(text, low, high)]
+    return min(ends, key=lambda end: abs(end - ideal)) if ends else 0
+
+
+def split_document(document: Document, target: int) -> list[Document]:
+    """`document` as parts of about `target` chars; ids `<id>#part-NNNN`."""
+    bounds = [
+        (start, end)
+        for start, end in split_bounds(document.text, target)
+        if document.text[start:end].strip()
+    ]
+    base_id = document.id or "document"
+    base_title = document.title or base_id
+    return [
+        dataclasses.replace(
+            document,
+            text=document.text[start:end].strip(),
+            id=f"{base_id}#part-{index:04d}",
+            title=f"{base_title} (part {index + 1}/{len(bounds)})",
+            metadata={**document.metadata, "part": index},
+        )
+        for index, (start, end) in enumerate(bounds)
+    ]
+
+
+def limit_tokens(
+    documents: Sequence[Document], counter: TokenCounter, limit: int
+) -> list[Document]:
+    """The leading documents holding at most `limit` tokens; the last one is cut to fit."""
+    kept: list[Document] = []
+    total = 0
+    for document, count in zip(
+        documents, counter.count_many([d.text for d in documents]), strict=True
+    ):
+        if total + count <= limit:
+            kept.append(document)
+            total += count
+            continue
+        remaining = limit - total
+        if remaining > 0:
+            cuts = counter.cut_points(document.text, remaining)
+            text = (document.text[: cuts[0]] if cuts else document.text).rstrip()
+            if text.strip():
+                kept.append(dataclasses.replace(document, text=text))
+        break
+    return kept
+
+
+def count_tokens(documents: Sequence[Document], counter: TokenCounter) -> int:
+    return sum(counter.count_many([document.text for document in documents]))
+
+
+def latency_stats(seconds: Sequence[float]) -> dict[str, float]:
+    """p50/p95/p99/mean/min/max of wall times, in milliseconds."""
+    if not seconds:
+        return {}
+    ms = np.asarray(seconds, dtype=np.float64) * 1000.0
+    return {
+        "count": float(len(ms)),
+        "p50_ms": float(np.percentile(ms, 50)),
+        "p95_ms": float(np.percentile(ms, 95)),
+        "p99_ms": float(np.percentile(ms, 99)),
+        "mean_ms": float(ms.mean()),
+        "min_ms": float(ms.min()),
+        "max_ms": float(ms.max()),
+    }
+
+
+def machine_info() -> dict[str, Any]:
+    import torch
+
+    return {
+        "cpus": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "load_average_at_end": list(os.getloadavg()),
+    }
+
+
+def write_results(name: str, figures: dict[str, Any]) -> Path:
+    """Write `figures` as `benchmarks/results/<name>.json` (the folder is git-ignored)."""
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    path = RESULTS_DIR / f"{name}.json"
+    stamped = {"benchmark": name, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **figures}
+    path.write_text(json.dumps(stamped, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    return path
+
+
+def rate(tokens: int, seconds: float) -> float | None:
+    """Tokens per second, or None for a stage too quick to time."""
+    return tokens / seconds if seconds > 0 else None
+
+
+def fmt_rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
