@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
+from rich.padding import Padding
 
 from windowpack.errors import WindowpackError
 
@@ -137,14 +137,18 @@ def _print_report(report: IngestReport) -> None:
 
 
 def _print_hits(hits: list[Hit]) -> None:
-    table = Table(show_lines=True)
-    for column in ("#", "score", "document", "chunk", "text"):
-        table.add_column(column, overflow="fold")
+    if not hits:
+        console.print("no hits")
     for rank, hit in enumerate(hits, start=1):
-        table.add_row(
-            str(rank), f"{hit.score:.4f}", hit.title or hit.document_id, str(hit.ordinal), hit.text
+        where = f"chunk {hit.ordinal}, chars {hit.span.start}-{hit.span.end}"
+        if hit.unit is not None:
+            where = f"turn/record {hit.unit + 1}, {where}"
+        console.print(
+            f"[bold]{rank}.[/] {hit.title or hit.document_id} [dim]({hit.document_id}; "
+            f"{where}; score {hit.score:.3f})[/]",
+            highlight=False,
         )
-    console.print(table)
+        console.print(Padding(hit.text, (0, 0, 1, 4)), highlight=False)
 
 
 def main() -> None:

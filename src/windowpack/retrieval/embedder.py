@@ -164,6 +164,10 @@ def _load_sentence_transformer(name: str) -> SentenceTransformer:
     # The bundled model lives in site-packages: never reach for the hub.
     if name == DEFAULT_EMBEDDER:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from transformers.utils import logging as transformers_logging
+
+    # A weight-loading bar on every start is noise.
+    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     try:
         return SentenceTransformer(path, device="cpu")
     except (OSError, ValueError) as error:
