@@ -142,3 +142,18 @@ def test_every_command_is_documented_in_the_readme() -> None:
     assert commands
     for command in commands:
         assert re.search(rf"windowpack {command}\b", readme), f"`windowpack {command}` undocumented"
+
+
+def test_tree_shows_levels_and_nodes(runner: CliRunner, tmp_path: Path) -> None:
+    store = str(tmp_path / "demo")
+    assert runner.invoke(app, ["demo", "--store", store, "--embedder", "hash"]).exit_code == 0
+    base = ["--store", store, "-c", "demo", "--embedder", "hash"]
+    shown = runner.invoke(app, ["tree", *base, "--json"])
+    assert shown.exit_code == 0, shown.output
+    overview = json.loads(shown.stdout)
+    assert overview["documents"] == 8 and overview["levels"]
+    root = runner.invoke(app, ["tree", *base, "--node", str(overview["root_id"]), "--json"])
+    node = json.loads(root.stdout)
+    assert node["id"] == overview["root_id"] and node["children"]
+    table = runner.invoke(app, ["tree", *base])
+    assert "collection" in table.stdout and "of the chunks" in table.stdout

@@ -223,6 +223,7 @@ def test_progress_reports_each_stage_in_order(empty_collection: wp.Collection) -
     stages = [stage for stage, _, _ in events]
     assert [s for i, s in enumerate(stages) if i == 0 or stages[i - 1] != s] == [
         "chunk",
+        "summarize",
         "embed",
         "index",
         "done",

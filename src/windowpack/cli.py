@@ -13,17 +13,20 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 from rich.padding import Padding
+from rich.table import Table
 
 from windowpack.errors import WindowpackError
 
 if TYPE_CHECKING:
     from windowpack.service import Collection, Store
+    from windowpack.summarizer.overview import TreeNode, TreeOverview
     from windowpack.types import Hit, IngestProgress, IngestReport
 
 app = typer.Typer(
     help="windowpack: the best context window for one question, at any token budget.",
     no_args_is_help=True,
     add_completion=False,
+    pretty_exceptions_show_locals=False,
 )
 console = Console()
 errors = Console(stderr=True)
@@ -75,6 +78,25 @@ def search(
 
 
 @app.command()
+def tree(
+    store: StoreOption = Path("wp-store"),
+    collection: CollectionOption = "default",
+    node: Annotated[int | None, typer.Option(help="Show this node: text and children.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+    embedder: EmbedderOption = None,
+) -> None:
+    """Show the summary tree: levels, node counts and tokens, or one node with its children."""
+    col = _open(store, embedder).collection(collection, create=False)
+    shown = col.node(node) if node is not None else col.tree()
+    if as_json:
+        print(json.dumps(asdict(shown), ensure_ascii=False, indent=2))
+    elif node is not None:
+        _print_node(col.node(node))
+    else:
+        _print_tree(col.tree())
+
+
+@app.command()
 def demo(
     store: Annotated[Path, typer.Option(help="Store folder for the demo.")] = Path("wp-demo"),
     embedder: EmbedderOption = None,
@@ -86,6 +108,8 @@ def demo(
     documents = demo_documents()
     console.print(f"[bold]Ingesting[/] {len(documents)} generated documents into {store}")
     _print_report(_add_with_progress(col, lambda callback: col.add(documents, progress=callback)))
+    console.rule("[bold]summary tree[/] (windowpack tree)")
+    _print_tree(col.tree())
     for fact in PLANTED:
         console.rule(f"[bold]search[/] {fact.question}")
         _print_hits(col.search(fact.question, k=3))
@@ -115,7 +139,8 @@ def _add_with_progress(
                 task,
                 description=(
                     f"{progress.stage}: {progress.documents}/{progress.documents_total} docs, "
-                    f"{progress.chunks} chunks, {progress.embedded} embedded, {rate:,.0f} tok/s"
+                    f"{progress.chunks} chunks, {progress.summaries} summaries, "
+                    f"{progress.embedded} embedded, {rate:,.0f} tok/s"
                 ),
                 total=progress.chunks or None,
                 completed=progress.embedded,
@@ -127,20 +152,54 @@ def _add_with_progress(
 def _print_report(report: IngestReport) -> None:
     console.print(
         f"added {report.added}, replaced {report.replaced}, unchanged {report.unchanged}: "
-        f"{report.chunks} chunks, {report.tokens:,} tokens, {report.embedded} embedded; "
-        f"index version {report.index_version}"
+        f"{report.chunks} chunks, {report.tokens:,} tokens, {report.summaries} summaries, "
+        f"{report.embedded} embedded; index version {report.index_version}"
     )
+    for node, reason in report.summary_failures.items():
+        errors.print(f"summary of {node} fell back to extractive: {reason}", highlight=False)
     for path, reason in report.skipped.items():
         errors.print(
             f"[yellow]skipped[/] {reason}" if path in reason else f"skipped {path}: {reason}"
         )
 
 
+def _print_tree(overview: TreeOverview) -> None:
+    table = Table(title=f"{overview.documents} documents", title_justify="left")
+    for column in ("scope", "level", "nodes", "tokens"):
+        table.add_column(column, justify="left" if column == "scope" else "right")
+    table.add_row("chunks", "0", f"{overview.chunks:,}", f"{overview.chunk_tokens:,}")
+    for level in overview.levels:
+        table.add_row(level.scope, str(level.level), f"{level.nodes:,}", f"{level.tokens:,}")
+    console.print(table)
+    console.print(
+        f"summaries: {overview.summary_tokens:,} tokens = {overview.summary_ratio:.1%} of the "
+        f"chunks; root node: {overview.root_id}"
+    )
+
+
+def _print_node(node: TreeNode) -> None:
+    scope = f"document {node.document_id}" if node.document_id else "collection"
+    console.print(
+        f"[bold]node {node.id}[/]: level {node.level} of {scope}, leaves "
+        f"{node.leaf_start}-{node.leaf_end - 1}, {node.tokens} tokens, parent {node.parent_id}, "
+        f"by {node.summarizer}",
+        highlight=False,
+    )
+    console.print(Padding(node.text, (0, 0, 1, 4)), highlight=False)
+    for child in node.children:
+        label = f"node {child.node_id}" if child.kind == "node" else f"chunk {child.ordinal}"
+        console.print(f"  - {label} of {child.document_id or 'collection'} ({child.tokens} tokens)")
+
+
 def _print_hits(hits: list[Hit]) -> None:
     if not hits:
         console.print("no hits")
     for rank, hit in enumerate(hits, start=1):
-        where = f"chunk {hit.ordinal}, chars {hit.span.start}-{hit.span.end}"
+        where = f"chunk {hit.ordinal}"
+        if hit.kind == "summary":
+            where = f"level-{hit.level} summary of chunks {hit.ordinal}-{hit.last_ordinal}"
+        if hit.span is not None:
+            where += f", chars {hit.span.start}-{hit.span.end}"
         if hit.unit is not None:
             where = f"turn/record {hit.unit + 1}, {where}"
         console.print(

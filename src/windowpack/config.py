@@ -17,6 +17,7 @@ class StoreConfig:
     `chunk_tokens` defaults to 200 tokens of the collection tokenizer: the bundled MiniLM reads
     at most 256 word pieces (≈ 220 tiktoken tokens), so a default chunk is embedded whole.
     Longer chunks are still embedded completely, in windows (see `retrieval.embedder`).
+    `fanout` is how many children a summary-tree node has (design §3).
     """
 
     embedder: str = DEFAULT_EMBEDDER
@@ -24,6 +25,7 @@ class StoreConfig:
     chunk_tokens: int = 200
     embed_batch_size: int = 16
     ann_threshold: int = 100_000
+    fanout: int = 8
     max_file_bytes: int = 64 * 1024 * 1024
     show_progress: bool = False
 
@@ -31,6 +33,8 @@ class StoreConfig:
         _require_positive("chunk_tokens", self.chunk_tokens)
         _require_positive("embed_batch_size", self.embed_batch_size)
         _require_positive("ann_threshold", self.ann_threshold)
+        if self.fanout < 2:
+            raise InvalidArgumentError("fanout", f"must be at least 2, got {self.fanout}")
         _require_positive("max_file_bytes", self.max_file_bytes)
         if self.chunk_tokens < 16:
             raise InvalidArgumentError("chunk_tokens", "must be at least 16 tokens")

@@ -23,10 +23,16 @@ from windowpack.errors import (
     DocumentNotFoundError,
     InvalidArgumentError,
 )
+from windowpack.ingest import (
+    IngestTarget,
+    ProgressCallback,
+    delete_document,
+    ingest_documents,
+    rebuild_tree,
+)
 from windowpack.retrieval.conversation import conversation_document
 from windowpack.retrieval.embedder import get_embedder
-from windowpack.retrieval.indexes import IndexDelta, IndexStore
-from windowpack.retrieval.ingest import IngestTarget, ProgressCallback, ingest_documents
+from windowpack.retrieval.indexes import IndexStore
 from windowpack.retrieval.parsing import parse_paths
 from windowpack.retrieval.search import QueryEmbeddingCache, hybrid_search, validate_search
 from windowpack.storage import repository
@@ -37,6 +43,9 @@ from windowpack.storage.database import (
     sqlite_url,
 )
 from windowpack.storage.schema import CollectionRow
+from windowpack.summarizer.base import Summarizer
+from windowpack.summarizer.extractive import ExtractiveSummarizer
+from windowpack.summarizer.overview import TreeNode, TreeOverview, tree_node, tree_overview
 from windowpack.types import Document, Hit, IngestReport, Span
 
 _COLLECTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -48,31 +57,41 @@ def open(
     *,
     index_dir: str | os.PathLike[str] | None = None,
     config: StoreConfig | None = None,
+    summarizer: Summarizer | None = None,
 ) -> Store:
     """Open (creating if needed) a store: a folder for the embedded default, or a database URL.
 
     A folder holds `windowpack.db` (SQLite, WAL) and the index files. A URL such as
     `postgresql+psycopg://...` needs `index_dir`, where the derived FAISS/BM25 files live.
+    `summarizer` builds the summary tree (default: the extractive one, no LLM).
     """
     config = config or StoreConfig()
     text = os.fspath(target)
     if "://" in text:
         if index_dir is None:
             raise InvalidArgumentError("index_dir", f"is required with a database URL ({text})")
-        return Store(text, Path(index_dir), config)
+        return Store(text, Path(index_dir), config, summarizer)
     folder = Path(text)
     if folder.exists() and not folder.is_dir():
         raise InvalidArgumentError("target", f"{folder} exists and is not a folder")
     folder.mkdir(parents=True, exist_ok=True)
     indexes = Path(index_dir) if index_dir is not None else folder / "indexes"
-    return Store(sqlite_url(folder / _DATABASE_FILE), indexes, config)
+    return Store(sqlite_url(folder / _DATABASE_FILE), indexes, config, summarizer)
 
 
 class Store:
     """A database of collections plus the folder of their derived index files."""
 
-    def __init__(self, url: str, index_dir: Path, config: StoreConfig) -> None:
+    def __init__(
+        self,
+        url: str,
+        index_dir: Path,
+        config: StoreConfig,
+        summarizer: Summarizer | None = None,
+    ) -> None:
         self.config = config
+        self._extractive = ExtractiveSummarizer()
+        self.summarizer: Summarizer = summarizer or self._extractive
         self.url = url
         self._engine = create_database_engine(url)
         migrate(self._engine)
@@ -215,8 +234,11 @@ class Collection:
         document = conversation_document(messages, id=id, title=title, metadata=metadata)
         return self._ingest([document], progress=None)
 
-    def search(self, query: str, k: int = 10) -> list[Hit]:
-        """The k most relevant verbatim chunks, best first (dense + BM25, fused by z-scores)."""
+    def search(self, query: str, k: int = 10, *, include_summaries: bool = False) -> list[Hit]:
+        """The k most relevant verbatim chunks, best first (dense + BM25, fused by z-scores).
+
+        With `include_summaries=True` summary-tree nodes compete too (`Hit.kind`, `Hit.level`).
+        """
         validate_search(query, k)
         store = self._store
         return hybrid_search(
@@ -225,19 +247,30 @@ class Collection:
             indexes=store._indexes.current(self._id),
             query_vectors=store._query_vectors,
             sessions=store._sessions,
+            include_summaries=include_summaries,
         )
 
     def delete(self, document_id: str) -> None:
-        """Delete one document by its id."""
-        store = self._store
-        with store._write_lock:
-            with store._sessions.begin() as session:
-                row = repository.documents_by_external_id(session, self._id, [document_id])
-                if document_id not in row:
-                    raise DocumentNotFoundError(document_id, self.name)
-                removed = repository.delete_document(session, row[document_id])
-                version = repository.bump_index_version(session, self._id)
-            store._indexes.publish(self._id, version, IndexDelta.removal(removed))
+        """Delete one document by its id (its summaries go, the collection levels regroup)."""
+        with self._store._write_lock:
+            delete_document(document_id, self.name, self._target(self._store.summarizer))
+
+    def tree(self) -> TreeOverview:
+        """The summary tree's shape: per level, node counts and token totals."""
+        with self._store._sessions() as session:
+            return tree_overview(session, self._id)
+
+    def node(self, node_id: int) -> TreeNode:
+        """One summary node: its text, span, parent and children."""
+        with self._store._sessions() as session:
+            return tree_node(session, self._id, node_id, collection=self.name)
+
+    def rebuild_tree(
+        self, summarizer: Summarizer | None = None, *, progress: ProgressCallback | None = None
+    ) -> IngestReport:
+        """Rebuild every summary node with `summarizer` (default: the store's), atomically."""
+        with self._store._write_lock:
+            return rebuild_tree(self._target(summarizer or self._store.summarizer), progress)
 
     def get(self, document_id: str) -> Document:
         """The stored document with this id."""
@@ -290,18 +323,24 @@ class Collection:
         progress: ProgressCallback | None,
         skipped: dict[str, str] | None = None,
     ) -> IngestReport:
+        # One writer per store at a time keeps index versions and deltas in step.
+        with self._store._write_lock:
+            target = self._target(self._store.summarizer)
+            return ingest_documents(documents, target, progress=progress, skipped=skipped)
+
+    def _target(self, summarizer: Summarizer) -> IngestTarget:
         store = self._store
-        target = IngestTarget(
+        return IngestTarget(
             collection_id=self._id,
             counter=get_token_counter(self.tokenizer),
             chunk_tokens=self.chunk_tokens,
             embedder=store._embedder,
             indexes=store._indexes,
             sessions=store._sessions,
+            summarizer=summarizer,
+            fallback_summarizer=store._extractive,
+            fanout=store.config.fanout,
         )
-        # One writer per store at a time keeps index versions and deltas in step.
-        with store._write_lock:
-            return ingest_documents(documents, target, progress=progress, skipped=skipped)
 
 
 def _check_collection_name(name: str) -> None:

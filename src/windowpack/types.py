@@ -37,16 +37,26 @@ class Document:
 
 @dataclass(frozen=True, kw_only=True)
 class Hit:
-    """One search result: a verbatim chunk with its score and provenance."""
+    """One search result with its score and provenance.
+
+    A chunk (`kind="chunk"`, level 0) is verbatim text: `ordinal` is its position in the
+    document, `span` its characters. A summary (`kind="summary"`, level ≥ 1) stands for the
+    chunks `ordinal` to `last_ordinal` of its document (`span` covers them); a
+    collection-level summary has `document_id=None` and stands for documents.
+    """
 
     text: str
     score: float
-    document_id: str
+    document_id: str | None
     title: str | None
     ordinal: int
-    span: Span
-    chunk_id: int
+    span: Span | None
+    chunk_id: int | None
     unit: int | None = None
+    kind: Literal["chunk", "summary"] = "chunk"
+    level: int = 0
+    node_id: int | None = None
+    last_ordinal: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,7 +87,12 @@ class Window:
 
 @dataclass(frozen=True, kw_only=True)
 class IngestReport:
-    """What one `add`/`add_files` call did. `skipped` maps a file to why it was skipped."""
+    """What one `add`/`add_files` call did.
+
+    `skipped` maps a file to why it was skipped; `summaries` counts tree nodes summarised
+    afresh (not from cache); `summary_failures` maps a node to why its summarizer failed (it
+    then got the extractive summary instead).
+    """
 
     added: int = 0
     replaced: int = 0
@@ -87,11 +102,16 @@ class IngestReport:
     embedded: int = 0
     index_version: int = 0
     skipped: dict[str, str] = field(default_factory=dict)
+    summaries: int = 0
+    summary_failures: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
 class IngestProgress:
-    """Running totals of an ingest, passed to progress callbacks (stage: chunk|embed|index|done)."""
+    """Running totals of an ingest for progress callbacks.
+
+    `stage` goes chunk → summarize → embed → index → done.
+    """
 
     stage: str
     documents_total: int
@@ -99,3 +119,4 @@ class IngestProgress:
     chunks: int = 0
     tokens: int = 0
     embedded: int = 0
+    summaries: int = 0

@@ -13,6 +13,8 @@ import windowpack as wp
 from windowpack.config import StoreConfig
 from windowpack.retrieval.dense_index import DenseIndex
 from windowpack.retrieval.embedder import Vectors, get_embedder
+from windowpack.storage import repository
+from windowpack.storage.schema import TreeNodeRow
 
 HASH_CONFIG = StoreConfig(embedder="hash", chunk_tokens=64)
 
@@ -87,6 +89,11 @@ def embed_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[list[str]]]:
 
     monkeypatch.setattr(embedder, "embed", counting)
     yield calls
+
+
+def _summary_nodes(collection: wp.Collection) -> list[TreeNodeRow]:
+    with collection._store._sessions() as session:
+        return repository.tree_nodes(session, collection._id)
 
 
 # --- files on disk follow the version -------------------------------------------------------
@@ -234,7 +241,10 @@ def test_a_store_past_its_ann_threshold_switches_to_ivf_and_keeps_working(
         assert collection.search("token42x", k=1)[0].document_id == "note-42"
         collection.delete("note-42")
         assert all(hit.document_id != "note-42" for hit in collection.search("token42x", k=50))
-        assert DenseIndex.load(_collection_dir(tmp_path) / "dense-v3.faiss").size == 49
+        tree = collection.tree()
+        indexed_units = tree.chunks + sum(level.nodes for level in tree.levels)
+        assert tree.chunks == 49
+        assert DenseIndex.load(_collection_dir(tmp_path) / "dense-v3.faiss").size == indexed_units
     with wp.open(folder, config=config) as again:
         assert again.collection("docs").search("token7x", k=1)[0].document_id == "note-7"
 
@@ -262,7 +272,7 @@ def test_re_adding_the_same_documents_embeds_nothing_and_keeps_the_version(
 ) -> None:
     collection = hash_store.collection("docs")
     first = collection.add(DOCUMENTS)
-    assert first.embedded == first.chunks > 0
+    assert first.embedded >= first.chunks > 0  # chunks and summary nodes
     assert sum(len(call) for call in embed_calls) == first.embedded
     embed_calls.clear()
 
@@ -298,21 +308,29 @@ def test_a_changed_document_re_embeds_only_its_changed_chunks(
     fresh = after - before
     assert 1 <= len(fresh) < report.chunks
     assert report.replaced == 1
-    assert report.embedded == len(fresh)
     assert report.index_version == first.index_version + 1
     embedded_texts = [text for call in embed_calls for text in call if text != "anything"]
-    assert sorted(embedded_texts) == sorted(fresh)
+    assert report.embedded == len(embedded_texts)
+    # The changed chunks are embedded, and otherwise only summary nodes that changed with them.
+    assert fresh <= set(embedded_texts)
+    summaries = {node.text for node in _summary_nodes(collection)}
+    assert set(embedded_texts) - fresh <= summaries
     assert any("lowland farms" in text for text in fresh)
 
 
-def test_the_same_text_under_a_new_id_is_not_embedded_again(hash_store: wp.Store) -> None:
+def test_the_same_text_under_a_new_id_is_not_embedded_again(
+    hash_store: wp.Store, embed_calls: list[list[str]]
+) -> None:
     collection = hash_store.collection("docs")
     collection.add(DOCUMENTS[:1])
+    chunk_texts = _all_chunk_texts(collection)
+    embed_calls.clear()
     copy = wp.Document(text=DOCUMENTS[0].text, id="alpha-copy")
     report = collection.add([copy])
     assert report.added == 1
-    assert report.embedded == 0
     assert report.index_version == 2
+    embedded = {text for call in embed_calls for text in call}
+    assert not embedded & chunk_texts  # only the new collection-level summary is new text
     # The cache is keyed by model and content, so another collection reuses it too.
     other = hash_store.collection("other").add(DOCUMENTS[:1])
     assert other.embedded == 0
@@ -338,4 +356,7 @@ def test_rebuilding_deleted_index_files_embeds_nothing(
         # The hook is live: new text does reach the embedder.
         embed_calls.clear()
         again.add([wp.Document(text="Entirely new words about origami cranes.", id="new")])
-        assert embed_calls == [["Entirely new words about origami cranes."]]
+        assert embed_calls[0] == ["Entirely new words about origami cranes."]
+        # ...and so do the summaries regrouping it with the other documents, nothing else.
+        summaries = {node.text for node in _summary_nodes(again)}
+        assert {text for call in embed_calls[1:] for text in call} <= summaries

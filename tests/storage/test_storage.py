@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import inspect, select
 
 import windowpack as wp
-from windowpack.retrieval import ingest as ingest_module
+from windowpack import ingest as ingest_module
 from windowpack.storage import repository
 from windowpack.storage.database import create_database_engine, current_revision, migrate
 from windowpack.storage.schema import ChunkRow, DocumentRow
@@ -31,14 +31,14 @@ def test_migration_creates_the_schema_at_head(any_database_store: wp.Store) -> N
     engine = any_database_store._engine
     tables = set(inspect(engine).get_table_names())
     assert {"collections", "documents", "chunks", "embeddings", "alembic_version"} <= tables
-    assert current_revision(engine) == "0001"
+    assert current_revision(engine) == "0002"
 
 
 def test_migrating_twice_is_a_no_op(tmp_path: Path) -> None:
     engine = create_database_engine(f"sqlite:///{tmp_path / 'db.sqlite'}")
     migrate(engine)
     migrate(engine)
-    assert current_revision(engine) == "0001"
+    assert current_revision(engine) == "0002"
 
 
 def test_sqlite_runs_in_wal_mode(hash_store: wp.Store) -> None:

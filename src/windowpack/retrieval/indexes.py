@@ -1,5 +1,8 @@
 """Loads, rebuilds and publishes a collection's FAISS and BM25 indexes, one version at a time.
 
+Both indexes hold the chunks and the summary-tree nodes. Index ids are chunk ids, and node
+ids shifted by `NODE_ID_OFFSET` (far above any chunk id) so one id space holds both.
+
 The database is the source of truth. Index files are named by the collection's index
 version; a file whose version differs from the database's (or a missing one) is rebuilt
 from the chunk table and the embedding cache. Loaded indexes are shared by all requests of
@@ -22,6 +25,17 @@ from windowpack.retrieval.embedder import Embedder, Vectors
 from windowpack.retrieval.embedding_cache import embed_with_cache
 from windowpack.retrieval.lexical_index import LexicalIndex
 from windowpack.storage import repository
+
+NODE_ID_OFFSET = 1 << 52
+
+
+def node_index_id(node_id: int) -> int:
+    """The index id of a summary node."""
+    return NODE_ID_OFFSET + node_id
+
+
+def is_node_index_id(index_id: int) -> bool:
+    return index_id >= NODE_ID_OFFSET
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -130,8 +144,7 @@ class IndexStore:
         return indexes
 
     def _rebuild(self, collection_id: int, version: int) -> CollectionIndexes:
-        with self._sessions() as session:
-            chunk_ids, hashes, texts = repository.chunks_for_index(session, collection_id)
+        chunk_ids, hashes, texts = self._units(collection_id)
         vectors, _ = embed_with_cache(self._sessions, self._embedder, texts, hashes)
         dense = DenseIndex.build(
             vectors.shape[1] if len(vectors) else self._embedder.dimension,
@@ -144,9 +157,18 @@ class IndexStore:
         )
 
     def _build_lexical(self, collection_id: int) -> LexicalIndex:
+        ids, _, texts = self._units(collection_id)
+        return LexicalIndex.build(ids, texts)
+
+    def _units(self, collection_id: int) -> tuple[list[int], list[str], list[str]]:
+        """Index ids, content hashes and texts of every chunk and summary node."""
         with self._sessions() as session:
-            chunk_ids, texts = repository.chunk_texts_and_ids(session, collection_id)
-        return LexicalIndex.build(chunk_ids, texts)
+            chunk_ids, chunk_hashes, chunk_texts = repository.chunks_for_index(
+                session, collection_id
+            )
+            node_ids, node_hashes, node_texts = repository.nodes_for_index(session, collection_id)
+        ids = chunk_ids + [node_index_id(node_id) for node_id in node_ids]
+        return ids, chunk_hashes + node_hashes, chunk_texts + node_texts
 
     def _save(self, collection_id: int, indexes: CollectionIndexes) -> None:
         dense_path, lexical_path = self._paths(collection_id, indexes.version)

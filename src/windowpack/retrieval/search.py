@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from windowpack.errors import InvalidArgumentError
 from windowpack.retrieval.embedder import Embedder, Vectors
 from windowpack.retrieval.fusion import z_score_fusion
-from windowpack.retrieval.indexes import CollectionIndexes
+from windowpack.retrieval.indexes import NODE_ID_OFFSET, CollectionIndexes, is_node_index_id
 from windowpack.storage import repository
 from windowpack.types import Hit, Span
 
@@ -59,26 +59,61 @@ def hybrid_search(
     indexes: CollectionIndexes,
     query_vectors: QueryEmbeddingCache,
     sessions: sessionmaker[Session],
+    include_summaries: bool = False,
 ) -> list[Hit]:
-    """The k best chunks for `query`, best first, with fused scores and provenance."""
+    """The k best chunks (and summaries, if asked) for `query`, best first, with provenance."""
     validate_search(query, k)
     candidates = max(k * _CANDIDATE_FACTOR, _MIN_CANDIDATES)
     dense = indexes.dense.search(query_vectors.get(query), candidates)
     lexical = indexes.lexical.search(query, candidates)
-    fused = z_score_fusion([dense, lexical])[:k]
+    fused = [
+        (index_id, score)
+        for index_id, score in z_score_fusion([dense, lexical])
+        if include_summaries or not is_node_index_id(index_id)
+    ][:k]
+    chunk_ids = [index_id for index_id, _ in fused if not is_node_index_id(index_id)]
+    node_ids = [index_id - NODE_ID_OFFSET for index_id, _ in fused if is_node_index_id(index_id)]
     with sessions() as session:
-        records = repository.fetch_chunk_records(session, [chunk_id for chunk_id, _ in fused])
-    return [
-        Hit(
-            text=record.text,
-            score=score,
-            document_id=record.document_external_id,
-            title=record.document_title,
-            ordinal=record.ordinal,
-            span=Span(start=record.char_start, end=record.char_end),
-            chunk_id=record.id,
-            unit=record.unit,
-        )
-        for chunk_id, score in fused
-        if (record := records.get(chunk_id)) is not None
-    ]
+        chunks = repository.fetch_chunk_records(session, chunk_ids)
+        nodes = repository.fetch_node_records(session, node_ids) if node_ids else {}
+    hits = []
+    for index_id, score in fused:
+        if is_node_index_id(index_id):
+            node = nodes.get(index_id - NODE_ID_OFFSET)
+            hit = _node_hit(node, score) if node is not None else None
+        else:
+            chunk = chunks.get(index_id)
+            hit = _chunk_hit(chunk, score) if chunk is not None else None
+        if hit is not None:  # None: deleted by a concurrent writer since the index was read
+            hits.append(hit)
+    return hits
+
+
+def _chunk_hit(record: repository.ChunkRecord, score: float) -> Hit:
+    return Hit(
+        text=record.text,
+        score=score,
+        document_id=record.document_external_id,
+        title=record.document_title,
+        ordinal=record.ordinal,
+        span=Span(start=record.char_start, end=record.char_end),
+        chunk_id=record.id,
+        unit=record.unit,
+    )
+
+
+def _node_hit(record: repository.NodeRecord, score: float) -> Hit:
+    has_span = record.char_start is not None and record.char_end is not None
+    return Hit(
+        text=record.text,
+        score=score,
+        document_id=record.document_external_id,
+        title=record.document_title,
+        ordinal=record.leaf_start,
+        last_ordinal=record.leaf_end - 1,
+        span=Span(start=record.char_start or 0, end=record.char_end or 0) if has_span else None,
+        chunk_id=None,
+        kind="summary",
+        level=record.level,
+        node_id=record.id,
+    )

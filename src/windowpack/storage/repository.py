@@ -8,7 +8,14 @@ from dataclasses import dataclass
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
-from windowpack.storage.schema import ChunkRow, CollectionRow, DocumentRow, EmbeddingRow
+from windowpack.storage.schema import (
+    ChunkRow,
+    CollectionRow,
+    DocumentRow,
+    EmbeddingRow,
+    SummaryRow,
+    TreeNodeRow,
+)
 
 # Keep IN (...) lists well under SQLite's and PostgreSQL's parameter limits.
 _IN_BATCH = 500
@@ -217,3 +224,206 @@ def store_embeddings(
 def _batches(items: list[str] | list[int]) -> Iterable[Sequence[str] | Sequence[int]]:
     for start in range(0, len(items), _IN_BATCH):
         yield items[start : start + _IN_BATCH]
+
+
+def cached_summaries(session: Session, children_hashes: Iterable[str]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for batch in _batches(sorted(set(children_hashes))):
+        rows = session.execute(
+            select(SummaryRow.children_hash, SummaryRow.text).where(
+                SummaryRow.children_hash.in_(batch)
+            )
+        ).all()
+        found.update({row[0]: row[1] for row in rows})
+    return found
+
+
+def store_summaries(session: Session, summaries: dict[str, str]) -> None:
+    existing = cached_summaries(session, summaries)
+    session.add_all(
+        SummaryRow(children_hash=children_hash, text=text)
+        for children_hash, text in summaries.items()
+        if children_hash not in existing
+    )
+
+
+def node_ids_of_document(session: Session, document_id: int) -> list[int]:
+    return list(
+        session.scalars(select(TreeNodeRow.id).where(TreeNodeRow.document_id == document_id))
+    )
+
+
+def collection_scope_nodes(session: Session, collection_id: int) -> list[TreeNodeRow]:
+    return list(
+        session.scalars(
+            select(TreeNodeRow)
+            .where(TreeNodeRow.collection_id == collection_id, TreeNodeRow.document_id.is_(None))
+            .order_by(TreeNodeRow.level, TreeNodeRow.position)
+        )
+    )
+
+
+def tree_nodes(session: Session, collection_id: int) -> list[TreeNodeRow]:
+    """Every summary node of a collection, by level then document order then position."""
+    return list(
+        session.scalars(
+            select(TreeNodeRow)
+            .outerjoin(DocumentRow, TreeNodeRow.document_id == DocumentRow.id)
+            .where(TreeNodeRow.collection_id == collection_id)
+            .order_by(TreeNodeRow.level, DocumentRow.position, TreeNodeRow.position)
+        )
+    )
+
+
+def get_tree_node(session: Session, collection_id: int, node_id: int) -> TreeNodeRow | None:
+    return session.scalars(
+        select(TreeNodeRow).where(
+            TreeNodeRow.collection_id == collection_id, TreeNodeRow.id == node_id
+        )
+    ).one_or_none()
+
+
+def child_nodes(session: Session, node_id: int) -> list[TreeNodeRow]:
+    return list(
+        session.scalars(
+            select(TreeNodeRow).where(TreeNodeRow.parent_id == node_id).order_by(TreeNodeRow.id)
+        )
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class DocumentRoot:
+    """The top of one document's subtree: its highest node, or its only chunk."""
+
+    document_id: int
+    node_id: int | None
+    text: str
+    tokens: int
+    content_hash: str
+    level: int
+
+
+def document_roots(session: Session, collection_id: int) -> list[DocumentRoot]:
+    """One root per document, in collection order."""
+    documents = session.execute(
+        select(DocumentRow.id)
+        .where(DocumentRow.collection_id == collection_id)
+        .order_by(DocumentRow.position)
+    ).all()
+    top_nodes: dict[int, TreeNodeRow] = {}
+    for node in session.scalars(
+        select(TreeNodeRow).where(
+            TreeNodeRow.collection_id == collection_id, TreeNodeRow.document_id.is_not(None)
+        )
+    ):
+        assert node.document_id is not None
+        best = top_nodes.get(node.document_id)
+        if best is None or node.level > best.level:
+            top_nodes[node.document_id] = node
+    single_chunks = {
+        row.document_id: row
+        for row in session.scalars(
+            select(ChunkRow).where(ChunkRow.collection_id == collection_id, ChunkRow.ordinal == 0)
+        )
+    }
+    roots = []
+    for (document_id,) in documents:
+        top = top_nodes.get(document_id)
+        if top is not None:
+            roots.append(
+                DocumentRoot(
+                    document_id=document_id,
+                    node_id=top.id,
+                    text=top.text,
+                    tokens=top.token_count,
+                    content_hash=top.children_hash,
+                    level=top.level,
+                )
+            )
+        elif document_id in single_chunks:
+            chunk = single_chunks[document_id]
+            roots.append(
+                DocumentRoot(
+                    document_id=document_id,
+                    node_id=None,
+                    text=chunk.text,
+                    tokens=chunk.token_count,
+                    content_hash=chunk.text_hash,
+                    level=0,
+                )
+            )
+    return roots
+
+
+def set_parent(session: Session, node_ids: Sequence[int], parent_id: int | None) -> None:
+    for batch in _batches(list(node_ids)):
+        session.execute(
+            update(TreeNodeRow).where(TreeNodeRow.id.in_(batch)).values(parent_id=parent_id)
+        )
+
+
+def delete_nodes(session: Session, node_ids: Sequence[int]) -> None:
+    for batch in _batches(list(node_ids)):
+        session.execute(delete(TreeNodeRow).where(TreeNodeRow.id.in_(batch)))
+
+
+def nodes_for_index(session: Session, collection_id: int) -> tuple[list[int], list[str], list[str]]:
+    """Ids, text hashes and texts of every summary node of a collection, by id."""
+    rows = session.execute(
+        select(TreeNodeRow.id, TreeNodeRow.text_hash, TreeNodeRow.text)
+        .where(TreeNodeRow.collection_id == collection_id)
+        .order_by(TreeNodeRow.id)
+    ).all()
+    return [row[0] for row in rows], [row[1] for row in rows], [row[2] for row in rows]
+
+
+@dataclass(frozen=True, kw_only=True)
+class NodeRecord:
+    """A summary node with its document's provenance, as search returns it."""
+
+    id: int
+    text: str
+    level: int
+    char_start: int | None
+    char_end: int | None
+    leaf_start: int
+    leaf_end: int
+    document_external_id: str | None
+    document_title: str | None
+
+
+def fetch_node_records(session: Session, node_ids: Sequence[int]) -> dict[int, NodeRecord]:
+    records: dict[int, NodeRecord] = {}
+    for batch in _batches(list(node_ids)):
+        rows = session.execute(
+            select(TreeNodeRow, DocumentRow.external_id, DocumentRow.title)
+            .outerjoin(DocumentRow, TreeNodeRow.document_id == DocumentRow.id)
+            .where(TreeNodeRow.id.in_(batch))
+        ).all()
+        for node, external_id, title in rows:
+            records[node.id] = NodeRecord(
+                id=node.id,
+                text=node.text,
+                level=node.level,
+                char_start=node.char_start,
+                char_end=node.char_end,
+                leaf_start=node.leaf_start,
+                leaf_end=node.leaf_end,
+                document_external_id=external_id,
+                document_title=title,
+            )
+    return records
+
+
+def chunk_rows(session: Session, document_id: int) -> list[ChunkRow]:
+    return list(
+        session.scalars(
+            select(ChunkRow).where(ChunkRow.document_id == document_id).order_by(ChunkRow.ordinal)
+        )
+    )
+
+
+def all_node_ids(session: Session, collection_id: int) -> list[int]:
+    return list(
+        session.scalars(select(TreeNodeRow.id).where(TreeNodeRow.collection_id == collection_id))
+    )

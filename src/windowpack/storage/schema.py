@@ -120,3 +120,45 @@ class EmbeddingRow(Base):
     text_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
     dimension: Mapped[int] = mapped_column(Integer)
     vector: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class TreeNodeRow(Base):
+    """A summary node of the tree (design §3); level 0, the chunks, lives in `chunks`.
+
+    Document-scope nodes (`document_id` set) span leaf ordinals `[leaf_start, leaf_end)` of
+    their document's chunks and chars `[char_start, char_end)` of its text. Collection-scope
+    nodes (`document_id` NULL) group document roots in collection order and span document
+    positions `[leaf_start, leaf_end)`. `position` orders nodes of one scope and level.
+    """
+
+    __tablename__ = "tree_nodes"
+    __table_args__ = (Index("ix_tree_nodes_collection_level", "collection_id", "level"),)
+
+    id: Mapped[int] = mapped_column(IdType, primary_key=True, autoincrement=True)
+    collection_id: Mapped[int] = mapped_column(
+        ForeignKey("collections.id", ondelete="CASCADE"), index=True
+    )
+    document_id: Mapped[int | None] = mapped_column(
+        ForeignKey("documents.id", ondelete="CASCADE"), index=True, nullable=True
+    )
+    level: Mapped[int] = mapped_column(Integer)
+    position: Mapped[int] = mapped_column(Integer)
+    parent_id: Mapped[int | None] = mapped_column(IdType, nullable=True)
+    leaf_start: Mapped[int] = mapped_column(Integer)
+    leaf_end: Mapped[int] = mapped_column(Integer)
+    char_start: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    char_end: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    text: Mapped[str] = mapped_column(Text)
+    token_count: Mapped[int] = mapped_column(Integer)
+    text_hash: Mapped[str] = mapped_column(String(64))
+    children_hash: Mapped[str] = mapped_column(String(64))
+    summarizer: Mapped[str] = mapped_column(String(256))
+
+
+class SummaryRow(Base):
+    """Summary cache: a node whose children hash is known is never summarised again."""
+
+    __tablename__ = "summaries"
+
+    children_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    text: Mapped[str] = mapped_column(Text)

@@ -1,0 +1,469 @@
+"""The ingest pipeline: validate → chunk → summarise → embed → one transaction → publish.
+
+Atomicity: nothing becomes visible before the single database transaction that writes the
+documents, their chunks, their summary nodes, the collection-level nodes and the new index
+version. A failure before it (bad document, embedding error, crash during the tree build)
+leaves the store, its tree included, exactly as it was. Embeddings and summaries computed
+before a failure stay in their caches, so a retry does not pay for them again. Index files
+are derived and follow the commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from sqlalchemy.orm import Session, sessionmaker
+
+from windowpack.budget.tokens import TokenCounter
+from windowpack.errors import EmptyDocumentError, InvalidInputError
+from windowpack.retrieval.chunking import ChunkSpan, chunk_document
+from windowpack.retrieval.embedder import Embedder, Vectors
+from windowpack.retrieval.embedding_cache import content_hash, embed_with_cache
+from windowpack.retrieval.indexes import NODE_ID_OFFSET, IndexDelta, IndexStore, node_index_id
+from windowpack.storage import repository
+from windowpack.storage.schema import ChunkRow, DocumentRow, TreeNodeRow
+from windowpack.summarizer.base import Summarizer
+from windowpack.summarizer.persistence import (
+    CommittingSummaryCache,
+    SessionSummaryCache,
+    insert_levels,
+    rebuild_collection_levels,
+)
+from windowpack.summarizer.tree import BuiltNode, SummaryCache, TreeBuilder, TreeItem, TreeStats
+from windowpack.types import Document, IngestProgress, IngestReport
+
+
+@dataclass(frozen=True, kw_only=True)
+class IngestTarget:
+    """The collection being written and the parts that process it."""
+
+    collection_id: int
+    counter: TokenCounter
+    chunk_tokens: int
+    embedder: Embedder
+    indexes: IndexStore
+    sessions: sessionmaker[Session]
+    summarizer: Summarizer
+    fallback_summarizer: Summarizer
+    fanout: int
+
+    def tree_builder(self, cache: SummaryCache, tracker: _Tracker | None = None) -> TreeBuilder:
+        return TreeBuilder(
+            self.summarizer,
+            self.counter,
+            cache,
+            fallback=self.fallback_summarizer,
+            fanout=self.fanout,
+            on_node=tracker.summarised if tracker is not None else None,
+        )
+
+
+@dataclass(kw_only=True)
+class _Prepared:
+    document: Document
+    external_id: str
+    text_hash: str
+    chunks: list[ChunkSpan]
+    position: int | None = None
+    levels: list[list[BuiltNode]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Written:
+    """What the transaction changed, for the indexes."""
+
+    version: int
+    added_ids: list[int]
+    removed_ids: list[int]
+    replaced: int
+    collection_nodes: list[TreeNodeRow]
+    tree: TreeStats
+
+
+ProgressCallback = Callable[[IngestProgress], None]
+
+
+def ingest_documents(
+    documents: Sequence[Document],
+    target: IngestTarget,
+    *,
+    progress: ProgressCallback | None = None,
+    skipped: dict[str, str] | None = None,
+) -> IngestReport:
+    """Add or replace `documents` (upsert by id) in one transaction and publish the indexes."""
+    tracker = _Tracker(len(documents), progress)
+    prepared = [_prepare(document, index) for index, document in enumerate(documents)]
+    _reject_duplicate_ids(prepared)
+    changed, unchanged = _split_unchanged(prepared, target)
+    if not changed:  # nothing to do: not even the embedding model is loaded
+        with target.sessions() as session:
+            current = repository.index_version(session, target.collection_id)
+        tracker.stage("done")
+        return _report(prepared, unchanged=unchanged, version=current, skipped=skipped)
+    for item in changed:
+        item.chunks = chunk_document(item.document, target.counter, target.chunk_tokens)
+        tracker.chunked(item)
+    tracker.stage("summarize")
+    builder = target.tree_builder(CommittingSummaryCache(target.sessions), tracker)
+    for item in changed:
+        item.levels = builder.levels_above(_chunk_items(item), label=item.external_id)
+    texts = _texts_to_index(changed)
+    tracker.stage("embed")
+    vectors, embedded = _embed(texts, target, tracker)
+    tracker.stage("index")
+    written = _commit(changed, texts, target)
+    embedded += _publish(target, written, vectors)
+    tracker.stage("done")
+    return _report(
+        prepared,
+        unchanged=unchanged,
+        version=written.version,
+        skipped=skipped,
+        replaced=written.replaced,
+        embedded=embedded,
+        tree=_merged(builder.stats, written.tree),
+    )
+
+
+def delete_document(document_id: str, collection_name: str, target: IngestTarget) -> int:
+    """Delete one document, regroup the collection-level nodes; returns the new version."""
+    from windowpack.errors import DocumentNotFoundError
+
+    with target.sessions.begin() as session:
+        rows = repository.documents_by_external_id(session, target.collection_id, [document_id])
+        if document_id not in rows:
+            raise DocumentNotFoundError(document_id, collection_name)
+        removed = _delete(session, rows[document_id])
+        written = _finish_transaction(session, target, [], removed, 0)
+    _publish(target, written, np.zeros((0, 0), dtype=np.float32))
+    return written.version
+
+
+def _prepare(document: Document, index: int) -> _Prepared:
+    label = document.id or document.title or f"documents[{index}]"
+    if not isinstance(document.text, str):
+        raise InvalidInputError(f"{label}: text must be a string")
+    if not document.text.strip():
+        raise EmptyDocumentError(label, "has no text")
+    try:
+        json.dumps(document.metadata)
+    except (TypeError, ValueError) as error:
+        raise InvalidInputError(f"{label}: metadata is not JSON-serialisable: {error}") from error
+    for unit in document.units or []:
+        if not 0 <= unit.start <= unit.end <= len(document.text):
+            raise InvalidInputError(f"{label}: unit span {unit} is outside the text")
+    text_hash = content_hash(document.text)
+    external_id = document.id if document.id is not None else f"sha256:{text_hash[:32]}"
+    if not external_id.strip():
+        raise InvalidInputError(f"documents[{index}]: id must not be empty")
+    return _Prepared(document=document, external_id=external_id, text_hash=text_hash, chunks=[])
+
+
+def _reject_duplicate_ids(prepared: Sequence[_Prepared]) -> None:
+    seen: set[str] = set()
+    for item in prepared:
+        if item.external_id in seen:
+            raise InvalidInputError(f"document id {item.external_id!r} appears twice in one add")
+        seen.add(item.external_id)
+
+
+def _split_unchanged(
+    prepared: list[_Prepared], target: IngestTarget
+) -> tuple[list[_Prepared], int]:
+    with target.sessions() as session:
+        existing = repository.documents_by_external_id(
+            session, target.collection_id, [item.external_id for item in prepared]
+        )
+        changed = []
+        for item in prepared:
+            row = existing.get(item.external_id)
+            if row is not None and _fingerprint_of_row(row) == _fingerprint(item):
+                continue
+            item.position = row.position if row is not None else None
+            changed.append(item)
+    return changed, len(prepared) - len(changed)
+
+
+def _fingerprint(item: _Prepared) -> str:
+    document = item.document
+    units = [[unit.start, unit.end] for unit in document.units] if document.units else None
+    return _hash_fields(item.text_hash, document.title, document.kind, document.metadata, units)
+
+
+def _fingerprint_of_row(row: DocumentRow) -> str:
+    return _hash_fields(row.text_hash, row.title, row.kind, row.meta, row.units)
+
+
+def _hash_fields(*fields: object) -> str:
+    encoded = json.dumps(fields, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
+
+
+def rebuild_tree(target: IngestTarget, progress: ProgressCallback | None = None) -> IngestReport:
+    """Recompute every summary node with `target.summarizer` and publish it atomically."""
+    with target.sessions() as session:
+        documents = repository.list_documents(session, target.collection_id)
+        chunks = {doc.id: repository.chunk_rows(session, doc.id) for doc in documents}
+    tracker = _Tracker(len(documents), progress)
+    tracker.stage("summarize")
+    builder = target.tree_builder(CommittingSummaryCache(target.sessions), tracker)
+    levels = {
+        doc.id: builder.levels_above(_stored_chunk_items(chunks[doc.id]), label=doc.external_id)
+        for doc in documents
+    }
+    node_texts = [node.text for doc in documents for level in levels[doc.id] for node in level]
+    tracker.stage("embed")
+    vectors, embedded = _embed(node_texts, target, tracker)
+    tracker.stage("index")
+    with target.sessions.begin() as session:
+        removed = [node_index_id(i) for i in repository.all_node_ids(session, target.collection_id)]
+        repository.delete_nodes(session, [i - NODE_ID_OFFSET for i in removed])
+        added: list[int] = []
+        for doc in documents:
+            rows = insert_levels(
+                session,
+                levels[doc.id],
+                collection_id=target.collection_id,
+                document_id=doc.id,
+                summarizer_id=target.summarizer.summarizer_id,
+            )
+            added.extend(node_index_id(row.id) for level in rows for row in level)
+        written = _finish_transaction(session, target, added, removed, 0)
+    embedded += _publish(target, written, vectors)
+    tracker.stage("done")
+    tree = _merged(builder.stats, written.tree)
+    return IngestReport(
+        index_version=written.version,
+        embedded=embedded,
+        summaries=tree.summarised,
+        summary_failures=dict(tree.failures),
+    )
+
+
+def _stored_chunk_items(rows: Sequence[ChunkRow]) -> list[TreeItem]:
+    return [
+        TreeItem(
+            text=row.text,
+            tokens=row.token_count,
+            content_hash=row.text_hash,
+            level=0,
+            leaf_start=row.ordinal,
+            leaf_end=row.ordinal + 1,
+            char_start=row.char_start,
+            char_end=row.char_end,
+        )
+        for row in rows
+    ]
+
+
+def _chunk_items(item: _Prepared) -> list[TreeItem]:
+    text = item.document.text
+    return [
+        TreeItem(
+            text=text[chunk.start : chunk.end],
+            tokens=chunk.tokens,
+            content_hash=content_hash(text[chunk.start : chunk.end]),
+            level=0,
+            leaf_start=ordinal,
+            leaf_end=ordinal + 1,
+            char_start=chunk.start,
+            char_end=chunk.end,
+        )
+        for ordinal, chunk in enumerate(item.chunks)
+    ]
+
+
+def _texts_to_index(changed: Sequence[_Prepared]) -> list[str]:
+    """Chunk texts, then node texts bottom-up, per document: the order `_insert` writes them."""
+    texts: list[str] = []
+    for item in changed:
+        texts.extend(item.document.text[chunk.start : chunk.end] for chunk in item.chunks)
+        texts.extend(node.text for level in item.levels for node in level)
+    return texts
+
+
+def _embed(texts: list[str], target: IngestTarget, tracker: _Tracker) -> tuple[Vectors, int]:
+    hashes = [content_hash(text) for text in texts]
+    return embed_with_cache(
+        target.sessions, target.embedder, texts, hashes, on_embedded=tracker.embedded
+    )
+
+
+def _commit(changed: list[_Prepared], texts: list[str], target: IngestTarget) -> _Written:
+    removed: list[int] = []
+    added: list[int] = []
+    with target.sessions.begin() as session:
+        existing = repository.documents_by_external_id(
+            session, target.collection_id, [item.external_id for item in changed]
+        )
+        for row in existing.values():
+            removed.extend(_delete(session, row))
+        new_count = sum(1 for item in changed if item.position is None)
+        next_position = repository.claim_positions(session, target.collection_id, new_count)
+        for item in changed:
+            if item.position is None:
+                item.position, next_position = next_position, next_position + 1
+            added.extend(_insert(session, item, target))
+        assert len(added) == len(texts)
+        return _finish_transaction(session, target, added, removed, len(existing))
+
+
+def _finish_transaction(
+    session: Session,
+    target: IngestTarget,
+    added: list[int],
+    removed: list[int],
+    replaced: int,
+) -> _Written:
+    """Regroup the collection-level nodes and bump the version, inside the open transaction."""
+    builder = target.tree_builder(SessionSummaryCache(session))
+    levels = rebuild_collection_levels(
+        session, target.collection_id, builder, summarizer_id=target.summarizer.summarizer_id
+    )
+    version = repository.bump_index_version(session, target.collection_id)
+    return _Written(
+        version=version,
+        added_ids=added,
+        removed_ids=removed + [node_index_id(node_id) for node_id in levels.removed_ids],
+        replaced=replaced,
+        collection_nodes=levels.added,
+        tree=builder.stats,
+    )
+
+
+def _delete(session: Session, row: DocumentRow) -> list[int]:
+    """Delete a document; returns the index ids of its chunks and nodes."""
+    node_ids = repository.node_ids_of_document(session, row.id)
+    chunk_ids = repository.delete_document(session, row)
+    return chunk_ids + [node_index_id(node_id) for node_id in node_ids]
+
+
+def _publish(target: IngestTarget, written: _Written, vectors: Vectors) -> int:
+    """Embed the collection-level nodes (after the commit: they may hit the cache) and publish."""
+    node_texts = [node.text for node in written.collection_nodes]
+    node_vectors, embedded = embed_with_cache(
+        target.sessions, target.embedder, node_texts, [content_hash(t) for t in node_texts]
+    )
+    ids = written.added_ids + [node_index_id(node.id) for node in written.collection_nodes]
+    parts = [part for part in (vectors, node_vectors) if len(part)]
+    delta = IndexDelta(
+        added_ids=np.asarray(ids, dtype=np.int64),
+        added_vectors=np.vstack(parts) if parts else np.zeros((0, 0), dtype=np.float32),
+        removed_ids=np.asarray(written.removed_ids, dtype=np.int64),
+    )
+    target.indexes.publish(target.collection_id, written.version, delta)
+    return embedded
+
+
+def _insert(session: Session, item: _Prepared, target: IngestTarget) -> list[int]:
+    """Insert the document, its chunks and its nodes; returns their index ids in text order."""
+    document = item.document
+    assert item.position is not None
+    row = DocumentRow(
+        collection_id=target.collection_id,
+        external_id=item.external_id,
+        title=document.title,
+        kind=document.kind,
+        text=document.text,
+        text_hash=item.text_hash,
+        units=[[unit.start, unit.end] for unit in document.units] if document.units else None,
+        meta=document.metadata,
+        source=document.source,
+        position=item.position,
+        token_count=sum(chunk.tokens for chunk in item.chunks),
+    )
+    session.add(row)
+    session.flush()
+    chunk_rows = [
+        ChunkRow(
+            collection_id=target.collection_id,
+            document_id=row.id,
+            ordinal=ordinal,
+            char_start=chunk.start,
+            char_end=chunk.end,
+            token_count=chunk.tokens,
+            unit=chunk.unit,
+            text_hash=content_hash(document.text[chunk.start : chunk.end]),
+            text=document.text[chunk.start : chunk.end],
+        )
+        for ordinal, chunk in enumerate(item.chunks)
+    ]
+    session.add_all(chunk_rows)
+    session.flush()
+    node_rows = insert_levels(
+        session,
+        item.levels,
+        collection_id=target.collection_id,
+        document_id=row.id,
+        summarizer_id=target.summarizer.summarizer_id,
+    )
+    node_ids = [node_index_id(node.id) for level in node_rows for node in level]
+    return [chunk.id for chunk in chunk_rows] + node_ids
+
+
+def _merged(first: TreeStats, second: TreeStats) -> TreeStats:
+    return TreeStats(
+        summarised=first.summarised + second.summarised,
+        cached=first.cached + second.cached,
+        failures={**first.failures, **second.failures},
+    )
+
+
+def _report(
+    prepared: Sequence[_Prepared],
+    *,
+    unchanged: int,
+    version: int,
+    skipped: dict[str, str] | None,
+    replaced: int = 0,
+    embedded: int = 0,
+    tree: TreeStats | None = None,
+) -> IngestReport:
+    written = [item for item in prepared if item.chunks]
+    return IngestReport(
+        added=len(prepared) - unchanged - replaced,
+        replaced=replaced,
+        unchanged=unchanged,
+        chunks=sum(len(item.chunks) for item in written),
+        tokens=sum(chunk.tokens for item in written for chunk in item.chunks),
+        embedded=embedded,
+        index_version=version,
+        skipped=dict(skipped or {}),
+        summaries=tree.summarised if tree else 0,
+        summary_failures=dict(tree.failures) if tree else {},
+    )
+
+
+class _Tracker:
+    """Counts work done and reports it to the progress callback, if any."""
+
+    def __init__(self, total: int, callback: ProgressCallback | None) -> None:
+        self._callback = callback
+        self._progress = IngestProgress(stage="chunk", documents_total=total)
+
+    def chunked(self, item: _Prepared) -> None:
+        self._progress.documents += 1
+        self._progress.chunks += len(item.chunks)
+        self._progress.tokens += sum(chunk.tokens for chunk in item.chunks)
+        self._emit()
+
+    def embedded(self, count: int) -> None:
+        self._progress.stage = "embed"
+        self._progress.embedded += count
+        self._emit()
+
+    def summarised(self, count: int) -> None:
+        self._progress.summaries += count
+        self._emit()
+
+    def stage(self, name: str) -> None:
+        self._progress.stage = name
+        self._emit()
+
+    def _emit(self) -> None:
+        if self._callback is not None:
+            self._callback(self._progress)

@@ -1,0 +1,195 @@
+"""Reading the summary tree back: its shape per level, and one node with its neighbours."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from windowpack.errors import NotFoundError
+from windowpack.storage import repository
+from windowpack.storage.schema import ChunkRow, DocumentRow, TreeNodeRow
+
+
+@dataclass(frozen=True, kw_only=True)
+class LevelStats:
+    """One level of the tree: `scope` is "document" or "collection"."""
+
+    level: int
+    scope: Literal["document", "collection"]
+    nodes: int
+    tokens: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class TreeOverview:
+    """The tree's shape. `summary_ratio` = summary tokens / chunk tokens."""
+
+    documents: int
+    chunks: int
+    chunk_tokens: int
+    summary_tokens: int
+    levels: list[LevelStats]
+    root_id: int | None
+
+    @property
+    def summary_ratio(self) -> float:
+        return self.summary_tokens / self.chunk_tokens if self.chunk_tokens else 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class TreeChild:
+    """A child of a node: another node, a chunk (level 0) or a document's only chunk."""
+
+    kind: Literal["node", "chunk"]
+    node_id: int | None
+    document_id: str | None
+    ordinal: int | None
+    tokens: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class TreeNode:
+    """A summary node: its text, what it stands for, its parent and its children."""
+
+    id: int
+    level: int
+    document_id: str | None
+    parent_id: int | None
+    leaf_start: int
+    leaf_end: int
+    char_start: int | None
+    char_end: int | None
+    text: str
+    tokens: int
+    summarizer: str
+    children: list[TreeChild]
+
+
+def tree_overview(session: Session, collection_id: int) -> TreeOverview:
+    chunk_count, chunk_tokens = session.execute(
+        select(func.count(ChunkRow.id), func.coalesce(func.sum(ChunkRow.token_count), 0)).where(
+            ChunkRow.collection_id == collection_id
+        )
+    ).one()
+    rows = session.execute(
+        select(
+            TreeNodeRow.level,
+            TreeNodeRow.document_id.is_(None),
+            func.count(TreeNodeRow.id),
+            func.sum(TreeNodeRow.token_count),
+        )
+        .where(TreeNodeRow.collection_id == collection_id)
+        .group_by(TreeNodeRow.level, TreeNodeRow.document_id.is_(None))
+    ).all()
+    levels = sorted(
+        (
+            LevelStats(
+                level=level,
+                scope="collection" if collection_scope else "document",
+                nodes=int(count),
+                tokens=int(tokens or 0),
+            )
+            for level, collection_scope, count, tokens in rows
+        ),
+        key=lambda stats: (stats.scope == "collection", stats.level),
+    )
+    return TreeOverview(
+        documents=repository.count_documents(session, collection_id),
+        chunks=int(chunk_count),
+        chunk_tokens=int(chunk_tokens),
+        summary_tokens=sum(stats.tokens for stats in levels),
+        levels=levels,
+        root_id=_root_id(session, collection_id),
+    )
+
+
+def _root_id(session: Session, collection_id: int) -> int | None:
+    """The collection root: the highest collection-scope node, or a lone document's root."""
+    top = session.scalars(
+        select(TreeNodeRow.id)
+        .where(TreeNodeRow.collection_id == collection_id, TreeNodeRow.parent_id.is_(None))
+        .order_by(TreeNodeRow.level.desc(), TreeNodeRow.id)
+    ).first()
+    return top
+
+
+def tree_node(session: Session, collection_id: int, node_id: int, *, collection: str) -> TreeNode:
+    row = repository.get_tree_node(session, collection_id, node_id)
+    if row is None:
+        raise NotFoundError(f"node {node_id} does not exist in collection {collection!r}")
+    external_id = _external_id(session, row.document_id)
+    return TreeNode(
+        id=row.id,
+        level=row.level,
+        document_id=external_id,
+        parent_id=row.parent_id,
+        leaf_start=row.leaf_start,
+        leaf_end=row.leaf_end,
+        char_start=row.char_start,
+        char_end=row.char_end,
+        text=row.text,
+        tokens=row.token_count,
+        summarizer=row.summarizer,
+        children=_children(session, row, external_id),
+    )
+
+
+def _children(session: Session, row: TreeNodeRow, external_id: str | None) -> list[TreeChild]:
+    nodes = sorted(repository.child_nodes(session, row.id), key=lambda node: node.position)
+    if row.document_id is not None and row.level == 1:
+        chunks = session.execute(
+            select(ChunkRow.ordinal, ChunkRow.token_count)
+            .where(
+                ChunkRow.document_id == row.document_id,
+                ChunkRow.ordinal >= row.leaf_start,
+                ChunkRow.ordinal < row.leaf_end,
+            )
+            .order_by(ChunkRow.ordinal)
+        ).all()
+        return [
+            TreeChild(kind="chunk", node_id=None, document_id=external_id, ordinal=o, tokens=t)
+            for o, t in chunks
+        ]
+    grouping_documents = row.document_id is None and all(n.document_id for n in nodes)
+    if grouping_documents:  # the lowest collection level: children are document roots
+        return _document_children(session, row)
+    return [_node_child(session, node) for node in nodes]
+
+
+def _document_children(session: Session, row: TreeNodeRow) -> list[TreeChild]:
+    """Children of a level-1 collection node: the roots of documents it groups."""
+    roots = repository.document_roots(session, row.collection_id)[row.leaf_start : row.leaf_end]
+    children = []
+    for root in roots:
+        external_id = _external_id(session, root.document_id)
+        kind: Literal["node", "chunk"] = "node" if root.node_id is not None else "chunk"
+        ordinal = None if root.node_id is not None else 0
+        children.append(
+            TreeChild(
+                kind=kind,
+                node_id=root.node_id,
+                document_id=external_id,
+                ordinal=ordinal,
+                tokens=root.tokens,
+            )
+        )
+    return children
+
+
+def _node_child(session: Session, node: TreeNodeRow) -> TreeChild:
+    return TreeChild(
+        kind="node",
+        node_id=node.id,
+        document_id=_external_id(session, node.document_id),
+        ordinal=None,
+        tokens=node.token_count,
+    )
+
+
+def _external_id(session: Session, document_id: int | None) -> str | None:
+    if document_id is None:
+        return None
+    return session.scalar(select(DocumentRow.external_id).where(DocumentRow.id == document_id))

@@ -1,0 +1,210 @@
+"""The order-preserving summary tree (design §3), as pure computation over texts.
+
+Level 0 is the chunks. Level 1 summarises runs of consecutive chunks of one document, level 2
+runs of level-1 nodes, and so on up to one root per document. Document roots are then grouped
+the same way, in collection order, up to one collection root. Runs are as even as possible
+(9 children at fan-out 8 make runs of 5 and 4, not 8 and 1), and each summary is asked for
+about 1/fan-out of its children's tokens, so the whole tree costs ~1/(fan-out - 1) of the
+corpus (about 14% at the default 8).
+
+A node is identified by the hash of its children (their own hashes, the summarizer id and the
+tokenizer): a node whose children did not change is looked up in the summary cache, never
+summarised again. A summarizer failure on one node falls back to the extractive summary of
+that node and is reported, not raised.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from windowpack.budget.tokens import TokenCounter
+from windowpack.summarizer.base import Summarizer
+
+DEFAULT_FANOUT = 8
+# Below this a summary cannot say anything useful; a node's target never goes lower.
+_MIN_TARGET_TOKENS = 32
+
+
+@dataclass(frozen=True, kw_only=True)
+class TreeItem:
+    """A child in the tree: a chunk (level 0) or a built node."""
+
+    text: str
+    tokens: int
+    content_hash: str
+    level: int
+    leaf_start: int
+    leaf_end: int
+    char_start: int | None = None
+    char_end: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class BuiltNode(TreeItem):
+    """A summary node: a TreeItem plus where its children sit in the level below."""
+
+    position: int
+    child_start: int
+    child_end: int
+
+
+class SummaryCache(Protocol):
+    """Summaries by children hash; `put` may be called with new ones at any time."""
+
+    def get_many(self, children_hashes: Sequence[str]) -> dict[str, str]: ...
+
+    def put_many(self, summaries: Mapping[str, str]) -> None: ...
+
+
+@dataclass
+class TreeStats:
+    """What a build did: nodes summarised afresh, taken from cache, and failures by node."""
+
+    summarised: int = 0
+    cached: int = 0
+    failures: dict[str, str] = field(default_factory=dict)
+
+
+class TreeBuilder:
+    """Builds the levels above a list of items with one summarizer, a cache and a fallback."""
+
+    def __init__(
+        self,
+        summarizer: Summarizer,
+        counter: TokenCounter,
+        cache: SummaryCache,
+        *,
+        fallback: Summarizer,
+        fanout: int = DEFAULT_FANOUT,
+        on_node: Callable[[int], None] | None = None,
+    ) -> None:
+        self._summarizer = summarizer
+        self._counter = counter
+        self._cache = cache
+        self._fallback = fallback
+        self._fanout = fanout
+        self._on_node = on_node
+        self.stats = TreeStats()
+
+    def levels_above(self, items: Sequence[TreeItem], *, label: str) -> list[list[BuiltNode]]:
+        """Levels built over `items` (bottom first) until one item remains; [] for 0 or 1."""
+        levels: list[list[BuiltNode]] = []
+        current: Sequence[TreeItem] = items
+        while len(current) > 1:
+            level = self._build_level(current, label=f"{label} level {len(levels) + 1}")
+            levels.append(level)
+            current = level
+        return levels
+
+    def _build_level(self, items: Sequence[TreeItem], *, label: str) -> list[BuiltNode]:
+        groups = even_groups(len(items), self._fanout)
+        hashes = [self.children_hash(items[start:end]) for start, end in groups]
+        texts = self._summaries(items, groups, hashes, label)
+        counts = self._counter.count_many(texts)
+        level = 1 + max(item.level for item in items)
+        nodes = []
+        for position, ((start, end), children_hash) in enumerate(zip(groups, hashes, strict=True)):
+            children = items[start:end]
+            nodes.append(
+                BuiltNode(
+                    text=texts[position],
+                    tokens=counts[position],
+                    content_hash=children_hash,
+                    level=level,
+                    leaf_start=children[0].leaf_start,
+                    leaf_end=children[-1].leaf_end,
+                    char_start=children[0].char_start,
+                    char_end=children[-1].char_end,
+                    position=position,
+                    child_start=start,
+                    child_end=end,
+                )
+            )
+        return nodes
+
+    def children_hash(self, children: Sequence[TreeItem]) -> str:
+        key = [self._summarizer.summarizer_id, self._counter.name, self._fanout]
+        key.extend(child.content_hash for child in children)
+        return hashlib.sha256(json.dumps(key).encode("utf-8")).hexdigest()
+
+    def _summaries(
+        self,
+        items: Sequence[TreeItem],
+        groups: Sequence[tuple[int, int]],
+        hashes: Sequence[str],
+        label: str,
+    ) -> list[str]:
+        cached = self._cache.get_many(hashes)
+        jobs: dict[str, _Job] = {}
+        for position, ((start, end), children_hash) in enumerate(zip(groups, hashes, strict=True)):
+            if children_hash in cached or children_hash in jobs:
+                self.stats.cached += 1
+                continue
+            children = items[start:end]
+            target = math.ceil(sum(child.tokens for child in children) / self._fanout)
+            jobs[children_hash] = _Job(
+                texts=[child.text for child in children],
+                target=max(_MIN_TARGET_TOKENS, target),
+                label=f"{label} node {position}",
+            )
+        fresh = self._run(jobs)
+        if fresh:
+            self._cache.put_many(fresh)
+        return [cached.get(children_hash) or fresh[children_hash] for children_hash in hashes]
+
+    def _run(self, jobs: dict[str, _Job]) -> dict[str, str]:
+        """Summarise every job; a summarizer with `summarize_many` gets them as one batch."""
+        many = getattr(self._summarizer, "summarize_many", None)
+        if many is not None and jobs:
+            results = many(
+                [(job.texts, job.target) for job in jobs.values()], counter=self._counter
+            )
+        else:
+            results = [self._attempt(job) for job in jobs.values()]
+        fresh = {}
+        for (children_hash, job), result in zip(jobs.items(), results, strict=True):
+            fresh[children_hash] = (
+                result if isinstance(result, str) else self._fall_back(job, result)
+            )
+            self.stats.summarised += 1
+            if self._on_node is not None:
+                self._on_node(1)
+        return fresh
+
+    def _attempt(self, job: _Job) -> str | BaseException:
+        try:
+            return self._summarizer.summarize(
+                job.texts, target_tokens=job.target, counter=self._counter
+            )
+        except Exception as error:  # any summarizer fault falls back below, and is reported
+            return error
+
+    def _fall_back(self, job: _Job, error: BaseException) -> str:
+        self.stats.failures[job.label] = f"{type(error).__name__}: {error}"
+        return self._fallback.summarize(job.texts, target_tokens=job.target, counter=self._counter)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Job:
+    texts: list[str]
+    target: int
+    label: str
+
+
+def even_groups(count: int, fanout: int) -> list[tuple[int, int]]:
+    """Split `count` consecutive items into ceil(count / fanout) runs of near-equal size."""
+    if count <= 0:
+        return []
+    groups = math.ceil(count / fanout)
+    base, extra = divmod(count, groups)
+    bounds, start = [], 0
+    for index in range(groups):
+        end = start + base + (1 if index < extra else 0)
+        bounds.append((start, end))
+        start = end
+    return bounds
