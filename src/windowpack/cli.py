@@ -134,6 +134,8 @@ def _add_with_progress(
         task = bar.add_task("parsing", total=None)
 
         def update(progress: IngestProgress) -> None:
+            if progress.note:
+                bar.console.print(progress.note, highlight=False)
             rate = progress.tokens / max(time.perf_counter() - started, 1e-9)
             bar.update(
                 task,

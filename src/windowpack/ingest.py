@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -33,7 +34,15 @@ from windowpack.summarizer.persistence import (
     insert_levels,
     rebuild_collection_levels,
 )
-from windowpack.summarizer.tree import BuiltNode, SummaryCache, TreeBuilder, TreeItem, TreeStats
+from windowpack.summarizer.tree import (
+    BuiltNode,
+    SummaryCache,
+    TreeBuilder,
+    TreeCost,
+    TreeItem,
+    TreeStats,
+    estimate_tree_cost,
+)
 from windowpack.types import Document, IngestProgress, IngestReport
 
 
@@ -85,6 +94,7 @@ class _Written:
 
 
 ProgressCallback = Callable[[IngestProgress], None]
+_LOG = logging.getLogger("windowpack")
 
 
 def ingest_documents(
@@ -108,6 +118,7 @@ def ingest_documents(
         item.chunks = chunk_document(item.document, target.counter, target.chunk_tokens)
         tracker.chunked(item)
     tracker.stage("summarize")
+    _announce_cost(target, [[chunk.tokens for chunk in item.chunks] for item in changed], tracker)
     builder = target.tree_builder(CommittingSummaryCache(target.sessions), tracker)
     for item in changed:
         item.levels = builder.levels_above(_chunk_items(item), label=item.external_id)
@@ -210,6 +221,8 @@ def rebuild_tree(target: IngestTarget, progress: ProgressCallback | None = None)
         chunks = {doc.id: repository.chunk_rows(session, doc.id) for doc in documents}
     tracker = _Tracker(len(documents), progress)
     tracker.stage("summarize")
+    counts = [[row.token_count for row in chunks[doc.id]] for doc in documents]
+    _announce_cost(target, counts, tracker)
     builder = target.tree_builder(CommittingSummaryCache(target.sessions), tracker)
     levels = {
         doc.id: builder.levels_above(_stored_chunk_items(chunks[doc.id]), label=doc.external_id)
@@ -258,6 +271,21 @@ def _stored_chunk_items(rows: Sequence[ChunkRow]) -> list[TreeItem]:
         )
         for row in rows
     ]
+
+
+def _announce_cost(
+    target: IngestTarget, documents: list[list[int]], tracker: _Tracker
+) -> TreeCost | None:
+    """Before an LLM summarizer starts, say what the build may cost (logged and reported)."""
+    estimate_cost = getattr(target.summarizer, "estimate_cost", None)
+    if estimate_cost is None:  # the extractive summarizer costs nothing worth announcing
+        return None
+    # The prompt of a one-word job is the template's own cost, paid once per call.
+    overhead = estimate_cost([(["."], 1)], counter=target.counter).input_tokens
+    cost = estimate_tree_cost(documents, fanout=target.fanout, overhead_per_call=overhead)
+    _LOG.info("summary tree build with %s: %s", target.summarizer.summarizer_id, cost)
+    tracker.note(f"summary tree with {target.summarizer.summarizer_id}: {cost}")
+    return cost
 
 
 def _chunk_items(item: _Prepared) -> list[TreeItem]:
@@ -459,6 +487,11 @@ class _Tracker:
     def summarised(self, count: int) -> None:
         self._progress.summaries += count
         self._emit()
+
+    def note(self, text: str) -> None:
+        self._progress.note = text
+        self._emit()
+        self._progress.note = None
 
     def stage(self, name: str) -> None:
         self._progress.stage = name

@@ -110,7 +110,8 @@ class IngestReport:
 class IngestProgress:
     """Running totals of an ingest for progress callbacks.
 
-    `stage` goes chunk → summarize → embed → index → done.
+    `stage` goes chunk → summarize → embed → index → done. `note` carries a one-off message
+    for the user, such as an LLM summarizer's cost estimate before the tree build starts.
     """
 
     stage: str
@@ -120,3 +121,4 @@ class IngestProgress:
     tokens: int = 0
     embedded: int = 0
     summaries: int = 0
+    note: str | None = None

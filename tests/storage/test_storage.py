@@ -155,3 +155,30 @@ def test_collections_are_isolated(any_database_store: wp.Store) -> None:
     assert first.get("x").text.endswith("walruses.")
     assert [hit.document_id for hit in second.search("walruses", k=5)] == ["x"]
     assert "penguins" in second.search("walruses", k=5)[0].text
+
+
+def test_an_existing_database_is_upgraded_in_place(tmp_path: Path) -> None:
+    """A store written by the first schema gains the tree tables and keeps its data."""
+    from alembic import command
+    from alembic.config import Config
+
+    from windowpack.storage.database import MIGRATIONS_DIR
+
+    engine = create_database_engine(f"sqlite:///{tmp_path / 'old.sqlite'}")
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0001")
+        connection.exec_driver_sql(
+            "INSERT INTO collections (name, tokenizer, embedder, chunk_tokens, index_version, "
+            "next_position, created_at) VALUES ('old', 'o200k_base', 'hash-384', 64, 0, 0, "
+            "'2026-01-01 00:00:00')"
+        )
+    assert "tree_nodes" not in inspect(engine).get_table_names()
+    migrate(engine)
+    assert current_revision(engine) == "0002"
+    assert {"tree_nodes", "summaries"} <= set(inspect(engine).get_table_names())
+    with engine.connect() as connection:
+        names = connection.exec_driver_sql("SELECT name FROM collections").scalars().all()
+    assert names == ["old"]

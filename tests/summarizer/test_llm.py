@@ -378,3 +378,53 @@ def test_a_non_llm_or_bad_settings_are_rejected(server: FakeOpenAIServer) -> Non
         LLMSummarizer(_llm(server), prompt_template="Summarize: {passages}")
     with pytest.raises(InvalidArgumentError, match="attempts"):
         LLMSummarizer(_llm(server), attempts=0)
+
+
+# --- the LLM summarizer building a store's tree ---------------------------------------------
+
+
+def _tree_documents() -> list[Any]:
+    import windowpack as wp
+
+    paragraphs = [
+        f"Station {name} logged {n} storms in {year}. The crew rebuilt the mast afterwards."
+        for n, (name, year) in enumerate(
+            [("Aurora", 1998), ("Basalt", 2003), ("Cinder", 2011), ("Drift", 2019)] * 3
+        )
+    ]
+    return [
+        wp.Document(text="\n\n".join(paragraphs[:6]), id="north"),
+        wp.Document(text="\n\n".join(paragraphs[6:]), id="south"),
+    ]
+
+
+def test_a_store_builds_its_tree_with_the_llm_and_falls_back_per_node(
+    server: FakeOpenAIServer, tmp_path: Any
+) -> None:
+    import windowpack as wp
+    from windowpack.config import StoreConfig
+
+    server.fail_if_contains = "Drift logged 7"  # every attempt on that node fails
+    summarizer = _fast(server, attempts=2)
+    notes: list[str] = []
+    config = StoreConfig(embedder="hash", chunk_tokens=24, fanout=2)
+    with wp.open(tmp_path / "store", config=config, summarizer=summarizer) as store:
+        col = store.collection("docs")
+        report = col.add(_tree_documents(), progress=lambda p: p.note and notes.append(p.note))
+        nodes = [col.node(level_node) for level_node in _node_ids(col)]
+    assert notes and "summarizer calls" in notes[0]  # the cost estimate, before the build
+    assert server.prompts, "the tree was summarised through the server"
+    assert report.summary_failures and all(
+        "SummaryFailure" in reason for reason in report.summary_failures.values()
+    )
+    assert {node.summarizer for node in nodes} == {summarizer.summarizer_id}
+    from_server = [node for node in nodes if node.text.startswith("Station")]
+    assert from_server, "summaries are the server's replies"
+    assert len(report.summary_failures) < len(nodes)
+
+
+def _node_ids(col: Any) -> list[int]:
+    from windowpack.storage import repository
+
+    with col._store._sessions() as session:
+        return [node.id for node in repository.tree_nodes(session, col._id)]

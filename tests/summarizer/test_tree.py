@@ -18,7 +18,7 @@ from windowpack.config import StoreConfig
 from windowpack.retrieval.chunking import split_sentences
 from windowpack.storage import repository
 from windowpack.storage.schema import ChunkRow, DocumentRow, TreeNodeRow
-from windowpack.summarizer.tree import even_groups
+from windowpack.summarizer.tree import estimate_tree_cost, even_groups
 
 CONFIG = StoreConfig(embedder="hash", chunk_tokens=24, fanout=3)
 WORDS = [
@@ -309,3 +309,15 @@ def test_the_tree_builds_on_postgres_too(any_database_store: wp.Store) -> None:
     col.delete("doc-1")
     _check_tree(col)
     assert col.tree().documents == 2
+
+
+def test_the_cost_estimate_follows_the_tree_shape() -> None:
+    one = estimate_tree_cost([[100] * 8], fanout=8, overhead_per_call=10)
+    assert (one.calls, one.input_tokens, one.output_tokens) == (1, 810, 100)
+    # Two documents of 9 chunks: 2 + 1 calls each, then one collection root over both roots.
+    two = estimate_tree_cost([[80] * 9, [80] * 9], fanout=8)
+    level_one = [max(32, -(-5 * 80 // 8)), max(32, -(-4 * 80 // 8))]  # 50, 40
+    root = max(32, -(-sum(level_one) // 8))
+    assert two.calls == 2 * 3 + 1
+    assert two.output_tokens == 2 * (sum(level_one) + root) + max(32, -(-2 * root // 8))
+    assert estimate_tree_cost([[50]], fanout=8).calls == 0

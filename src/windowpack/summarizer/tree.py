@@ -196,6 +196,55 @@ class _Job:
     label: str
 
 
+@dataclass(frozen=True, kw_only=True)
+class TreeCost:
+    """An upper bound on what summarising a tree costs: calls and tokens in and out."""
+
+    calls: int
+    input_tokens: int
+    output_tokens: int
+
+    def __str__(self) -> str:
+        return (
+            f"{self.calls:,} summarizer calls, ~{self.input_tokens:,} input tokens, "
+            f"<= {self.output_tokens:,} output tokens"
+        )
+
+
+def estimate_tree_cost(
+    documents: Sequence[Sequence[int]], *, fanout: int, overhead_per_call: int = 0
+) -> TreeCost:
+    """Simulate the build from chunk token counts, one list per document.
+
+    Upper levels are assumed to receive the full target of the level below, so this bounds
+    the cost; the collection levels above the document roots are included, and so is a fixed
+    prompt overhead per call (the prompt template of an LLM summarizer).
+    """
+    document_costs = [_cost_above(list(tokens), fanout, overhead_per_call) for tokens in documents]
+    roots = [root for *_, root in document_costs if root is not None]
+    costs = [*document_costs, _cost_above(roots, fanout, overhead_per_call)]
+    return TreeCost(
+        calls=sum(cost[0] for cost in costs),
+        input_tokens=sum(cost[1] for cost in costs),
+        output_tokens=sum(cost[2] for cost in costs),
+    )
+
+
+def _cost_above(tokens: list[int], fanout: int, overhead: int) -> tuple[int, int, int, int | None]:
+    """(calls, input tokens, output tokens, root tokens) of the levels above `tokens`."""
+    calls = input_tokens = output_tokens = 0
+    while len(tokens) > 1:
+        level = []
+        for start, end in even_groups(len(tokens), fanout):
+            children = sum(tokens[start:end])
+            level.append(max(_MIN_TARGET_TOKENS, math.ceil(children / fanout)))
+            calls += 1
+            input_tokens += children + overhead
+        output_tokens += sum(level)
+        tokens = level
+    return calls, input_tokens, output_tokens, tokens[0] if tokens else None
+
+
 def even_groups(count: int, fanout: int) -> list[tuple[int, int]]:
     """Split `count` consecutive items into ceil(count / fanout) runs of near-equal size."""
     if count <= 0:
