@@ -1,27 +1,33 @@
-"""Helpers shared by `benchmarks/ingest.py` and `benchmarks/search.py` (not a benchmark itself).
+"""Helpers shared by the benchmarks in this folder (not a benchmark itself).
 
 Loading a corpus the way a user would (`parse_paths`), cutting very long documents into
 ~20K-character parts so a single-text haystack looks like a multi-document corpus, truncating a
-corpus to a token budget, latency statistics, and writing results under `benchmarks/results/`.
+corpus to a token budget, timing the stages of an ingest from its progress callback
+(`StageClock`) and calls inside it (`CallTimer`), latency statistics, and writing results under
+`benchmarks/results/`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import json
 import os
 import platform
 import re
+import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 import numpy as np
 
 from windowpack.budget.tokens import TokenCounter
 from windowpack.retrieval.parsing import parse_paths
-from windowpack.types import Document
+from windowpack.types import Document, IngestProgress
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
@@ -206,3 +212,111 @@ def rate(tokens: int, seconds: float) -> float | None:
 
 def fmt_rate(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f}"
+
+
+def _now() -> tuple[float, float]:
+    return time.perf_counter(), time.process_time()
+
+
+class StageClock:
+    """Progress callback noting when (wall and process CPU time) each stage was reported.
+
+    `Collection.add` reports "chunk" per document, "summarize" once and then per summary node
+    built afresh, "embed" once and then per committed embedding batch, then "index" and "done";
+    `Collection.rebuild_tree` the same without "chunk". `stages()` cuts the call at:
+    chunk = start → last "chunk" (→ first "summarize" when there is no "chunk"),
+    summarize = → first "embed", embed = → last "embed", index = → first "done".
+    """
+
+    def __init__(self) -> None:
+        self.started = self.returned = (0.0, 0.0)
+        self.first: dict[str, tuple[float, float]] = {}
+        self.last: dict[str, tuple[float, float]] = {}
+        self.events = 0
+        self.embedded = 0  # texts embedded in the embed stage (progress.embedded)
+        self.summaries = 0  # nodes summarised afresh (progress.summaries)
+
+    def start(self) -> None:
+        self.started = _now()
+
+    def finish(self) -> None:
+        self.returned = _now()
+
+    def __call__(self, progress: IngestProgress) -> None:
+        now = _now()
+        self.events += 1
+        self.first.setdefault(progress.stage, now)
+        self.last[progress.stage] = now
+        self.embedded, self.summaries = progress.embedded, progress.summaries
+
+    def stages(self, clock: int = 0) -> dict[str, float]:
+        """Seconds per stage; `clock` 0 is wall time, 1 the process's CPU time (all threads)."""
+        started, returned = self.started[clock], self.returned[clock]
+        first = {stage: times[clock] for stage, times in self.first.items()}
+        last = {stage: times[clock] for stage, times in self.last.items()}
+        chunk_end = last.get("chunk", first.get("summarize", started))
+        embed_start = first.get("embed", chunk_end)
+        embed_end = last.get("embed", embed_start)
+        done = first.get("done", returned)
+        return {
+            "chunk": chunk_end - started,
+            "summarize": embed_start - chunk_end,
+            "embed": embed_end - embed_start,
+            "index": done - embed_end,
+            "after_done": returned - done,
+            "total": returned - started,
+        }
+
+
+class CallTimer:
+    """Wall seconds and calls spent in chosen functions while the `with` block runs.
+
+    `targets` maps a name to (owner, attribute): a module global or a class attribute that the
+    code under test looks up at call time; it is wrapped on entry and restored on exit.
+    """
+
+    def __init__(self, targets: Mapping[str, tuple[object, str]]) -> None:
+        self._targets = dict(targets)
+        self._originals: dict[str, Any] = {}
+        self.seconds = dict.fromkeys(self._targets, 0.0)
+        self.calls = dict.fromkeys(self._targets, 0)
+
+    def __enter__(self) -> CallTimer:
+        for name, (owner, attribute) in self._targets.items():
+            original = getattr(owner, attribute)
+            self._originals[name] = original
+            setattr(owner, attribute, self._wrapped(name, original))
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        for name, (owner, attribute) in self._targets.items():
+            setattr(owner, attribute, self._originals[name])
+
+    def _wrapped(self, name: str, original: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(original)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self.seconds[name] += time.perf_counter() - started
+                self.calls[name] += 1
+
+        return timed
+
+
+@contextlib.contextmanager
+def store_folder(given: Path | None, prefix: str) -> Iterator[Path]:
+    """`given` (which must be new or empty: a fresh store), else a temporary folder."""
+    if given is not None:
+        if given.exists() and any(given.iterdir()):
+            raise SystemExit(f"--store {given}: must be a new or empty folder (a fresh store)")
+        yield given
+        return
+    with tempfile.TemporaryDirectory(prefix=prefix) as temporary:
+        yield Path(temporary) / "store"

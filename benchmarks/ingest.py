@@ -1,15 +1,15 @@
 """Ingest throughput per stage, the embed stage's overhead over the raw model, and re-ingest cost.
 
 Run from the repository root with the project virtualenv (`make demo` creates `.venv`). Full
-size, real default model: about 5-6 minutes on an idle 2-core machine, most of it two passes of
-the model over the corpus (the pipeline's and the raw model's):
+size, real default model: about 5 minutes on an idle 2-core machine, most of it two passes of
+the model over the chunks and document-level summaries (the pipeline's and the raw model's):
 
     .venv/bin/python benchmarks/ingest.py ../shared/data/ruler/PaulGrahamEssays.json
 
-Quick run on a truncated corpus (seconds):
+Quick run on a truncated corpus (under a minute):
 
-    .venv/bin/python benchmarks/ingest.py ../shared/data/ruler/PaulGrahamEssays.json \
-        --limit-tokens 20000
+    .venv/bin/python benchmarks/ingest.py ../shared/data/ruler/PaulGrahamEssays.json \\
+        --limit-tokens 60000
 
 CORPUS is anything `parse_paths` takes (a file or a folder). A parsed document longer than
 100,000 characters (the essays JSON is one 3M-character `text`) is split into documents of
@@ -21,110 +21,86 @@ What is measured (tokens/s are corpus tokens, o200k_base, over each stage's wall
 
 - parse: `parse_paths` on CORPUS.
 - chunk: `chunk_document` with the collection tokenizer (o200k_base) and 200-token chunks.
-- overall: one `Collection.add` of the whole corpus into a fresh store (nothing cached); its
-  stages are timed with the progress callback, which reports "chunk" per document, "embed" per
-  committed embedding batch, then "index" and "done":
-    chunk  = call start → last "chunk" event (validation, hashing, upsert check, chunking),
-    embed  = last "chunk" → last "embed" event (`embed_with_cache`: window split, model, cache),
-    index  = last "embed" → "done" (the database commit, then `IndexStore.publish`).
+- overall: one `Collection.add` of the whole corpus into a fresh store (nothing cached) with
+  the default (extractive) summarizer; its stages are timed with the progress callback, which
+  reports chunk → summarize → embed → index → done (see `bench_common.StageClock`):
+    chunk     = call start → last "chunk" (validation, hashing, upsert check, chunking),
+    summarize = last "chunk" → first "embed" (the document-level summary nodes),
+    embed     = first → last "embed" (`embed_with_cache` on the chunk texts and the
+                document-level node texts: window split, model, cache),
+    index     = last "embed" → "done", split by timing calls inside it: the commit (documents,
+                chunks, nodes, regrouping and summarising the collection-level nodes), then
+                embedding the collection-level node texts and `IndexStore.publish`.
+  The summary nodes (count, tokens; document and collection level) are read from the store.
 - raw encode: the sentence-transformers model's own `encode(texts, batch_size=16,
-  normalize_embeddings=True)` on the very same (unique) chunk texts.
+  normalize_embeddings=True)` on the same set of texts the embed stage embedded: the distinct
+  chunk texts plus the distinct document-level summary node texts (read from the store after
+  the add: nodes with a `document_id`). The output checks that this count equals the number
+  of texts the embed stage reported embedding.
 - embed overhead = pipeline embed time / raw encode time - 1.   Target: ≤ 10 %.
 - re-ingest: `Collection.add` of the unchanged documents (same ids) into the same store, as a
   fraction of the first ingest.                                 Target: ≤ 5 %.
   Also timed: the same re-ingest from a new process (a second `windowpack add`: the store is
   opened afresh and the model is not loaded), reported beside it.
 
-`--direct-embed` also times `embed_with_cache` called directly on a second fresh database (one
-more model pass). Figures are printed as a table and written to `benchmarks/results/ingest.json`.
+`--direct-embed` also times `embed_with_cache` called directly on the same texts on a second
+fresh database (one more model pass). Figures are printed as a table and written to
+`benchmarks/results/ingest.json`.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
 import json
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from bench_common import (
     ESSAYS_JSON,
     SPLIT_CHARS,
+    CallTimer,
     Corpus,
+    StageClock,
     count_tokens,
     fmt_rate,
     limit_tokens,
     load_corpus,
     machine_info,
     rate,
+    store_folder,
     write_results,
 )
 from rich.console import Console
 from rich.table import Table
 
 import windowpack as wp
+from windowpack import ingest as ingest_module
 from windowpack.budget.tokens import get_token_counter
 from windowpack.config import DEFAULT_EMBEDDER, StoreConfig
 from windowpack.retrieval.chunking import chunk_document
 from windowpack.retrieval.embedder import Embedder, SentenceTransformerEmbedder, get_embedder
 from windowpack.retrieval.embedding_cache import content_hash, embed_with_cache
+from windowpack.retrieval.indexes import IndexStore
+from windowpack.storage import repository
 from windowpack.storage.database import create_database_engine, migrate, session_factory, sqlite_url
-from windowpack.types import Document, IngestProgress
+from windowpack.types import Document
 
 COLLECTION = "ingest-bench"
 EMBED_OVERHEAD_TARGET_PCT = 10.0
 REINGEST_TARGET_FRACTION = 0.05
-
-
-class StageClock:
-    """Progress callback noting when (wall and process CPU time) each stage was reported."""
-
-    def __init__(self) -> None:
-        self.started = (0.0, 0.0)
-        self.returned = (0.0, 0.0)
-        self.first: dict[str, tuple[float, float]] = {}
-        self.last: dict[str, tuple[float, float]] = {}
-        self.events = 0
-
-    def start(self) -> None:
-        self.started = _now()
-
-    def finish(self) -> None:
-        self.returned = _now()
-
-    def __call__(self, progress: IngestProgress) -> None:
-        now = _now()
-        self.events += 1
-        self.first.setdefault(progress.stage, now)
-        self.last[progress.stage] = now
-
-    def stages(self, clock: int = 0) -> dict[str, float]:
-        """Seconds per stage of the `add` call (see the module docstring for the boundaries);
-        `clock` 0 is wall time, 1 is the process's CPU time (all threads)."""
-        started, returned = self.started[clock], self.returned[clock]
-        chunk_end = self.last["chunk"][clock] if "chunk" in self.last else started
-        embed_end = self.last["embed"][clock] if "embed" in self.last else chunk_end
-        index_start = self.first["index"][clock] if "index" in self.first else embed_end
-        done = self.first["done"][clock] if "done" in self.first else returned
-        return {
-            "chunk": chunk_end - started,
-            "embed": embed_end - chunk_end,
-            "commit": index_start - embed_end,
-            "publish": done - index_start,
-            "index": done - embed_end,
-            "after_done": returned - done,
-            "total": returned - started,
-        }
-
-
-def _now() -> tuple[float, float]:
-    return time.perf_counter(), time.process_time()
+# Calls timed inside the index stage (module globals / class attributes looked up per call).
+INDEX_CALLS: dict[str, tuple[object, str]] = {
+    "commit": (ingest_module, "_commit"),
+    "collection_levels": (ingest_module, "rebuild_collection_levels"),
+    "embed_and_publish": (ingest_module, "_publish"),
+    "publish": (IndexStore, "publish"),
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -151,34 +127,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     spans = [chunk_document(doc, counter, config.chunk_tokens) for doc in documents]
     chunk_seconds = time.perf_counter() - started
-    texts = [
-        doc.text[s.start : s.end]
-        for doc, doc_spans in zip(documents, spans, strict=True)
-        for s in doc_spans
+    chunk_texts = [
+        doc.text[s.start : s.end] for doc, ss in zip(documents, spans, strict=True) for s in ss
     ]
-    unique_texts = list(dict.fromkeys(texts))  # embed_with_cache embeds each distinct text once
-    chunk_token_total = sum(s.tokens for doc_spans in spans for s in doc_spans)
+    distinct_chunks = len(set(chunk_texts))
 
     embedder = get_embedder(config.embedder, batch_size=config.embed_batch_size)
     started = time.perf_counter()
-    embedder.embed(unique_texts[:32])  # load the model and warm it up, untimed
+    embedder.embed(chunk_texts[:32])  # load the model and warm it up, untimed
     for module in ("faiss", "bm25s", "Stemmer"):  # first-use imports are not index work
         importlib.import_module(module)
     load_seconds = time.perf_counter() - started
     console.print(
-        f"  {len(texts):,} chunks ({len(unique_texts):,} distinct), {chunk_token_total:,} chunk "
-        f"tokens; model load + warm-up + index-library imports: {load_seconds:.1f} s (not counted)"
+        f"  {len(chunk_texts):,} chunks ({distinct_chunks:,} distinct); model load + warm-up + "
+        f"index-library imports: {load_seconds:.1f} s (not counted)"
     )
 
-    with _store_folder(args.store) as folder:
+    with store_folder(args.store, "wp-ingest-bench-") as folder:
         store = wp.open(folder, config=config)
         try:
             collection = store.collection(COLLECTION)
             clock = StageClock()
             console.print("Ingesting into a fresh store (col.add) ...")
-            clock.start()
-            report = collection.add(documents, progress=clock)
-            clock.finish()
+            with CallTimer(INDEX_CALLS) as calls:
+                clock.start()
+                report = collection.add(documents, progress=clock)
+                clock.finish()
+            with store._sessions() as session:
+                nodes = repository.tree_nodes(session, collection._id)
             console.print("Re-ingesting the unchanged corpus (col.add, same ids) ...")
             started = time.perf_counter()
             again = collection.add(documents)
@@ -187,20 +163,26 @@ def main(argv: Sequence[str] | None = None) -> int:
             store.close()
         console.print("Re-ingesting the unchanged corpus from a new process ...")
         child = _reingest_in_new_process(args, folder)
-    stages = clock.stages()
-    cpu_stages = clock.stages(clock=1)
+    stages, cpu_stages = clock.stages(), clock.stages(clock=1)
+    document_nodes = [node for node in nodes if node.document_id is not None]
+    collection_nodes = [node for node in nodes if node.document_id is None]
+    # What the embed stage embedded: each distinct chunk or document-level node text once.
+    embed_texts = chunk_texts + [node.text for node in document_nodes]
+    distinct_texts = list(dict.fromkeys(embed_texts))
 
     window_seconds, window_pieces, raw_seconds, raw_cpu_seconds = None, None, None, None
     if isinstance(embedder, SentenceTransformerEmbedder):
         started = time.perf_counter()
-        pieces, _ = embedder._split_into_windows(unique_texts)
-        window_seconds = time.perf_counter() - started
-        window_pieces = len(pieces)
-        console.print("Raw model encode on the same chunk texts ...")
+        pieces, _ = embedder._split_into_windows(distinct_texts)
+        window_seconds, window_pieces = time.perf_counter() - started, len(pieces)
+        console.print(
+            f"Raw model encode on the same {len(distinct_texts):,} distinct texts "
+            "(chunks + document-level summary nodes) ..."
+        )
         model = embedder._loaded()
         started, cpu_started = time.perf_counter(), time.process_time()
         model.encode(
-            unique_texts,
+            distinct_texts,
             batch_size=config.embed_batch_size,
             normalize_embeddings=True,
             show_progress_bar=False,
@@ -215,33 +197,121 @@ def main(argv: Sequence[str] | None = None) -> int:
     direct_seconds = None
     if args.direct_embed:
         console.print("Direct embed_with_cache on another fresh database ...")
-        direct_seconds = _direct_embed_seconds(embedder, texts)
+        direct_seconds = _direct_embed_seconds(embedder, embed_texts)
 
-    figures = _figures(
-        args=args,
-        config=config,
-        corpus_description=corpus.description,
-        documents=len(documents),
-        tokens=tokens,
-        parse_seconds=corpus.parse_seconds,
-        split_seconds=corpus.split_seconds,
-        chunk_seconds=chunk_seconds,
-        chunks=len(texts),
-        distinct_chunks=len(unique_texts),
-        stages=stages,
-        cpu_stages=cpu_stages,
-        report=report,
-        reingest=again,
-        reingest_seconds=reingest_seconds,
-        window_seconds=window_seconds,
-        window_pieces=window_pieces,
-        raw_seconds=raw_seconds,
-        raw_cpu_seconds=raw_cpu_seconds,
-        direct_seconds=direct_seconds,
-        progress_events=clock.events,
-        child=child,
+    def stage(seconds: float, note: str, cpu: float | None = None) -> dict[str, Any]:
+        return {
+            "seconds": seconds,
+            "cpu_seconds": cpu,
+            "tokens_per_s": rate(tokens, seconds),
+            "note": note,
+        }
+
+    add = {
+        name: stage(stages[name], note, cpu_stages[name])
+        for name, note in (
+            ("chunk", "validate, hash, upsert check, chunk_document"),
+            ("summarize", "document-level summary nodes (extractive)"),
+            ("embed", "embed_with_cache: chunk + document-node texts (nothing cached)"),
+            ("index", "commit + collection-node embed + publish"),
+            ("total", "end-to-end col.add"),
+        )
+    }
+    add |= {
+        "commit": stage(calls.seconds["commit"], "one transaction: documents, chunks, all nodes"),
+        "collection_levels": stage(
+            calls.seconds["collection_levels"], "regroup + summarise collection-level nodes"
+        ),
+        "node_embed": stage(
+            calls.seconds["embed_and_publish"] - calls.seconds["publish"],
+            "embed_with_cache: collection-level node texts",
+        ),
+        "publish": stage(calls.seconds["publish"], "IndexStore.publish: FAISS + BM25 + files"),
+    }
+    overhead = (stages["embed"] / raw_seconds - 1.0) * 100.0 if raw_seconds else None
+    cpu_overhead = (
+        (cpu_stages["embed"] / raw_cpu_seconds - 1.0) * 100.0 if raw_cpu_seconds else None
     )
-    _print_table(console, figures)
+    direct_overhead = (
+        (direct_seconds / raw_seconds - 1.0) * 100.0 if direct_seconds and raw_seconds else None
+    )
+    fraction = reingest_seconds / stages["total"] if stages["total"] > 0 else None
+    figures: dict[str, Any] = {
+        "command": " ".join(sys.argv),
+        "corpus": {
+            "path": str(args.corpus),
+            "description": corpus.description,
+            "documents": len(documents),
+            "tokens": tokens,
+            "tokenizer": config.tokenizer,
+            "limit_tokens": args.limit_tokens,
+            "chunk_tokens": config.chunk_tokens,
+            "chunks": len(chunk_texts),
+            "distinct_chunks": distinct_chunks,
+        },
+        "embedder": config.embedder,
+        "standalone": {
+            "parse": stage(corpus.parse_seconds, "parse_paths"),
+            "split": stage(corpus.split_seconds, "cutting long documents into ~20K-char parts"),
+            "chunk": stage(chunk_seconds, "chunk_document, o200k_base, 200 tokens"),
+        },
+        "add": add
+        | {
+            "after_done": stages["after_done"],
+            "progress_events": clock.events,
+            "report": _report_dict(report),
+        },
+        "tree": {
+            "document_nodes": len(document_nodes),
+            "document_node_tokens": sum(node.token_count for node in document_nodes),
+            "distinct_document_node_texts": len({node.text for node in document_nodes}),
+            "collection_nodes": len(collection_nodes),
+            "collection_node_tokens": sum(node.token_count for node in collection_nodes),
+            "summaries_reported": report.summaries,
+            "summary_failures": len(report.summary_failures),
+        },
+        "embed_texts": {
+            "distinct": len(distinct_texts),
+            "embedded_by_embed_stage": clock.embedded,
+            "match": len(distinct_texts) == clock.embedded,
+        },
+        "raw_encode": None
+        if raw_seconds is None
+        else {
+            **stage(
+                raw_seconds,
+                "model.encode(batch_size=16, normalize_embeddings=True)",
+                raw_cpu_seconds,
+            ),
+            "texts": len(distinct_texts),
+        },
+        "window_split": None
+        if window_seconds is None
+        else {"seconds": window_seconds, "pieces": window_pieces, "texts": len(distinct_texts)},
+        "direct_embed_with_cache": None if direct_seconds is None else stage(direct_seconds, ""),
+        "embed_overhead_pct": overhead,
+        "embed_overhead_cpu_time_pct": cpu_overhead,
+        "direct_embed_overhead_pct": direct_overhead,
+        "reingest": {
+            "seconds": reingest_seconds,
+            "fraction_of_first": fraction,
+            "report": _report_dict(again),
+            "new_process": child,
+            "new_process_fraction_of_first": child["total_seconds"] / stages["total"]
+            if "total_seconds" in child and stages["total"] > 0
+            else None,
+        },
+        "targets": {
+            "embed_overhead_pct_max": EMBED_OVERHEAD_TARGET_PCT,
+            "embed_overhead_met": None
+            if overhead is None
+            else overhead <= EMBED_OVERHEAD_TARGET_PCT,
+            "reingest_fraction_max": REINGEST_TARGET_FRACTION,
+            "reingest_met": None if fraction is None else fraction <= REINGEST_TARGET_FRACTION,
+        },
+        "machine": machine_info(),
+    }
+    _print_figures(console, figures)
     path = write_results("ingest", figures)
     console.print(f"Figures written to {path}")
     return 0
@@ -329,17 +399,6 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-@contextlib.contextmanager
-def _store_folder(given: Path | None) -> Iterator[Path]:
-    if given is not None:
-        if given.exists() and any(given.iterdir()):
-            raise SystemExit(f"--store {given}: must be a new or empty folder (a fresh store)")
-        yield given
-        return
-    with tempfile.TemporaryDirectory(prefix="wp-ingest-bench-") as temporary:
-        yield Path(temporary) / "store"
-
-
 def _direct_embed_seconds(embedder: Embedder, texts: list[str]) -> float:
     with tempfile.TemporaryDirectory(prefix="wp-embed-bench-") as temporary:
         engine = create_database_engine(sqlite_url(Path(temporary) / "cache.db"))
@@ -354,120 +413,6 @@ def _direct_embed_seconds(embedder: Embedder, texts: list[str]) -> float:
             engine.dispose()
 
 
-def _figures(
-    *,
-    args: argparse.Namespace,
-    config: StoreConfig,
-    corpus_description: str,
-    documents: int,
-    tokens: int,
-    parse_seconds: float,
-    split_seconds: float,
-    chunk_seconds: float,
-    chunks: int,
-    distinct_chunks: int,
-    stages: dict[str, float],
-    cpu_stages: dict[str, float],
-    report: wp.IngestReport,
-    reingest: wp.IngestReport,
-    reingest_seconds: float,
-    window_seconds: float | None,
-    window_pieces: int | None,
-    raw_seconds: float | None,
-    raw_cpu_seconds: float | None,
-    direct_seconds: float | None,
-    progress_events: int,
-    child: dict[str, Any],
-) -> dict[str, Any]:
-    def stage(seconds: float, note: str, cpu: float | None = None) -> dict[str, Any]:
-        return {
-            "seconds": seconds,
-            "cpu_seconds": cpu,
-            "tokens_per_s": rate(tokens, seconds),
-            "note": note,
-        }
-
-    overhead = (stages["embed"] / raw_seconds - 1.0) * 100.0 if raw_seconds else None
-    cpu_overhead = (
-        (cpu_stages["embed"] / raw_cpu_seconds - 1.0) * 100.0 if raw_cpu_seconds else None
-    )
-    direct_overhead = (
-        (direct_seconds / raw_seconds - 1.0) * 100.0 if direct_seconds and raw_seconds else None
-    )
-    fraction = reingest_seconds / stages["total"] if stages["total"] > 0 else None
-    return {
-        "command": " ".join(sys.argv),
-        "corpus": {
-            "path": str(args.corpus),
-            "description": corpus_description,
-            "documents": documents,
-            "tokens": tokens,
-            "tokenizer": config.tokenizer,
-            "limit_tokens": args.limit_tokens,
-            "chunk_tokens": config.chunk_tokens,
-            "chunks": chunks,
-            "distinct_chunks": distinct_chunks,
-        },
-        "embedder": config.embedder,
-        "standalone": {
-            "parse": stage(parse_seconds, "parse_paths"),
-            "split": stage(split_seconds, "cutting long documents into ~20K-char parts"),
-            "chunk": stage(chunk_seconds, "chunk_document, o200k_base, 200 tokens"),
-        },
-        "add": {
-            name: stage(stages[name], note, cpu_stages[name])
-            for name, note in (
-                ("chunk", "validate, hash, upsert check, chunk_document"),
-                ("embed", "embed_with_cache (fresh store: nothing cached)"),
-                ("commit", "one transaction: documents + chunks"),
-                ("publish", "IndexStore.publish: FAISS + BM25 + files"),
-                ("index", "commit + publish"),
-                ("total", "end-to-end col.add"),
-            )
-        }
-        | {
-            "after_done": stages["after_done"],
-            "progress_events": progress_events,
-            "report": _report_dict(report),
-        },
-        "raw_encode": None
-        if raw_seconds is None
-        else {
-            **stage(
-                raw_seconds,
-                "model.encode(batch_size=16, normalize_embeddings=True)",
-                raw_cpu_seconds,
-            ),
-            "texts": distinct_chunks,
-        },
-        "window_split": None
-        if window_seconds is None
-        else {"seconds": window_seconds, "pieces": window_pieces, "texts": distinct_chunks},
-        "direct_embed_with_cache": None if direct_seconds is None else stage(direct_seconds, ""),
-        "embed_overhead_pct": overhead,
-        "embed_overhead_cpu_time_pct": cpu_overhead,
-        "direct_embed_overhead_pct": direct_overhead,
-        "reingest": {
-            "seconds": reingest_seconds,
-            "fraction_of_first": fraction,
-            "report": _report_dict(reingest),
-            "new_process": child,
-            "new_process_fraction_of_first": child["total_seconds"] / stages["total"]
-            if "total_seconds" in child and stages["total"] > 0
-            else None,
-        },
-        "targets": {
-            "embed_overhead_pct_max": EMBED_OVERHEAD_TARGET_PCT,
-            "embed_overhead_met": None
-            if overhead is None
-            else overhead <= EMBED_OVERHEAD_TARGET_PCT,
-            "reingest_fraction_max": REINGEST_TARGET_FRACTION,
-            "reingest_met": None if fraction is None else fraction <= REINGEST_TARGET_FRACTION,
-        },
-        "machine": machine_info(),
-    }
-
-
 def _report_dict(report: wp.IngestReport) -> dict[str, Any]:
     return {
         "added": report.added,
@@ -476,11 +421,13 @@ def _report_dict(report: wp.IngestReport) -> dict[str, Any]:
         "chunks": report.chunks,
         "tokens": report.tokens,
         "embedded": report.embedded,
+        "summaries": report.summaries,
+        "summary_failures": len(report.summary_failures),
         "index_version": report.index_version,
     }
 
 
-def _print_table(console: Console, figures: dict[str, Any]) -> None:
+def _print_figures(console: Console, figures: dict[str, Any]) -> None:
     corpus = figures["corpus"]
     table = Table(title=f"Ingest: {corpus['documents']:,} documents, {corpus['tokens']:,} tokens")
     table.add_column("stage")
@@ -510,17 +457,33 @@ def _print_table(console: Console, figures: dict[str, Any]) -> None:
     row("split (benchmark only)", standalone["split"])
     row("chunk (standalone)", standalone["chunk"])
     table.add_section()
-    row("add: chunk", add["chunk"], share=True)
-    row("add: embed", add["embed"], share=True)
-    row("add: index (commit)", add["commit"], share=True)
-    row("add: index (publish)", add["publish"], share=True)
-    row("add: index total", add["index"], share=True)
+    for name in ("chunk", "summarize", "embed", "index"):
+        row(f"add: {name}", add[name], share=True)
+    for name in ("commit", "collection_levels", "node_embed", "publish"):
+        label = "of which collection levels" if name == "collection_levels" else name
+        row(f"  index: {label}", add[name], share=True)
     row("add: overall", add["total"], share=True)
     table.add_section()
     row("raw model encode", figures["raw_encode"])
     row("direct embed_with_cache", figures["direct_embed_with_cache"])
     console.print(table)
 
+    tree, texts = figures["tree"], figures["embed_texts"]
+    node_tokens = tree["document_node_tokens"] + tree["collection_node_tokens"]
+    console.print(
+        f"Summary nodes: {tree['document_nodes']:,} document-level "
+        f"({tree['document_node_tokens']:,} tokens, {tree['distinct_document_node_texts']:,} "
+        f"distinct texts) + {tree['collection_nodes']:,} collection-level "
+        f"({tree['collection_node_tokens']:,} tokens); all nodes = "
+        f"{node_tokens / max(1, corpus['tokens']) * 100:.1f} % of the corpus tokens; "
+        f"summarised afresh: {tree['summaries_reported']:,}, failures: {tree['summary_failures']}"
+    )
+    console.print(
+        f"Texts for the raw encode: {corpus['distinct_chunks']:,} distinct chunk texts + "
+        f"document-level node texts = {texts['distinct']:,} distinct texts; the embed stage "
+        f"reported embedding {texts['embedded_by_embed_stage']:,} "
+        + ("(same set size)" if texts["match"] else "[red](MISMATCH: comparison not like for like)")
+    )
     window = figures["window_split"]
     if window is not None:
         console.print(

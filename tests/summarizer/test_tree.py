@@ -18,7 +18,7 @@ from windowpack.config import StoreConfig
 from windowpack.retrieval.chunking import split_sentences
 from windowpack.storage import repository
 from windowpack.storage.schema import ChunkRow, DocumentRow, TreeNodeRow
-from windowpack.summarizer.tree import estimate_tree_cost, even_groups
+from windowpack.summarizer.tree import estimate_tree_cost, even_groups, fixed_groups
 
 CONFIG = StoreConfig(embedder="hash", chunk_tokens=24, fanout=3)
 WORDS = [
@@ -321,3 +321,26 @@ def test_the_cost_estimate_follows_the_tree_shape() -> None:
     assert two.calls == 2 * 3 + 1
     assert two.output_tokens == 2 * (sum(level_one) + root) + max(32, -(-2 * root // 8))
     assert estimate_tree_cost([[50]], fanout=8).calls == 0
+
+
+def test_appending_a_document_changes_only_the_collection_path(tmp_path: Path) -> None:
+    with wp.open(tmp_path, config=CONFIG) as store:
+        col = store.collection("docs")
+        col.add(_corpus(21, [3] * 20))
+        before = {n.children_hash for n in _nodes(col) if n.document_id is None}
+        levels_before = {n.level for n in _nodes(col) if n.document_id is None}
+        col.add([_document(random.Random(5), "doc-appended", 4)])
+        after = [n for n in _nodes(col) if n.document_id is None]
+        _check_tree(col)
+    new = [node for node in after if node.children_hash not in before]
+    # One new node per collection level on the path from the new document to the root.
+    assert len(new) <= len(levels_before) + 1
+    assert len({node.level for node in new}) == len(new)
+
+
+@given(count=st.integers(0, 300), fanout=st.integers(2, 16))
+def test_fixed_groups_only_the_last_run_is_short(count: int, fanout: int) -> None:
+    groups = fixed_groups(count, fanout)
+    assert sum(end - start for start, end in groups) == count
+    assert all(end - start == fanout for start, end in groups[:-1])
+    assert fixed_groups(count + 1, fanout)[: max(0, len(groups) - 1)] == groups[:-1]

@@ -129,7 +129,7 @@ def rebuild_collection_levels(
         )
         for ordinal, root in enumerate(roots)
     ]
-    levels = builder.levels_above(items, label="collection")
+    levels = builder.levels_above(items, label="collection", balanced=False)
     rows = insert_levels(
         session, levels, collection_id=collection_id, document_id=None, summarizer_id=summarizer_id
     )

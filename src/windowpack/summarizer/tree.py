@@ -91,18 +91,30 @@ class TreeBuilder:
         self._on_node = on_node
         self.stats = TreeStats()
 
-    def levels_above(self, items: Sequence[TreeItem], *, label: str) -> list[list[BuiltNode]]:
-        """Levels built over `items` (bottom first) until one item remains; [] for 0 or 1."""
+    def levels_above(
+        self, items: Sequence[TreeItem], *, label: str, balanced: bool = True
+    ) -> list[list[BuiltNode]]:
+        """Levels built over `items` (bottom first) until one item remains; [] for 0 or 1.
+
+        `balanced=False` groups in fixed runs of the fan-out from the start, so appending an
+        item changes only the last run of each level: the collection levels use it, since
+        documents are mostly appended.
+        """
         levels: list[list[BuiltNode]] = []
         current: Sequence[TreeItem] = items
         while len(current) > 1:
-            level = self._build_level(current, label=f"{label} level {len(levels) + 1}")
+            level = self._build_level(
+                current, label=f"{label} level {len(levels) + 1}", balanced=balanced
+            )
             levels.append(level)
             current = level
         return levels
 
-    def _build_level(self, items: Sequence[TreeItem], *, label: str) -> list[BuiltNode]:
-        groups = even_groups(len(items), self._fanout)
+    def _build_level(
+        self, items: Sequence[TreeItem], *, label: str, balanced: bool
+    ) -> list[BuiltNode]:
+        grouping = even_groups if balanced else fixed_groups
+        groups = grouping(len(items), self._fanout)
         hashes = [self.children_hash(items[start:end]) for start, end in groups]
         texts = self._summaries(items, groups, hashes, label)
         counts = self._counter.count_many(texts)
@@ -222,7 +234,7 @@ def estimate_tree_cost(
     """
     document_costs = [_cost_above(list(tokens), fanout, overhead_per_call) for tokens in documents]
     roots = [root for *_, root in document_costs if root is not None]
-    costs = [*document_costs, _cost_above(roots, fanout, overhead_per_call)]
+    costs = [*document_costs, _cost_above(roots, fanout, overhead_per_call, balanced=False)]
     return TreeCost(
         calls=sum(cost[0] for cost in costs),
         input_tokens=sum(cost[1] for cost in costs),
@@ -230,12 +242,15 @@ def estimate_tree_cost(
     )
 
 
-def _cost_above(tokens: list[int], fanout: int, overhead: int) -> tuple[int, int, int, int | None]:
+def _cost_above(
+    tokens: list[int], fanout: int, overhead: int, *, balanced: bool = True
+) -> tuple[int, int, int, int | None]:
     """(calls, input tokens, output tokens, root tokens) of the levels above `tokens`."""
+    grouping = even_groups if balanced else fixed_groups
     calls = input_tokens = output_tokens = 0
     while len(tokens) > 1:
         level = []
-        for start, end in even_groups(len(tokens), fanout):
+        for start, end in grouping(len(tokens), fanout):
             children = sum(tokens[start:end])
             level.append(max(_MIN_TARGET_TOKENS, math.ceil(children / fanout)))
             calls += 1
@@ -257,3 +272,8 @@ def even_groups(count: int, fanout: int) -> list[tuple[int, int]]:
         bounds.append((start, end))
         start = end
     return bounds
+
+
+def fixed_groups(count: int, fanout: int) -> list[tuple[int, int]]:
+    """Split `count` consecutive items into runs of `fanout` from the start (the last shorter)."""
+    return [(start, min(start + fanout, count)) for start in range(0, count, fanout)]
