@@ -30,6 +30,7 @@ from windowpack.ingest import (
     ingest_documents,
     rebuild_tree,
 )
+from windowpack.packing import Packer, PackRequest, validate_pack
 from windowpack.retrieval.conversation import conversation_document
 from windowpack.retrieval.embedder import get_embedder
 from windowpack.retrieval.indexes import IndexStore
@@ -46,7 +47,7 @@ from windowpack.storage.schema import CollectionRow
 from windowpack.summarizer.base import Summarizer
 from windowpack.summarizer.extractive import ExtractiveSummarizer
 from windowpack.summarizer.overview import TreeNode, TreeOverview, tree_node, tree_overview
-from windowpack.types import Document, Hit, IngestReport, Span
+from windowpack.types import Document, Hit, IngestReport, Span, Window
 
 _COLLECTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _DATABASE_FILE = "windowpack.db"
@@ -101,6 +102,7 @@ class Store:
             index_dir, self._sessions, self._embedder, ann_threshold=config.ann_threshold
         )
         self._query_vectors = QueryEmbeddingCache(self._embedder)
+        self._packer = Packer(self._sessions)
         self._write_lock = threading.Lock()
 
     def collection(
@@ -248,6 +250,39 @@ class Collection:
             query_vectors=store._query_vectors,
             sessions=store._sessions,
             include_summaries=include_summaries,
+        )
+
+    def pack(
+        self,
+        query: str,
+        *,
+        budget: int,
+        tokenizer: str = "o200k_base",
+        overview_tokens: int | None = None,
+        align: bool = False,
+    ) -> Window:
+        """The best window for `query` in at most `budget` tokens of `tokenizer` (design §4).
+
+        The most relevant chunks verbatim, summaries of the rest, gap markers for what is left
+        out, in document order; a query-independent overview first (`overview_tokens` caps it;
+        default: an eighth of the budget, at most 4,096), padded to a multiple of 256 tokens
+        with `align=True`. The same index version and request give the same bytes (cached).
+        """
+        store = self._store
+        request = PackRequest(
+            query=query,
+            budget=budget,
+            tokenizer=tokenizer,
+            overview_tokens=overview_tokens,
+            align=align,
+        )
+        validate_pack(request)
+        return store._packer.pack(
+            self._id,
+            self.name,
+            request,
+            indexes=store._indexes.current(self._id),
+            query_vectors=store._query_vectors,
         )
 
     def delete(self, document_id: str) -> None:

@@ -73,16 +73,41 @@ class WindowItem:
 
 @dataclass(frozen=True, kw_only=True)
 class Window:
-    """A packed context window: rendered text, its exact token count and its contents."""
+    """A packed context window: rendered text, its exact token count and its contents.
+
+    `tokens` is the exact count of `text` in `tokenizer` and never exceeds `budget`. The
+    first `cacheable_prefix_tokens` tokens (`cacheable_prefix_chars` characters) do not depend
+    on the question: put them first in a prompt and provider/engine prefix caches reuse them.
+    An empty window says why in `reason`.
+    """
 
     text: str
     tokens: int
     items: tuple[WindowItem, ...]
     cacheable_prefix_tokens: int
+    cacheable_prefix_chars: int
     index_version: int
     budget: int
     tokenizer: str
+    query: str
     reason: str | None = None
+
+    def messages(self, *, cache_control: bool = False) -> list[dict[str, Any]]:
+        """The window as chat messages: the stable tier first, then the question's material.
+
+        With `cache_control`, the stable tier carries an Anthropic cache breakpoint.
+        """
+        stable = self.text[: self.cacheable_prefix_chars]
+        specific = self.text[self.cacheable_prefix_chars :]
+        messages: list[dict[str, Any]] = []
+        if stable:
+            part: dict[str, Any] = {"type": "text", "text": stable}
+            if cache_control:
+                part["cache_control"] = {"type": "ephemeral"}
+            messages.append({"role": "system", "content": [part]})
+        if specific:
+            messages.append({"role": "user", "content": [{"type": "text", "text": specific}]})
+        return messages
 
 
 @dataclass(frozen=True, kw_only=True)

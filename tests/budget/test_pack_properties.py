@@ -1,0 +1,181 @@
+"""The seven packing properties of design §4/§5, on random corpora, budgets and tokenizers."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import windowpack as wp
+from windowpack.budget.tokens import get_token_counter
+from windowpack.config import StoreConfig
+
+CONFIG = StoreConfig(embedder="hash", chunk_tokens=32, fanout=3)
+WORDS = ["harbor", "lantern", "glacier", "meadow", "falcon", "quarry", "ember", "tundra"]
+NEEDLE = "The vault combination is 4417 and only Marguerite Okafor knows it."
+QUESTION = "What is the vault combination that Marguerite Okafor knows?"
+TOKENIZERS = ["o200k_base", "cl100k_base"]
+PROPERTY_SETTINGS = settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+
+def _corpus(seed: int, documents: int) -> list[wp.Document]:
+    rng = random.Random(seed)
+    result = []
+    for index in range(documents):
+        paragraphs = [
+            " ".join(
+                " ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 10))).capitalize() + "."
+                for _ in range(rng.randint(1, 4))
+            )
+            for _ in range(rng.randint(1, 8))
+        ]
+        result.append(
+            wp.Document(text="\n\n".join(paragraphs), id=f"d{index}", title=f"Doc {index}")
+        )
+    target = rng.randrange(documents)
+    planted = result[target].text + "\n\n" + NEEDLE
+    result[target] = wp.Document(text=planted, id=f"d{target}", title=f"Doc {target}")
+    return result
+
+
+@pytest.fixture(scope="module")
+def collections(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[int, wp.Collection]]:
+    """A few random corpora, built once; hypothesis draws among them."""
+    store = wp.open(tmp_path_factory.mktemp("pack"), config=CONFIG)
+    built = {}
+    for seed in range(4):
+        col = store.collection(f"c{seed}")
+        col.add(_corpus(seed, documents=[1, 3, 6, 12][seed]))
+        built[seed] = col
+    yield built
+    store.close()
+
+
+def _chunk_texts(col: wp.Collection) -> list[str]:
+    texts = []
+    for info in col.documents():
+        document = col.get(info.id)
+        with col._store._sessions() as session:
+            from windowpack.storage import repository
+
+            rows = repository.documents_by_external_id(session, col._id, [info.id])
+            chunks = repository.chunk_rows(session, rows[info.id].id)
+        texts.extend(document.text[c.char_start : c.char_end] for c in chunks)
+    return texts
+
+
+def _total_tokens(col: wp.Collection, tokenizer: str) -> int:
+    return sum(get_token_counter(tokenizer).count_many(_chunk_texts(col)))
+
+
+@PROPERTY_SETTINGS
+@given(seed=st.integers(0, 3), budget=st.integers(1, 6000), tokenizer=st.sampled_from(TOKENIZERS))
+def test_1_the_window_never_exceeds_the_budget(
+    collections: dict[int, wp.Collection], seed: int, budget: int, tokenizer: str
+) -> None:
+    window = collections[seed].pack(QUESTION, budget=budget, tokenizer=tokenizer)
+    assert get_token_counter(tokenizer).count(window.text) == window.tokens <= budget
+    if not window.text:
+        assert window.reason  # an empty window says why
+
+
+def test_1_a_tiny_budget_gives_an_empty_window_with_a_reason(
+    collections: dict[int, wp.Collection],
+) -> None:
+    window = collections[3].pack(QUESTION, budget=1)
+    assert (window.text, window.tokens, window.items) == ("", 0, ())
+    assert window.reason and "budget" in window.reason
+
+
+@PROPERTY_SETTINGS
+@given(seed=st.integers(0, 3), tokenizer=st.sampled_from(TOKENIZERS))
+def test_2_lossless_when_the_collection_fits(
+    collections: dict[int, wp.Collection], seed: int, tokenizer: str
+) -> None:
+    col = collections[seed]
+    window = col.pack(
+        QUESTION, budget=2 * _total_tokens(col, tokenizer) + 2000, tokenizer=tokenizer
+    )
+    assert [item.kind for item in window.items] == ["chunk"] * len(window.items)
+    position = 0
+    for text in _chunk_texts(col):  # every chunk, verbatim, in order
+        found = window.text.find(text, position)
+        assert found >= 0, text[:60]
+        position = found + len(text)
+
+
+@PROPERTY_SETTINGS
+@given(seed=st.integers(0, 3), budget=st.integers(50, 4000), tokenizer=st.sampled_from(TOKENIZERS))
+def test_3_and_4_verbatim_chunks_in_document_order(
+    collections: dict[int, wp.Collection], seed: int, budget: int, tokenizer: str
+) -> None:
+    col = collections[seed]
+    window = col.pack(QUESTION, budget=budget, tokenizer=tokenizer)
+    order = [info.id for info in col.documents()]
+    sources = {doc_id: col.get(doc_id).text for doc_id in order}
+    last = (-1, -1)
+    for item in window.items:
+        if item.kind == "chunk":
+            assert item.span is not None and item.document_id is not None
+            source = sources[item.document_id][item.span.start : item.span.end]
+            assert source in window.text  # byte-identical to the source span
+        if item.document_id is not None and item.span is not None:
+            here = (order.index(item.document_id), item.span.start)
+            assert here > last
+            last = here
+
+
+@PROPERTY_SETTINGS
+@given(seed=st.integers(0, 3), budget=st.integers(1, 4000), tokenizer=st.sampled_from(TOKENIZERS))
+def test_5_same_version_and_request_give_identical_bytes(
+    tmp_path_factory: pytest.TempPathFactory,
+    collections: dict[int, wp.Collection],
+    seed: int,
+    budget: int,
+    tokenizer: str,
+) -> None:
+    col = collections[seed]
+    first = col.pack(QUESTION, budget=budget, tokenizer=tokenizer)
+    assert col.pack(QUESTION, budget=budget, tokenizer=tokenizer) == first
+    # And from a new process-like state: a fresh store object on the same files.
+    fresh = wp.open(Path(col._store.url.removeprefix("sqlite:///")).parent, config=CONFIG)
+    try:
+        again = fresh.collection(col.name).pack(QUESTION, budget=budget, tokenizer=tokenizer)
+    finally:
+        fresh.close()
+    assert again.text == first.text and again.items == first.items
+
+
+@PROPERTY_SETTINGS
+@given(seed=st.integers(0, 3), tokenizer=st.sampled_from(TOKENIZERS), budgets=st.lists(
+    st.integers(1, 3000), min_size=2, max_size=6))  # fmt: skip
+def test_6_needle_recall_never_falls_as_the_budget_grows(
+    collections: dict[int, wp.Collection], seed: int, tokenizer: str, budgets: list[int]
+) -> None:
+    col = collections[seed]
+    present = [
+        NEEDLE in col.pack(QUESTION, budget=b, tokenizer=tokenizer).text for b in sorted(budgets)
+    ]
+    assert present == sorted(present)  # once in, it stays in
+
+
+@PROPERTY_SETTINGS
+@given(seed=st.integers(1, 3), budget=st.integers(200, 3000), tokenizer=st.sampled_from(TOKENIZERS))
+def test_7_the_stable_tier_is_the_same_for_every_question(
+    collections: dict[int, wp.Collection], seed: int, budget: int, tokenizer: str
+) -> None:
+    col = collections[seed]
+    one = col.pack(QUESTION, budget=budget, tokenizer=tokenizer)
+    other = col.pack("Which meadow has a falcon and an ember?", budget=budget, tokenizer=tokenizer)
+    assert one.text[: one.cacheable_prefix_chars] == other.text[: other.cacheable_prefix_chars]
+    assert one.cacheable_prefix_tokens == other.cacheable_prefix_tokens
+    prefix = one.text[: one.cacheable_prefix_chars]
+    assert get_token_counter(tokenizer).count(prefix) == one.cacheable_prefix_tokens
