@@ -157,3 +157,17 @@ def test_tree_shows_levels_and_nodes(runner: CliRunner, tmp_path: Path) -> None:
     assert node["id"] == overview["root_id"] and node["children"]
     table = runner.invoke(app, ["tree", *base])
     assert "collection" in table.stdout and "of the chunks" in table.stdout
+
+
+def test_pack_prints_a_window_within_budget(runner: CliRunner, tmp_path: Path) -> None:
+    store = str(tmp_path / "demo")
+    assert runner.invoke(app, ["demo", "--store", store, "--embedder", "hash"]).exit_code == 0
+    base = ["--store", store, "-c", "demo", "--embedder", "hash"]
+    question = "Which frequency does the Cinder Bay emergency beacon use?"
+    shown = runner.invoke(app, ["pack", question, "--budget", "400", *base, "--json", "--messages"])
+    assert shown.exit_code == 0, shown.output
+    window = json.loads(shown.stdout)
+    assert window["tokens"] <= 400 and "406.025" in window["text"]
+    assert "".join(m["content"][0]["text"] for m in window["messages"]) == window["text"]
+    plain = runner.invoke(app, ["pack", question, "-b", "400", *base])
+    assert plain.exit_code == 0 and "406.025" in plain.stdout

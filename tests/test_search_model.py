@@ -100,3 +100,55 @@ def test_a_planted_needle_is_the_top_hit(
     top = col.search(question, k=10)[0]
     assert sentence in top.text, top.text[:300]
     assert top.document_id == where[sentence]
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize(("sentence", "question"), NEEDLES)
+def test_a_planted_needle_is_in_a_2k_window(
+    essays_with_needles: tuple[wp.Collection, dict[str, str]], sentence: str, question: str
+) -> None:
+    col, _ = essays_with_needles
+    window = col.pack(question, budget=2_000)
+    assert window.tokens <= 2_000
+    assert sentence in window.text
+
+
+_FORMATS = ["poem", "riddle", "haiku", "limerick"]
+_TOPICS = ["tapirs", "otters", "lighthouses", "glaciers", "kites"]
+
+
+def _mrcr_conversation(seed: int = 3) -> tuple[list[dict[str, str]], list[int]]:
+    """`write a {format} about {topic}` turns; 8 identical 'poem about tapirs' requests."""
+    import random
+
+    rng = random.Random(seed)
+    asks = [(f, t) for f in _FORMATS for t in _TOPICS if (f, t) != ("poem", "tapirs")]
+    plan = [rng.choice(asks) for _ in range(120)]
+    for slot in sorted(rng.sample(range(120), 8)):
+        plan[slot] = ("poem", "tapirs")
+    messages, instances = [], []
+    for turn, (form, topic) in enumerate(plan):
+        if (form, topic) == ("poem", "tapirs"):
+            instances.append(turn)
+        lines = [
+            f"Line {i} of this {form}, number {turn}, on {topic} and the sea." for i in range(8)
+        ]
+        messages.append({"role": "user", "content": f"Write a {form} about {topic}."})
+        messages.append({"role": "assistant", "content": f"[{turn}] " + " ".join(lines)})
+    return messages, instances
+
+
+def test_mrcr_style_window_keeps_every_instance_in_order(tmp_path: Path) -> None:
+    messages, instances = _mrcr_conversation()
+    with wp.open(tmp_path) as store:
+        col = store.collection("chat")
+        col.add_conversation(messages, id="chat")
+        window = col.pack("Return the 2nd poem about tapirs.", budget=8_000)
+    assert window.tokens <= 8_000
+    positions = [window.text.find(f"[{turn}] Line 0 of this poem") for turn in instances]
+    assert all(position >= 0 for position in positions), positions
+    assert positions == sorted(positions)  # in order
+    for turn, position in zip(instances, positions, strict=True):
+        # Each instance is its own passage, headed by its turn number.
+        header = window.text.rfind("[turn", 0, position)
+        assert window.text.startswith(f"[turn {turn + 1} of {len(messages) // 2}", header), turn

@@ -78,6 +78,43 @@ def search(
 
 
 @app.command()
+def pack(
+    query: Annotated[str, typer.Argument(help="The question the window is for.")],
+    budget: Annotated[int, typer.Option("--budget", "-b", help="Token budget (1 to 10M).")],
+    store: StoreOption = Path("wp-store"),
+    collection: CollectionOption = "default",
+    tokenizer: Annotated[
+        str, typer.Option(help="cl100k_base, o200k_base or a tokenizer.json path.")
+    ] = "o200k_base",
+    align: Annotated[bool, typer.Option(help="Pad the stable tier to 256 tokens.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the window as JSON.")] = False,
+    messages: Annotated[
+        bool, typer.Option(help="With --json: chat messages, stable tier first.")
+    ] = False,
+    cache_control: Annotated[
+        bool, typer.Option(help="With --messages: an Anthropic cache breakpoint.")
+    ] = False,
+    embedder: EmbedderOption = None,
+) -> None:
+    """Pack the best window for QUERY in at most --budget tokens and print it."""
+    col = _open(store, embedder).collection(collection, create=False)
+    window = col.pack(query, budget=budget, tokenizer=tokenizer, align=align)
+    if as_json:
+        shown = asdict(window)
+        if messages:
+            shown["messages"] = window.messages(cache_control=cache_control)
+        print(json.dumps(shown, ensure_ascii=False, indent=2))
+        return
+    print(window.text)
+    errors.print(
+        f"{window.tokens:,} of {window.budget:,} tokens ({window.tokenizer}); "
+        f"cacheable prefix {window.cacheable_prefix_tokens:,}; index version "
+        f"{window.index_version}" + (f"; {window.reason}" if window.reason else ""),
+        highlight=False,
+    )
+
+
+@app.command()
 def tree(
     store: StoreOption = Path("wp-store"),
     collection: CollectionOption = "default",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -17,14 +18,14 @@ import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
 from windowpack.budget import layout
-from windowpack.budget.allocate import Corpus, Overheads, allocate, overview_cut
-from windowpack.budget.layout import Block, DocumentView, NodeView
+from windowpack.budget.allocate import Corpus, allocate, overview_cut
+from windowpack.budget.layout import Block
+from windowpack.budget.state import PackingState, load_state
 from windowpack.budget.tokens import TokenCounter, get_token_counter
 from windowpack.errors import InvalidArgumentError
 from windowpack.retrieval.fusion import z_score_fusion
 from windowpack.retrieval.indexes import NODE_ID_OFFSET, CollectionIndexes
 from windowpack.retrieval.search import QueryEmbeddingCache, validate_search
-from windowpack.storage import repository
 from windowpack.types import Span, Window, WindowItem
 
 MAX_BUDGET = 10_000_000
@@ -33,6 +34,8 @@ ALIGNMENT = 256
 _OVERVIEW_SHARE = 8
 _OVERVIEW_CAP = 4096
 _MAX_TRIMS = 8
+# Candidates each retriever proposes per collection; the rest of the units get the floor.
+_CANDIDATES = 4096
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,21 +47,6 @@ class PackRequest:
     tokenizer: str = "o200k_base"
     overview_tokens: int | None = None
     align: bool = False
-
-
-@dataclass(frozen=True, kw_only=True)
-class PackingState:
-    """A collection at one index version, as arrays, with costs in one tokenizer."""
-
-    name: str
-    version: int
-    documents: list[DocumentView]
-    document_first_chunk: list[int]
-    chunk_ids: dict[int, int]
-    node_ids: dict[int, int]
-    nodes: list[NodeView]
-    corpus: Corpus
-    overheads: Overheads
 
 
 def validate_pack(request: PackRequest) -> None:
@@ -85,24 +73,29 @@ class Packer:
 
     def pack(
         self,
-        collection_id: int,
-        name: str,
+        sources: Sequence[tuple[int, str, CollectionIndexes]],
         request: PackRequest,
         *,
-        indexes: CollectionIndexes,
         query_vectors: QueryEmbeddingCache,
     ) -> Window:
+        """One window over one or more collections: (collection id, name, indexes) each."""
         validate_pack(request)
         counter = get_token_counter(request.tokenizer)
-        key = (collection_id, indexes.version, request)
+        key = (tuple((cid, indexes.version) for cid, _, indexes in sources), request)
         with self._lock:
             if key in self._windows:
                 self._windows.move_to_end(key)
                 self.cache_hits += 1
                 return self._windows[key]
-        state = self._state(collection_id, name, indexes.version, counter)
-        scored = _scored(state, _scores(state, indexes, query_vectors, request.query))
-        window = _pack(state, scored, request, counter)
+        states = [
+            (self._state(collection_id, name, indexes.version, counter), indexes)
+            for collection_id, name, indexes in sources
+        ]
+        fused = _fused_scores(states, query_vectors, request.query)
+        parts = [
+            _Part(state=state, corpus=_scored(state, _scores(state, fused))) for state, _ in states
+        ]
+        window = _pack(parts, request, counter)
         with self._lock:
             self._windows[key] = window
             while len(self._windows) > self._cache_size:
@@ -124,117 +117,36 @@ class Packer:
         return state
 
 
-def load_state(
-    sessions: sessionmaker[Session],
-    collection_id: int,
-    name: str,
-    version: int,
-    counter: TokenCounter,
-) -> PackingState:
-    """Read a collection into arrays and count every chunk and node in `counter`."""
-    with sessions() as session:
-        rows = repository.list_documents(session, collection_id)
-        chunks = {row.id: repository.chunk_rows(session, row.id) for row in rows}
-        node_rows = repository.tree_nodes(session, collection_id)
-        documents, first_chunk, chunk_ids = [], [], {}
-        chunk_document: list[int] = []
-        for position, row in enumerate(rows):
-            first_chunk.append(len(chunk_document))
-            for chunk in chunks[row.id]:
-                chunk_ids[chunk.id] = len(chunk_document)
-                chunk_document.append(position)
-            texts = [chunk.text for chunk in chunks[row.id]]
-            documents.append(
-                DocumentView(
-                    external_id=row.external_id,
-                    title=row.title,
-                    text=row.text,
-                    chunk_starts=[c.char_start for c in chunks[row.id]],
-                    chunk_ends=[c.char_end for c in chunks[row.id]],
-                    chunk_units=[c.unit for c in chunks[row.id]],
-                    chunk_tokens=counter.count_many(texts),
-                    units=len(row.units or []),
-                )
-            )
-        position_of = {row.id: position for position, row in enumerate(rows)}
-    nodes, node_ids = _node_views(node_rows, position_of, first_chunk, documents)
-    node_index = {row.id: i for i, row in enumerate(node_rows)}
-    corpus = Corpus(
-        chunk_document=np.asarray(chunk_document, dtype=np.int64),
-        chunk_cost=np.asarray([t for d in documents for t in d.chunk_tokens], dtype=np.int64),
-        chunk_score=np.zeros(len(chunk_document)),
-        node_first=np.asarray([n.first_chunk for n in nodes], dtype=np.int64),
-        node_last=np.asarray([n.last_chunk for n in nodes], dtype=np.int64),
-        node_parent=np.asarray(
-            [node_index.get(row.parent_id, -1) if row.parent_id else -1 for row in node_rows],
-            dtype=np.int64,
-        ),
-        node_document=np.asarray([n.document for n in nodes], dtype=np.int64),
-        node_cost=np.asarray(counter.count_many([n.text for n in nodes]), dtype=np.int64),
-        node_score=np.zeros(len(nodes)),
-    )
-    return PackingState(
-        name=name,
-        version=version,
-        documents=documents,
-        document_first_chunk=first_chunk,
-        chunk_ids=chunk_ids,
-        node_ids=node_ids,
-        nodes=nodes,
-        corpus=corpus,
-        overheads=layout.overheads(counter),
-    )
-
-
-def _node_views(
-    rows: list[Any],
-    position_of: dict[int, int],
-    first_chunk: list[int],
-    documents: list[DocumentView],
-) -> tuple[list[NodeView], dict[int, int]]:
-    views, ids = [], {}
-    ends = [
-        start + len(doc.chunk_starts) for start, doc in zip(first_chunk, documents, strict=True)
-    ]
-    for index, row in enumerate(rows):
-        ids[row.id] = index
-        if row.document_id is not None:
-            position = position_of[row.document_id]
-            first, last = (
-                first_chunk[position] + row.leaf_start,
-                first_chunk[position] + row.leaf_end,
-            )
-            first_document, last_document = position, position + 1
-        else:
-            first_document, last_document = row.leaf_start, row.leaf_end
-            first, last = first_chunk[first_document], ends[last_document - 1]
-            position = -1
-        views.append(
-            NodeView(
-                text=row.text,
-                level=row.level,
-                document=position,
-                first_chunk=first,
-                last_chunk=last,
-                first_document=first_document,
-                last_document=last_document,
-            )
-        )
-    return views, ids
-
-
-def _scores(
-    state: PackingState,
-    indexes: CollectionIndexes,
+def _fused_scores(
+    sources: Sequence[tuple[PackingState, CollectionIndexes]],
     query_vectors: QueryEmbeddingCache,
     query: str,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Fused relevance of every chunk and node; units neither retriever proposed get the floor."""
-    units = state.corpus.chunks + len(state.nodes)
-    candidates = max(1, min(units, 4096))
-    dense = indexes.dense.search(query_vectors.get(query), candidates)
-    lexical = indexes.lexical.search(query, candidates)
-    fused = z_score_fusion([dense, lexical])
+) -> list[tuple[int, float]]:
+    """One fused ranking over every source, so that relevance is comparable between them.
+
+    Cosine similarities from one embedder share a scale across collections, and so do BM25
+    scores roughly; standardising per collection instead would promote the best of an
+    irrelevant collection to the level of the best of a relevant one. Chunk and node ids are
+    database keys, unique across the collections of a store.
+    """
+    dense, lexical = [], []
+    vector = query_vectors.get(query)
+    for state, indexes in sources:
+        candidates = max(1, min(state.corpus.chunks + len(state.nodes), _CANDIDATES))
+        dense.append(indexes.dense.search(vector, candidates))
+        lexical.append(indexes.lexical.search(query, candidates))
+    return z_score_fusion([_merged(dense), _merged(lexical)])
+
+
+def _merged(results: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    ids = np.concatenate([ids for ids, _ in results]).astype(np.int64)
+    scores = np.concatenate([scores for _, scores in results]).astype(np.float32)
+    order = np.argsort(-scores, kind="stable")
+    return ids[order], scores[order]
+
+
+def _scores(state: PackingState, fused: list[tuple[int, float]]) -> tuple[np.ndarray, np.ndarray]:
+    """Each chunk's and node's fused relevance; units no retriever proposed get the floor."""
     floor = min((score for _, score in fused), default=0.0) - 1.0
     chunk_score = np.full(state.corpus.chunks, floor)
     node_score = np.full(len(state.nodes), floor)
@@ -269,65 +181,141 @@ def _scored(state: PackingState, scores: tuple[np.ndarray, np.ndarray]) -> Corpu
         node_document=corpus.node_document,
         node_cost=corpus.node_cost,
         node_score=scores[1],
+        chunk_unit=corpus.chunk_unit,
     )
 
 
-def _pack(
-    state: PackingState, corpus: Corpus, request: PackRequest, counter: TokenCounter
-) -> Window:
+@dataclass(frozen=True, kw_only=True)
+class _Part:
+    """One collection's share of a pack: its state and its scored corpus."""
+
+    state: PackingState
+    corpus: Corpus
+
+
+def _pack(parts: list[_Part], request: PackRequest, counter: TokenCounter) -> Window:
     budget = request.budget
-    allocation = allocate(corpus, budget, state.overheads)
-    if allocation.lossless:
-        blocks = _lossless_blocks(state)
-        text = layout.join_blocks(blocks)
-        tokens = layout.count_exactly(counter, text)
-        if tokens <= budget:
-            return _window(
-                state, request, blocks, text, tokens, prefix_blocks=len(blocks), counter=counter
-            )
-    overview = _overview(state, corpus, request, counter)
-    prefix = layout.join_blocks(overview) + layout.SEPARATOR if overview else ""
+    combined, offsets = _combined(parts)
+    overheads = parts[0].state.overheads
+    if allocate(combined, budget, overheads).lossless:
+        blocks = [block for part in parts for block in _with_title(parts, part, _lossless(part))]
+        window = _window(parts, request, blocks, counter, prefix_blocks=len(blocks))
+        if window.tokens <= budget:
+            return window
+    overview = [block for part in parts for block in _overview(part, request, len(parts))]
+    prefix = layout.join_blocks([b for _, b in overview]) + layout.SEPARATOR if overview else ""
     prefix = _aligned(prefix, counter, budget) if request.align and prefix else prefix
     prefix_tokens = layout.count_exactly(counter, prefix) if prefix else 0
     room = budget - prefix_tokens
     for _ in range(_MAX_TRIMS):
-        allocation = allocate(corpus, room, state.overheads)
-        blocks = layout.render_documents(
-            state.documents,
-            state.document_first_chunk,
-            allocation.chunks.tolist(),
-            allocation.nodes.tolist(),
-            state.nodes,
-            corpus.chunk_score.tolist(),
-            corpus.node_score.tolist(),
+        allocation = allocate(combined, room, overheads)
+        blocks = list(overview)
+        for part, (chunk_offset, node_offset) in zip(parts, offsets, strict=True):
+            chunks = allocation.chunks[
+                (allocation.chunks >= chunk_offset)
+                & (allocation.chunks < chunk_offset + part.corpus.chunks)
+            ]
+            nodes = allocation.nodes[
+                (allocation.nodes >= node_offset)
+                & (allocation.nodes < node_offset + len(part.state.nodes))
+            ]
+            rendered = _rendered(
+                part, (chunks - chunk_offset).tolist(), (nodes - node_offset).tolist()
+            )
+            blocks.extend(_with_title(parts, part, rendered) if rendered else [])
+        if not blocks:
+            break  # not even one chunk or summary fits
+        window = _window(
+            parts, request, blocks, counter, prefix_blocks=len(overview), prefix=prefix
         )
-        text = prefix + layout.join_blocks(blocks)
-        tokens = layout.count_exactly(counter, text)
-        if tokens <= budget:
-            return _window(state, request, overview + blocks, text, tokens, len(overview), counter,
-                           prefix_tokens=prefix_tokens)  # fmt: skip
-        room -= tokens - budget + 8  # the estimate was short: ask for less and redo
-    return _empty(state, request, "the budget is too small for any part of this collection")
+        if window.tokens <= budget:
+            return window
+        room -= window.tokens - budget + 8  # the estimate was short: ask for less and redo
+    return _empty(
+        parts, request, f"a budget of {budget} tokens is too small for any chunk or summary"
+    )
 
 
-def _overview(
-    state: PackingState, corpus: Corpus, request: PackRequest, counter: TokenCounter
-) -> list[Block]:
+def _combined(parts: list[_Part]) -> tuple[Corpus, list[tuple[int, int]]]:
+    """One corpus over all parts (indices shifted), so the budget follows relevance."""
+    if len(parts) == 1:
+        return parts[0].corpus, [(0, 0)]
+    offsets, chunk_offset, node_offset, document_offset = [], 0, 0, 0
+    pieces: dict[str, list[np.ndarray]] = {}
+    for part in parts:
+        corpus = part.corpus
+        offsets.append((chunk_offset, node_offset))
+        shifted = {
+            "chunk_document": corpus.chunk_document + document_offset,
+            "chunk_cost": corpus.chunk_cost,
+            "chunk_score": corpus.chunk_score,
+            "chunk_unit": corpus.chunk_unit
+            if corpus.chunk_unit is not None
+            else np.full(corpus.chunks, -1),
+            "node_first": corpus.node_first + chunk_offset,
+            "node_last": corpus.node_last + chunk_offset,
+            "node_parent": np.where(corpus.node_parent >= 0, corpus.node_parent + node_offset, -1),
+            "node_document": np.where(
+                corpus.node_document >= 0, corpus.node_document + document_offset, -1
+            ),
+            "node_cost": corpus.node_cost,
+            "node_score": corpus.node_score,
+        }
+        for field, values in shifted.items():
+            pieces.setdefault(field, []).append(np.asarray(values))
+        chunk_offset += corpus.chunks
+        node_offset += len(part.state.nodes)
+        document_offset += len(part.state.documents)
+    return Corpus(**{field: np.concatenate(values) for field, values in pieces.items()}), offsets
+
+
+def _units(corpus: Corpus) -> np.ndarray:
+    return corpus.chunk_unit if corpus.chunk_unit is not None else np.full(corpus.chunks, -1)
+
+
+def _rendered(part: _Part, chunks: list[int], nodes: list[int]) -> list[tuple[_Part, Block]]:
+    state, corpus = part.state, part.corpus
+    blocks = layout.render_documents(
+        state.documents,
+        state.document_first_chunk,
+        chunks,
+        nodes,
+        state.nodes,
+        corpus.chunk_score.tolist(),
+        corpus.node_score.tolist(),
+    )
+    if all(block.kind == "gap" for block in blocks):
+        return []  # nothing of this collection made it in
+    return [(part, block) for block in blocks]
+
+
+def _with_title(
+    parts: list[_Part], part: _Part, blocks: list[tuple[_Part, Block]]
+) -> list[tuple[_Part, Block]]:
+    if len(parts) == 1:
+        return blocks
+    title = Block(kind="header", text=f"# Collection {part.state.name}")
+    return [(part, title), *blocks]
+
+
+def _overview(part: _Part, request: PackRequest, parts: int) -> list[tuple[_Part, Block]]:
+    """The query-independent tier of one collection: the finest top cut that fits its share."""
+    state = part.state
     share = request.overview_tokens
     if share is None:
         share = min(request.budget // _OVERVIEW_SHARE, _OVERVIEW_CAP)
-    cut = overview_cut(corpus, share, state.overheads) if share > 0 else []
+    share //= parts
+    cut = overview_cut(part.corpus, share, state.overheads) if share > 0 else []
     if not cut:
         return []
-    title = Block(
-        kind="header", text=f"# Overview of {state.name}: {len(state.documents)} documents"
-    )
-    blocks = [title]
+    title = f"# Overview of {state.name}: {len(state.documents)} documents"
+    blocks = [(part, Block(kind="header", text=title))]
     for node_index in cut:
         node = state.nodes[node_index]
         offset = state.document_first_chunk[node.first_document]
         view = state.documents[node.first_document]
-        blocks.append(layout.summary_block(view, node.first_document, node, offset, 0.0))
+        block = layout.summary_block(view, node.first_document, node, offset, 0.0)
+        blocks.append((part, block))
     return blocks
 
 
@@ -345,53 +333,57 @@ def _aligned(prefix: str, counter: TokenCounter, budget: int) -> str:
     return prefix + padding
 
 
-def _lossless_blocks(state: PackingState) -> list[Block]:
-    blocks: list[Block] = []
+def _lossless(part: _Part) -> list[tuple[_Part, Block]]:
+    """Every chunk verbatim, in order: the window when the whole collection fits."""
+    state = part.state
+    blocks: list[tuple[_Part, Block]] = []
     scores = [0.0] * state.corpus.chunks
     for position, view in enumerate(state.documents):
         offset = state.document_first_chunk[position]
         chunks = set(range(offset, offset + len(view.chunk_starts)))
         total = len(state.documents)
-        blocks.extend(
-            layout.document_blocks(view, position, total, offset, chunks, {}, [], scores, [])
-        )
+        rendered = layout.document_blocks(view, position, total, offset, chunks, {}, [], scores, [])
+        blocks.extend((part, block) for block in rendered)
     return blocks
 
 
 def _window(
-    state: PackingState,
+    parts: list[_Part],
     request: PackRequest,
-    blocks: list[Block],
-    text: str,
-    tokens: int,
-    prefix_blocks: int,
+    blocks: list[tuple[_Part, Block]],
     counter: TokenCounter,
     *,
-    prefix_tokens: int | None = None,
+    prefix_blocks: int,
+    prefix: str | None = None,
 ) -> Window:
-    if prefix_tokens is None:
-        prefix_tokens = tokens if prefix_blocks == len(blocks) else 0
-    if prefix_tokens == tokens:
-        prefix_chars = len(text)
-    elif prefix_blocks:
-        prefix_chars = len(layout.join_blocks(blocks[:prefix_blocks]) + layout.SEPARATOR)
+    """Join, count exactly, and describe. The first `prefix_blocks` are query-independent."""
+    if prefix is None:
+        prefix = layout.join_blocks([block for _, block in blocks[:prefix_blocks]])
+        body = ""
     else:
-        prefix_chars = 0
+        body = layout.join_blocks([block for _, block in blocks[prefix_blocks:]])
+    text = prefix + body
+    tokens = layout.count_exactly(counter, text)
+    prefix_tokens = tokens if not body else layout.count_exactly(counter, prefix) if prefix else 0
     return Window(
         text=text,
         tokens=tokens,
-        items=tuple(_item(state, block, counter) for block in blocks if block.kind != "header"),
+        items=tuple(
+            _item(part, block, counter) for part, block in blocks if block.kind != "header"
+        ),
         cacheable_prefix_tokens=prefix_tokens,
-        cacheable_prefix_chars=prefix_chars,
-        index_version=state.version,
+        cacheable_prefix_chars=len(prefix),
+        index_version=max(part.state.version for part in parts),
+        index_versions=tuple((part.state.name, part.state.version) for part in parts),
         budget=request.budget,
         tokenizer=request.tokenizer,
         query=request.query,
     )
 
 
-def _item(state: PackingState, block: Block, counter: TokenCounter) -> WindowItem:
-    document = state.documents[block.document].external_id if block.document is not None else None
+def _item(part: _Part, block: Block, counter: TokenCounter) -> WindowItem:
+    documents = part.state.documents
+    document = documents[block.document].external_id if block.document is not None else None
     has_span = block.char_start is not None and block.char_end is not None
     kind: Literal["chunk", "summary", "gap"] = (
         "chunk" if block.kind == "chunk" else "summary" if block.kind == "summary" else "gap"
@@ -403,17 +395,19 @@ def _item(state: PackingState, block: Block, counter: TokenCounter) -> WindowIte
         span=Span(start=block.char_start or 0, end=block.char_end or 0) if has_span else None,
         tokens=counter.count(block.text),
         score=block.score,
+        collection=part.state.name,
     )
 
 
-def _empty(state: PackingState, request: PackRequest, reason: str) -> Window:
+def _empty(parts: list[_Part], request: PackRequest, reason: str) -> Window:
     return Window(
         text="",
         tokens=0,
         items=(),
         cacheable_prefix_tokens=0,
         cacheable_prefix_chars=0,
-        index_version=state.version,
+        index_version=max(part.state.version for part in parts),
+        index_versions=tuple((part.state.name, part.state.version) for part in parts),
         budget=request.budget,
         tokenizer=request.tokenizer,
         query=request.query,

@@ -124,6 +124,37 @@ class Store:
             self._check_settings(row, tokenizer, chunk_tokens)
             return Collection(self, row.id, row.name, row.tokenizer, row.chunk_tokens)
 
+    def pack(
+        self,
+        query: str,
+        *,
+        collections: Sequence[str],
+        budget: int,
+        tokenizer: str = "o200k_base",
+        overview_tokens: int | None = None,
+        align: bool = False,
+    ) -> Window:
+        """One window over several collections, dividing the budget by relevance (§4.7).
+
+        All sources compete for one budget: a collection with nothing relevant gives its
+        share back. Options as for `Collection.pack`.
+        """
+        if not collections:
+            raise InvalidArgumentError("collections", "name at least one collection")
+        request = PackRequest(
+            query=query,
+            budget=budget,
+            tokenizer=tokenizer,
+            overview_tokens=overview_tokens,
+            align=align,
+        )
+        validate_pack(request)
+        sources = []
+        for name in dict.fromkeys(collections):
+            collection = self.collection(name, create=False)
+            sources.append((collection._id, name, self._indexes.current(collection._id)))
+        return self._packer.pack(sources, request, query_vectors=self._query_vectors)
+
     def collections(self) -> list[str]:
         """Names of every collection, sorted."""
         with self._sessions() as session:
@@ -277,13 +308,8 @@ class Collection:
             align=align,
         )
         validate_pack(request)
-        return store._packer.pack(
-            self._id,
-            self.name,
-            request,
-            indexes=store._indexes.current(self._id),
-            query_vectors=store._query_vectors,
-        )
+        sources = [(self._id, self.name, store._indexes.current(self._id))]
+        return store._packer.pack(sources, request, query_vectors=store._query_vectors)
 
     def delete(self, document_id: str) -> None:
         """Delete one document by its id (its summaries go, the collection levels regroup)."""

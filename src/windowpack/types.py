@@ -69,6 +69,7 @@ class WindowItem:
     span: Span | None
     tokens: int
     score: float
+    collection: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,7 +79,8 @@ class Window:
     `tokens` is the exact count of `text` in `tokenizer` and never exceeds `budget`. The
     first `cacheable_prefix_tokens` tokens (`cacheable_prefix_chars` characters) do not depend
     on the question: put them first in a prompt and provider/engine prefix caches reuse them.
-    An empty window says why in `reason`.
+    An empty window says why in `reason`. `index_versions` names each collection's version
+    (a window over several collections gives the highest as `index_version`).
     """
 
     text: str
@@ -91,6 +93,7 @@ class Window:
     tokenizer: str
     query: str
     reason: str | None = None
+    index_versions: tuple[tuple[str, int], ...] = ()
 
     def messages(self, *, cache_control: bool = False) -> list[dict[str, Any]]:
         """The window as chat messages: the stable tier first, then the question's material.

@@ -44,6 +44,9 @@ NEIGHBOUR_MARGIN = 1.0
 class Corpus:
     """Chunks in document order and summary nodes over chunk ranges, with costs and scores.
 
+    `chunk_unit` (conversation turn or record, -1 for none) splits passages: the layout starts
+    a new passage, with its own header, at every unit.
+
     `node_first`/`node_last` are global chunk indices `[first, last)`; `node_parent` is a node
     index or -1; collection-level nodes span several documents (`node_document` -1).
     """
@@ -57,6 +60,7 @@ class Corpus:
     node_document: IntArray
     node_cost: IntArray
     node_score: FloatArray
+    chunk_unit: IntArray | None = None
 
     @property
     def chunks(self) -> int:
@@ -143,11 +147,13 @@ def _passage_overhead(
 ) -> int:
     """A chunk next to a chosen one extends its passage; otherwise it opens one (and a gap)."""
     document = corpus.chunk_document[index]
+    units = corpus.chunk_unit
     for neighbour in (index - 1, index + 1):
         if (
             0 <= neighbour < corpus.chunks
             and selected[neighbour]
             and corpus.chunk_document[neighbour] == document
+            and (units is None or units[neighbour] == units[index])
         ):
             return 0
     return overheads.passage + overheads.gap

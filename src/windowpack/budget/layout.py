@@ -187,7 +187,13 @@ def document_blocks(
         index = offset + ordinal
         if index in selected:
             last = ordinal
-            while last + 1 < count and offset + last + 1 in selected:
+            # One passage per run of chunks, but a new one at each conversation turn or
+            # record, so that every turn carries its own number.
+            while (
+                last + 1 < count
+                and offset + last + 1 in selected
+                and view.chunk_units[last + 1] == view.chunk_units[ordinal]
+            ):
                 last += 1
             blocks.append(_passage(view, position, offset, ordinal, last, chunk_scores))
             ordinal = last + 1

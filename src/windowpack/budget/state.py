@@ -1,0 +1,136 @@
+"""A collection at one index version as arrays, with token costs in one tokenizer.
+
+Loaded once per (collection, index version, tokenizer) and shared by every pack: document
+texts and chunk spans for rendering, the summary tree as index arrays for the allocator.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sqlalchemy.orm import Session, sessionmaker
+
+from windowpack.budget import layout
+from windowpack.budget.allocate import Corpus, Overheads
+from windowpack.budget.layout import DocumentView, NodeView
+from windowpack.budget.tokens import TokenCounter
+from windowpack.storage import repository
+
+
+@dataclass(frozen=True, kw_only=True)
+class PackingState:
+    """A collection at one index version, as arrays, with costs in one tokenizer."""
+
+    name: str
+    version: int
+    documents: list[DocumentView]
+    document_first_chunk: list[int]
+    chunk_ids: dict[int, int]
+    node_ids: dict[int, int]
+    nodes: list[NodeView]
+    corpus: Corpus
+    overheads: Overheads
+
+
+def load_state(
+    sessions: sessionmaker[Session],
+    collection_id: int,
+    name: str,
+    version: int,
+    counter: TokenCounter,
+) -> PackingState:
+    """Read a collection into arrays and count every chunk and node in `counter`."""
+    with sessions() as session:
+        rows = repository.list_documents(session, collection_id)
+        chunks = {row.id: repository.chunk_rows(session, row.id) for row in rows}
+        node_rows = repository.tree_nodes(session, collection_id)
+        documents, first_chunk, chunk_ids = [], [], {}
+        chunk_document: list[int] = []
+        for position, row in enumerate(rows):
+            first_chunk.append(len(chunk_document))
+            for chunk in chunks[row.id]:
+                chunk_ids[chunk.id] = len(chunk_document)
+                chunk_document.append(position)
+            texts = [chunk.text for chunk in chunks[row.id]]
+            documents.append(
+                DocumentView(
+                    external_id=row.external_id,
+                    title=row.title,
+                    text=row.text,
+                    chunk_starts=[c.char_start for c in chunks[row.id]],
+                    chunk_ends=[c.char_end for c in chunks[row.id]],
+                    chunk_units=[c.unit for c in chunks[row.id]],
+                    chunk_tokens=counter.count_many(texts),
+                    units=len(row.units or []),
+                )
+            )
+        position_of = {row.id: position for position, row in enumerate(rows)}
+    nodes, node_ids = _node_views(node_rows, position_of, first_chunk, documents)
+    node_index = {row.id: i for i, row in enumerate(node_rows)}
+    corpus = Corpus(
+        chunk_document=np.asarray(chunk_document, dtype=np.int64),
+        chunk_cost=np.asarray([t for d in documents for t in d.chunk_tokens], dtype=np.int64),
+        chunk_score=np.zeros(len(chunk_document)),
+        node_first=np.asarray([n.first_chunk for n in nodes], dtype=np.int64),
+        node_last=np.asarray([n.last_chunk for n in nodes], dtype=np.int64),
+        node_parent=np.asarray(
+            [node_index.get(row.parent_id, -1) if row.parent_id else -1 for row in node_rows],
+            dtype=np.int64,
+        ),
+        node_document=np.asarray([n.document for n in nodes], dtype=np.int64),
+        node_cost=np.asarray(counter.count_many([n.text for n in nodes]), dtype=np.int64),
+        node_score=np.zeros(len(nodes)),
+        chunk_unit=np.asarray(
+            [-1 if u is None else u for d in documents for u in d.chunk_units], dtype=np.int64
+        ),
+    )
+    return PackingState(
+        name=name,
+        version=version,
+        documents=documents,
+        document_first_chunk=first_chunk,
+        chunk_ids=chunk_ids,
+        node_ids=node_ids,
+        nodes=nodes,
+        corpus=corpus,
+        overheads=layout.overheads(counter),
+    )
+
+
+def _node_views(
+    rows: list[Any],
+    position_of: dict[int, int],
+    first_chunk: list[int],
+    documents: list[DocumentView],
+) -> tuple[list[NodeView], dict[int, int]]:
+    views, ids = [], {}
+    ends = [
+        start + len(doc.chunk_starts) for start, doc in zip(first_chunk, documents, strict=True)
+    ]
+    for index, row in enumerate(rows):
+        ids[row.id] = index
+        if row.document_id is not None:
+            position = position_of[row.document_id]
+            first, last = (
+                first_chunk[position] + row.leaf_start,
+                first_chunk[position] + row.leaf_end,
+            )
+            first_document, last_document = position, position + 1
+        else:
+            first_document, last_document = row.leaf_start, row.leaf_end
+            first, last = first_chunk[first_document], ends[last_document - 1]
+            position = -1
+        views.append(
+            NodeView(
+                text=row.text,
+                level=row.level,
+                document=position,
+                first_chunk=first,
+                last_chunk=last,
+                first_document=first_document,
+                last_document=last_document,
+            )
+        )
+    return views, ids
