@@ -150,6 +150,17 @@ def demo(
     for fact in PLANTED:
         console.rule(f"[bold]search[/] {fact.question}")
         _print_hits(col.search(fact.question, k=3))
+    question = PLANTED[0].question
+    window = col.pack(question, budget=_DEMO_BUDGET)
+    console.rule(f"[bold]pack[/] {question} (budget {_DEMO_BUDGET} tokens)")
+    console.print(window.text, highlight=False, markup=False)
+    console.rule(
+        f"{window.tokens} of {_DEMO_BUDGET} tokens; cacheable prefix "
+        f"{window.cacheable_prefix_tokens}; {len(window.items)} items"
+    )
+
+
+_DEMO_BUDGET = 700
 
 
 def _open(store: Path, embedder: str | None) -> Store:
