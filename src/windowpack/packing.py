@@ -368,9 +368,7 @@ def _window(
     return Window(
         text=text,
         tokens=tokens,
-        items=tuple(
-            _item(part, block, counter) for part, block in blocks if block.kind != "header"
-        ),
+        items=_items(blocks, counter),
         cacheable_prefix_tokens=prefix_tokens,
         cacheable_prefix_chars=len(prefix),
         index_version=max(part.state.version for part in parts),
@@ -381,7 +379,15 @@ def _window(
     )
 
 
-def _item(part: _Part, block: Block, counter: TokenCounter) -> WindowItem:
+def _items(blocks: list[tuple[_Part, Block]], counter: TokenCounter) -> tuple[WindowItem, ...]:
+    shown = [(part, block) for part, block in blocks if block.kind != "header"]
+    counts = counter.count_many([block.text for _, block in shown])  # one batched pass
+    return tuple(
+        _item(part, block, tokens) for (part, block), tokens in zip(shown, counts, strict=True)
+    )
+
+
+def _item(part: _Part, block: Block, tokens: int) -> WindowItem:
     documents = part.state.documents
     document = documents[block.document].external_id if block.document is not None else None
     has_span = block.char_start is not None and block.char_end is not None
@@ -393,7 +399,7 @@ def _item(part: _Part, block: Block, counter: TokenCounter) -> WindowItem:
         document_id=document,
         level=block.level,
         span=Span(start=block.char_start or 0, end=block.char_end or 0) if has_span else None,
-        tokens=counter.count(block.text),
+        tokens=tokens,
         score=block.score,
         collection=part.state.name,
     )
