@@ -18,7 +18,7 @@ import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
 from windowpack.budget import layout
-from windowpack.budget.allocate import Corpus, allocate, overview_cut
+from windowpack.budget.allocate import Corpus, allocate, lossless_cost, overview_cut
 from windowpack.budget.layout import Block
 from windowpack.budget.state import PackingState, load_state
 from windowpack.budget.tokens import TokenCounter, get_token_counter
@@ -197,7 +197,7 @@ def _pack(parts: list[_Part], request: PackRequest, counter: TokenCounter) -> Wi
     budget = request.budget
     combined, offsets = _combined(parts)
     overheads = parts[0].state.overheads
-    if allocate(combined, budget, overheads).lossless:
+    if combined.chunks and lossless_cost(combined, overheads) <= budget:
         blocks = [block for part in parts for block in _with_title(parts, part, _lossless(part))]
         window = _window(parts, request, blocks, counter, prefix_blocks=len(blocks))
         if window.tokens <= budget:
@@ -207,7 +207,7 @@ def _pack(parts: list[_Part], request: PackRequest, counter: TokenCounter) -> Wi
     prefix = _aligned(prefix, counter, budget) if request.align and prefix else prefix
     prefix_tokens = layout.count_exactly(counter, prefix) if prefix else 0
     room = budget - prefix_tokens
-    for _ in range(_MAX_TRIMS):
+    for attempt in range(_MAX_TRIMS):
         allocation = allocate(combined, room, overheads)
         blocks = list(overview)
         for part, (chunk_offset, node_offset) in zip(parts, offsets, strict=True):
@@ -230,7 +230,9 @@ def _pack(parts: list[_Part], request: PackRequest, counter: TokenCounter) -> Wi
         )
         if window.tokens <= budget:
             return window
-        room -= window.tokens - budget + 8  # the estimate was short: ask for less and redo
+        # The estimate was short (rare: headers longer than measured): ask for less, by more
+        # each time, and redo.
+        room -= (window.tokens - budget) * (attempt + 2) + 16
     return _empty(
         parts, request, f"a budget of {budget} tokens is too small for any chunk or summary"
     )
@@ -320,17 +322,20 @@ def _overview(part: _Part, request: PackRequest, parts: int) -> list[tuple[_Part
 
 
 def _aligned(prefix: str, counter: TokenCounter, budget: int) -> str:
-    """Pad the stable tier so that it ends on a multiple of 256 tokens, if the budget allows."""
-    tokens = counter.count(prefix)
-    target = -(-tokens // ALIGNMENT) * ALIGNMENT
+    """Pad the stable tier so that it ends on a multiple of 256 tokens, if the budget allows.
+
+    The padding goes before the tier's closing blank line, so the tier still ends at a
+    boundary no tokenizer merges across.
+    """
+    body = prefix.removesuffix(layout.SEPARATOR)
+    target = -(-counter.count(prefix) // ALIGNMENT) * ALIGNMENT
     if target >= budget:
         return prefix
     padding = ""
-    while counter.count(prefix + padding) < target:
+    while counter.count(body + padding + layout.SEPARATOR) < target:
         padding += " ."
-    if counter.count(prefix + padding) != target:
-        return prefix
-    return prefix + padding
+    padded = body + padding + layout.SEPARATOR
+    return padded if counter.count(padded) == target else prefix
 
 
 def _lossless(part: _Part) -> list[tuple[_Part, Block]]:
@@ -356,21 +361,35 @@ def _window(
     prefix_blocks: int,
     prefix: str | None = None,
 ) -> Window:
-    """Join, count exactly, and describe. The first `prefix_blocks` are query-independent."""
-    if prefix is None:
-        prefix = layout.join_blocks([block for _, block in blocks[:prefix_blocks]])
-        body = ""
+    """Join, count exactly, and describe. The first `prefix_blocks` are query-independent.
+
+    The count is of the rendered text, taken in pieces cut at block boundaries: a block
+    boundary is a blank line followed by `[` or `#`, where no tokenizer merges across, so the
+    pieces' counts add up to the whole text's (the property tests check this against one
+    count of the whole text). Counting the pieces in one batch uses both cores and gives each
+    item its own count in the same pass.
+    """
+    texts = [block.text for _, block in blocks]
+    if prefix is None:  # lossless: the whole window is query-independent
+        pieces = _pieces(texts)
+        item_counts = counter.count_many(pieces)
+        text, tokens = "".join(pieces), sum(item_counts)
+        prefix_tokens, prefix_chars = tokens, len(text)
     else:
-        body = layout.join_blocks([block for _, block in blocks[prefix_blocks:]])
-    text = prefix + body
-    tokens = layout.count_exactly(counter, text)
-    prefix_tokens = tokens if not body else layout.count_exactly(counter, prefix) if prefix else 0
+        body = _pieces(texts[prefix_blocks:])
+        counts = counter.count_many([prefix, *body] if prefix else body)
+        prefix_tokens = counts[0] if prefix else 0
+        body_counts = counts[1:] if prefix else counts
+        item_counts = counter.count_many(texts[:prefix_blocks]) + body_counts
+        text, tokens = prefix + "".join(body), prefix_tokens + sum(body_counts)
+        prefix_chars = len(prefix)
+    shown = [(i, part, block) for i, (part, block) in enumerate(blocks) if block.kind != "header"]
     return Window(
         text=text,
         tokens=tokens,
-        items=_items(blocks, counter),
+        items=tuple(_item(part, block, item_counts[i]) for i, part, block in shown),
         cacheable_prefix_tokens=prefix_tokens,
-        cacheable_prefix_chars=len(prefix),
+        cacheable_prefix_chars=prefix_chars,
         index_version=max(part.state.version for part in parts),
         index_versions=tuple((part.state.name, part.state.version) for part in parts),
         budget=request.budget,
@@ -379,12 +398,9 @@ def _window(
     )
 
 
-def _items(blocks: list[tuple[_Part, Block]], counter: TokenCounter) -> tuple[WindowItem, ...]:
-    shown = [(part, block) for part, block in blocks if block.kind != "header"]
-    counts = counter.count_many([block.text for _, block in shown])  # one batched pass
-    return tuple(
-        _item(part, block, tokens) for (part, block), tokens in zip(shown, counts, strict=True)
-    )
+def _pieces(texts: list[str]) -> list[str]:
+    """Blocks with their separator: the rendered text is these pieces end to end."""
+    return [text + layout.SEPARATOR for text in texts[:-1]] + texts[-1:]
 
 
 def _item(part: _Part, block: Block, tokens: int) -> WindowItem:

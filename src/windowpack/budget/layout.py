@@ -53,11 +53,13 @@ class Block:
 def overheads(counter: TokenCounter) -> Overheads:
     """Token costs of the headers and markers, measured on typical renderings."""
     document = "## A document title of a typical length (document-id-0000) · document 100 of 200"
+    # Measured on long numbers and a long title, plus a margin: the allocator must not
+    # under-estimate, or the exact count sends it round again.
     return Overheads(
-        document=counter.count(document + SEPARATOR) + 2,
-        passage=counter.count(passage_header(None, 100, 101, 200, 123456, 123789) + "\n") + 2,
-        summary=counter.count(summary_header(2, "chunks", 100, 120, 200) + "\n") + 2,
-        gap=counter.count(gap_marker(123_456, "tokens") + SEPARATOR) + 2,
+        document=counter.count(document + SEPARATOR) + 12,
+        passage=counter.count(passage_header(None, 1000, 1001, 2000, 1234567, 1234789)) + 4,
+        summary=counter.count(summary_header(2, "chunks", 1000, 1200, 2000) + SEPARATOR) + 4,
+        gap=counter.count(gap_marker(1_234_567, "documents", 1234) + SEPARATOR) + 2,
     )
 
 

@@ -71,7 +71,7 @@ def load_state(
     node_index = {row.id: i for i, row in enumerate(node_rows)}
     corpus = Corpus(
         chunk_document=np.asarray(chunk_document, dtype=np.int64),
-        chunk_cost=np.asarray([t for d in documents for t in d.chunk_tokens], dtype=np.int64),
+        chunk_cost=np.asarray(counter.count_many(_tiles(documents)), dtype=np.int64),
         chunk_score=np.zeros(len(chunk_document)),
         node_first=np.asarray([n.first_chunk for n in nodes], dtype=np.int64),
         node_last=np.asarray([n.last_chunk for n in nodes], dtype=np.int64),
@@ -97,6 +97,18 @@ def load_state(
         corpus=corpus,
         overheads=layout.overheads(counter),
     )
+
+
+def _tiles(documents: list[DocumentView]) -> list[str]:
+    """Each chunk with the whitespace up to the next one: a passage of consecutive chunks is
+    their tiles, so the allocator's sums match what the layout renders."""
+    tiles = []
+    for view in documents:
+        starts, ends = view.chunk_starts, view.chunk_ends
+        for index, start in enumerate(starts):
+            end = starts[index + 1] if index + 1 < len(starts) else ends[index]
+            tiles.append(view.text[start:end])
+    return tiles
 
 
 def _node_views(
