@@ -23,7 +23,6 @@ from windowpack.budget.layout import Block
 from windowpack.budget.state import PackingState, load_state
 from windowpack.budget.tokens import TokenCounter, get_token_counter
 from windowpack.errors import InvalidArgumentError
-from windowpack.retrieval.fusion import z_score_fusion
 from windowpack.retrieval.indexes import NODE_ID_OFFSET, CollectionIndexes
 from windowpack.retrieval.search import QueryEmbeddingCache, validate_search
 from windowpack.types import Span, Window, WindowItem
@@ -34,8 +33,8 @@ ALIGNMENT = 256
 _OVERVIEW_SHARE = 8
 _OVERVIEW_CAP = 4096
 _MAX_TRIMS = 8
-# Candidates each retriever proposes per collection; the rest of the units get the floor.
-_CANDIDATES = 4096
+# Candidates each retriever proposes per collection, at least; the rest get the floor score.
+_MIN_CANDIDATES = 512
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,7 +90,7 @@ class Packer:
             (self._state(collection_id, name, indexes.version, counter), indexes)
             for collection_id, name, indexes in sources
         ]
-        fused = _fused_scores(states, query_vectors, request.query)
+        fused = _fused_scores(states, query_vectors, request.query, request.budget)
         parts = [
             _Part(state=state, corpus=_scored(state, _scores(state, fused))) for state, _ in states
         ]
@@ -121,52 +120,102 @@ def _fused_scores(
     sources: Sequence[tuple[PackingState, CollectionIndexes]],
     query_vectors: QueryEmbeddingCache,
     query: str,
-) -> list[tuple[int, float]]:
+    budget: int,
+) -> tuple[np.ndarray, np.ndarray]:
     """One fused ranking over every source, so that relevance is comparable between them.
 
     Cosine similarities from one embedder share a scale across collections, and so do BM25
     scores roughly; standardising per collection instead would promote the best of an
     irrelevant collection to the level of the best of a relevant one. Chunk and node ids are
-    database keys, unique across the collections of a store.
+    database keys, unique across the collections of a store. The fusion is `z_score_fusion`
+    in numpy: a pack scores thousands of candidates.
     """
     dense, lexical = [], []
     vector = query_vectors.get(query)
     for state, indexes in sources:
-        candidates = max(1, min(state.corpus.chunks + len(state.nodes), _CANDIDATES))
+        candidates = _candidates(state, budget)
         dense.append(indexes.dense.search(vector, candidates))
         lexical.append(indexes.lexical.search(query, candidates))
-    return z_score_fusion([_merged(dense), _merged(lexical)])
+    return _z_fused([_merged(dense), _merged(lexical)])
+
+
+def _candidates(state: PackingState, budget: int) -> int:
+    """Enough candidates to rank about twice what the budget can hold, at least a few hundred."""
+    units = state.corpus.chunks + len(state.nodes)
+    mean_cost = max(1.0, float(state.corpus.chunk_cost.mean())) if state.corpus.chunks else 1.0
+    return max(1, min(units, max(_MIN_CANDIDATES, int(2 * budget / mean_cost))))
+
+
+def _z_fused(results: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Sum of per-list z-scores over the union of ids; an id missing from a list gets that
+    list's lowest z-score (as `retrieval.fusion.z_score_fusion`)."""
+    present = [(ids, scores) for ids, scores in results if len(ids)]
+    if not present:
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    everyone = np.unique(np.concatenate([ids for ids, _ in present]))
+    total = np.zeros(len(everyone))
+    for ids, scores in present:
+        values = scores.astype(np.float64)
+        spread = values.std()
+        z = (values - values.mean()) / spread if spread > 0 else np.ones(len(values))
+        column = np.full(len(everyone), z.min() if spread > 0 else 0.0)
+        column[np.searchsorted(everyone, ids)] = z
+        total += column
+    return everyone, total
 
 
 def _merged(results: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
     ids = np.concatenate([ids for ids, _ in results]).astype(np.int64)
     scores = np.concatenate([scores for _, scores in results]).astype(np.float32)
-    order = np.argsort(-scores, kind="stable")
-    return ids[order], scores[order]
+    return ids, scores
 
 
-def _scores(state: PackingState, fused: list[tuple[int, float]]) -> tuple[np.ndarray, np.ndarray]:
+def _scores(
+    state: PackingState, fused: tuple[np.ndarray, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
     """Each chunk's and node's fused relevance; units no retriever proposed get the floor."""
-    floor = min((score for _, score in fused), default=0.0) - 1.0
-    chunk_score = np.full(state.corpus.chunks, floor)
-    node_score = np.full(len(state.nodes), floor)
-    for index_id, score in fused:
-        if index_id >= NODE_ID_OFFSET:
-            node = state.node_ids.get(index_id - NODE_ID_OFFSET)
-            if node is not None:
-                node_score[node] = score
-        elif (chunk := state.chunk_ids.get(index_id)) is not None:
-            chunk_score[chunk] = score
+    ids, values = fused
+    floor = (values.min() if len(values) else 0.0) - 1.0
+    chunk_score = _lookup(
+        state.chunk_keys, state.chunk_positions, ids, values, floor, state.corpus.chunks
+    )
+    node_ids = ids[ids >= NODE_ID_OFFSET] - NODE_ID_OFFSET
+    node_values = values[ids >= NODE_ID_OFFSET]
+    node_score = _lookup(
+        state.node_keys, state.node_positions, node_ids, node_values, floor, len(state.nodes)
+    )
     return chunk_score, _with_best_evidence_beneath(state, chunk_score, node_score)
+
+
+def _lookup(
+    keys: np.ndarray,
+    positions: np.ndarray,
+    ids: np.ndarray,
+    values: np.ndarray,
+    floor: float,
+    size: int,
+) -> np.ndarray:
+    """Scatter (id, value) pairs into an array indexed by unit position, via sorted keys."""
+    result = np.full(size, floor)
+    if not len(keys) or not len(ids):
+        return result
+    slots = np.minimum(np.searchsorted(keys, ids), len(keys) - 1)
+    found = keys[slots] == ids
+    result[positions[slots[found]]] = values[found]
+    return result
 
 
 def _with_best_evidence_beneath(
     state: PackingState, chunk_score: np.ndarray, node_score: np.ndarray
 ) -> np.ndarray:
     """A summary is as relevant as the best chunk it stands for, or its own score if higher."""
-    firsts, lasts = state.corpus.node_first.tolist(), state.corpus.node_last.tolist()
-    best = np.array([chunk_score[a:b].max() for a, b in zip(firsts, lasts, strict=True)])
-    return np.maximum(node_score, best) if len(best) else node_score
+    if not len(node_score):
+        return node_score
+    # reduceat over (first, last) pairs: the even results are the max over [first, last).
+    padded = np.append(chunk_score, -np.inf)
+    pairs = np.column_stack((state.corpus.node_first, state.corpus.node_last)).ravel()
+    best = np.maximum.reduceat(padded, pairs)[::2]
+    return np.asarray(np.maximum(node_score, best))
 
 
 def _scored(state: PackingState, scores: tuple[np.ndarray, np.ndarray]) -> Corpus:

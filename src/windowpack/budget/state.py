@@ -32,6 +32,10 @@ class PackingState:
     nodes: list[NodeView]
     corpus: Corpus
     overheads: Overheads
+    chunk_keys: np.ndarray
+    chunk_positions: np.ndarray
+    node_keys: np.ndarray
+    node_positions: np.ndarray
 
 
 def load_state(
@@ -44,34 +48,40 @@ def load_state(
     """Read a collection into arrays and count every chunk and node in `counter`."""
     with sessions() as session:
         rows = repository.list_documents(session, collection_id)
-        chunks = {row.id: repository.chunk_rows(session, row.id) for row in rows}
+        chunks = repository.chunk_spans(session, collection_id)
         node_rows = repository.tree_nodes(session, collection_id)
         documents, first_chunk, chunk_ids = [], [], {}
         chunk_document: list[int] = []
         for position, row in enumerate(rows):
             first_chunk.append(len(chunk_document))
-            for chunk in chunks[row.id]:
+            spans = chunks.get(row.id, [])
+            for chunk in spans:
                 chunk_ids[chunk.id] = len(chunk_document)
                 chunk_document.append(position)
-            texts = [chunk.text for chunk in chunks[row.id]]
             documents.append(
                 DocumentView(
                     external_id=row.external_id,
                     title=row.title,
                     text=row.text,
-                    chunk_starts=[c.char_start for c in chunks[row.id]],
-                    chunk_ends=[c.char_end for c in chunks[row.id]],
-                    chunk_units=[c.unit for c in chunks[row.id]],
-                    chunk_tokens=counter.count_many(texts),
+                    chunk_starts=[c.char_start for c in spans],
+                    chunk_ends=[c.char_end for c in spans],
+                    chunk_units=[c.unit for c in spans],
+                    chunk_tokens=[],
                     units=len(row.units or []),
                 )
             )
         position_of = {row.id: position for position, row in enumerate(rows)}
+    # One batched count of every tile (chunk plus the whitespace to the next one): the
+    # allocator's cost, and what a gap marker reports as left out.
+    tile_tokens = counter.count_many(_tiles(documents))
+    for position, view in enumerate(documents):
+        first = first_chunk[position]
+        view.chunk_tokens.extend(tile_tokens[first : first + len(view.chunk_starts)])
     nodes, node_ids = _node_views(node_rows, position_of, first_chunk, documents)
     node_index = {row.id: i for i, row in enumerate(node_rows)}
     corpus = Corpus(
         chunk_document=np.asarray(chunk_document, dtype=np.int64),
-        chunk_cost=np.asarray(counter.count_many(_tiles(documents)), dtype=np.int64),
+        chunk_cost=np.asarray(tile_tokens, dtype=np.int64),
         chunk_score=np.zeros(len(chunk_document)),
         node_first=np.asarray([n.first_chunk for n in nodes], dtype=np.int64),
         node_last=np.asarray([n.last_chunk for n in nodes], dtype=np.int64),
@@ -96,6 +106,10 @@ def load_state(
         nodes=nodes,
         corpus=corpus,
         overheads=layout.overheads(counter),
+        chunk_keys=np.asarray(sorted(chunk_ids), dtype=np.int64),
+        chunk_positions=np.asarray([chunk_ids[k] for k in sorted(chunk_ids)], dtype=np.int64),
+        node_keys=np.asarray(sorted(node_ids), dtype=np.int64),
+        node_positions=np.asarray([node_ids[k] for k in sorted(node_ids)], dtype=np.int64),
     )
 
 

@@ -427,3 +427,33 @@ def all_node_ids(session: Session, collection_id: int) -> list[int]:
     return list(
         session.scalars(select(TreeNodeRow.id).where(TreeNodeRow.collection_id == collection_id))
     )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChunkSpan:
+    """A chunk's position and span, without its text (the document holds it)."""
+
+    id: int
+    document_id: int
+    char_start: int
+    char_end: int
+    unit: int | None
+
+
+def chunk_spans(session: Session, collection_id: int) -> dict[int, list[ChunkSpan]]:
+    """Every chunk of a collection, by document id, in ordinal order: one query."""
+    rows = session.execute(
+        select(
+            ChunkRow.id, ChunkRow.document_id, ChunkRow.char_start, ChunkRow.char_end, ChunkRow.unit
+        )
+        .where(ChunkRow.collection_id == collection_id)
+        .order_by(ChunkRow.document_id, ChunkRow.ordinal)
+    ).all()
+    spans: dict[int, list[ChunkSpan]] = {}
+    for row in rows:
+        spans.setdefault(row[1], []).append(
+            ChunkSpan(
+                id=row[0], document_id=row[1], char_start=row[2], char_end=row[3], unit=row[4]
+            )
+        )
+    return spans
