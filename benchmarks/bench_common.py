@@ -10,11 +10,15 @@ corpus to a token budget, timing the stages of an ingest from its progress callb
 from __future__ import annotations
 
 import contextlib
+import cProfile
 import dataclasses
 import functools
+import io
 import json
 import os
 import platform
+import pstats
+import random
 import re
 import tempfile
 import time
@@ -184,6 +188,21 @@ def latency_stats(seconds: Sequence[float]) -> dict[str, float]:
     }
 
 
+def spread(values: Sequence[float]) -> dict[str, float]:
+    return {"min": min(values), "mean": sum(values) / len(values), "max": max(values)}
+
+
+def profile_text(call: Callable[[], object], lines: int = 30) -> str:
+    """cProfile of `call()`, the top `lines` functions by cumulative time, as text."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    call()
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(lines)
+    return out.getvalue()
+
+
 def machine_info() -> dict[str, Any]:
     import torch
 
@@ -320,3 +339,113 @@ def store_folder(given: Path | None, prefix: str) -> Iterator[Path]:
         return
     with tempfile.TemporaryDirectory(prefix=prefix) as temporary:
         yield Path(temporary) / "store"
+
+
+@contextlib.contextmanager
+def reusable_store_folder(given: Path | None, prefix: str) -> Iterator[Path]:
+    """`given` as it is (new, or a store built by an earlier run to reuse), else a temporary
+    folder removed afterwards."""
+    if given is not None:
+        yield given
+        return
+    with tempfile.TemporaryDirectory(prefix=prefix) as temporary:
+        yield Path(temporary) / "store"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class EssayCorpus:
+    """The default ~1M-token corpus; `sources` are the documents before any copy."""
+
+    documents: list[Document]
+    description: str
+    tokens: int
+    sources: list[tuple[Document, int]]
+
+
+def essay_corpus(counter: TokenCounter, *, target_tokens: int, max_bytes: int) -> EssayCorpus:
+    """The RULER essays JSON (split into ~20K-char documents) plus the NIAH essay folder, plus
+    the essay parts again under ids `copy-N/...` until the corpus passes `target_tokens` (as in
+    `search.py`; re-used text hits the embedding cache)."""
+    sources: list[tuple[Document, int]] = []
+    parts: list[str] = []
+    essays: list[tuple[Document, int]] = []
+    for path in (ESSAYS_JSON, NIAH_ESSAYS):
+        loaded = load_corpus([path], max_bytes=max_bytes)
+        counts = counter.count_many([doc.text for doc in loaded.documents])
+        sources += zip(loaded.documents, counts, strict=True)
+        essays = essays or list(zip(loaded.documents, counts, strict=True))
+        parts.append(f"{loaded.description} = {sum(counts):,} tokens")
+    documents = [doc for doc, _ in sources]
+    total = sum(count for _, count in sources)
+    copies, copied_docs, copied_tokens = 0, 0, 0
+    while total < target_tokens:
+        copies += 1
+        for doc, count in essays:
+            if total >= target_tokens:
+                break
+            documents.append(
+                dataclasses.replace(doc, id=f"copy-{copies}/{doc.id}", title=f"{doc.title} (copy)")
+            )
+            total += count
+            copied_docs += 1
+            copied_tokens += count
+    if copied_docs:
+        parts.append(
+            f"plus {copied_docs} essay documents again under ids 'copy-N/...' = "
+            f"{copied_tokens:,} tokens (embedding-cache hits)"
+        )
+    description = " | ".join(parts) + f" | total {len(documents):,} documents, {total:,} tokens"
+    return EssayCorpus(documents=documents, description=description, tokens=total, sources=sources)
+
+
+_STOP_WORD_LIST = """
+    a an the and or but if of to in on at by for with from as is are was were be been being
+    it its it's this that these those i you he she we they them his her our their my your me us
+    what which who whom when where why how not no so do does did done have has had can could
+    would should will just than then there here also very more most much many some any all one
+    two into about over out up down only even such like get got make made way thing things
+    really because said says say don't didn't isn't that's there's you're they're"""
+_STOP_WORDS = frozenset(_STOP_WORD_LIST.split())
+_QUESTION_TEMPLATES = (
+    "what does the author say about {}",
+    "why {}",
+    "how do {} relate",
+    "{}",
+    "explain {}",
+    "is it true that {}",
+    "examples of {}",
+    "{} according to paul graham",
+    "what is the connection between {}",
+    "advice on {}",
+)
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]")
+
+
+def corpus_sentences(texts: Sequence[str]) -> list[str]:
+    from windowpack.retrieval.chunking import split_sentences
+
+    return [text[span.start : span.end] for text in texts for span in split_sentences(text)]
+
+
+def make_questions(sentences: Sequence[str], count: int, seed: int) -> list[str]:
+    """`count` distinct questions: a few content words of a random corpus sentence set in one of
+    several question templates (the generator of `search.py`)."""
+    rng = random.Random(seed)
+    questions: list[str] = []
+    seen: set[str] = set()
+    for _ in range(count * 100):
+        if len(questions) == count:
+            break
+        words = [w.lower() for w in _WORD.findall(rng.choice(sentences))]
+        words = [word for word in words if word not in _STOP_WORDS]
+        if len(words) < 3:
+            continue
+        size = rng.randint(3, min(7, len(words)))
+        first = rng.randint(0, len(words) - size)
+        question = rng.choice(_QUESTION_TEMPLATES).format(" ".join(words[first : first + size]))
+        if question not in seen:
+            seen.add(question)
+            questions.append(question)
+    if len(questions) < count:
+        raise SystemExit(f"could only make {len(questions)} distinct questions from the corpus")
+    return questions

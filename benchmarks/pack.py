@@ -1,0 +1,510 @@
+"""Latency of `Collection.pack(q, budget=B)` at B = 8K, 128K and 1M tokens, beside llama-index.
+
+Run from the repository root with the project virtualenv. The baseline needs two extra
+packages (`pip install llama-index-vector-stores-faiss llama-index-embeddings-huggingface`).
+Building the stores takes minutes, so keep them with `--store`/`--big-store` and reuse them:
+
+    .venv/bin/python benchmarks/pack.py --store /tmp/wp-pack-1m --big-store /tmp/wp-pack-10m
+    .venv/bin/python benchmarks/pack.py --store /tmp/wp-pack-1m --skip-big --queries 50
+    .venv/bin/python benchmarks/pack.py --store /tmp/wp-pack-1m --big-store /tmp/wp-pack-10m \
+        --profile 3
+
+1. ~1M tokens, real model (bundled all-MiniLM-L6-v2): the RULER essays JSON split into ~20K-char
+   documents, the NIAH essay folder, and essay parts again under `copy-N/` ids (as `search.py`).
+   Per budget: the first call (the very first one also loads the per-version packing state,
+   "state load"), N distinct questions never asked before ("cold": query embedding, retrieval,
+   allocation, layout, exact count) and one question repeated N times ("warm": window-cache
+   hits, checked with `Packer.cache_hits`). Every window is re-counted here with o200k_base:
+   it must hold at most B tokens; the share of B it uses and any empty window are printed.
+   5 more questions per budget are packed with package internals timed (`CallTimer`): the
+   split of a cold pack, and how many windows it rendered (trims) before one fitted.
+2. ~10M tokens with the hash embedder (`StoreConfig(embedder="hash")`: deterministic, model-free
+   vectors, so the build takes minutes instead of ~40 min of model time; retrieval quality is
+   not the point here, the size is). The essays + NIAH essays repeated with variations: copy c
+   has ids `variant-c/...` and a corpus sentence picked per (copy, paragraph) before every
+   paragraph, so no two copies share chunk text. Added one copy per `add` call; copies stop
+   once `--big-build-limit` seconds would be passed (what was built is printed). `--skip-big`.
+3. The llama-index path a user would pick (design §8), in the same run over the same ~1M-token
+   corpus: `VectorStoreIndex` on `FaissVectorStore(faiss.IndexFlatIP(384))`, the same bundled
+   model through `HuggingFaceEmbedding`, nodes = windowpack's own chunks, their vectors taken
+   from windowpack's embedding cache (same model, same text: spot-checked against the model).
+   Per question: `as_retriever(similarity_top_k=K)` with K = 1.25 x B / mean chunk tokens (at
+   most all nodes), retrieve, fill B greedily in score order counting o200k_base tokens of each
+   text (+ separator); timed together, interleaved with windowpack on the same questions.
+   `--skip-llama` skips it.
+
+Targets: warm ≤ 1 ms; p50 ≤ 500 ms at B = 1M over 10M tokens; windowpack ≥ 10x faster than
+llama-index at the same budget (cold p50). Figures go to `benchmarks/results/pack.json`.
+`--profile N` prints a cProfile (by cumulative time) of N more cold packs at the largest budget.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import random
+import re
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from bench_common import (
+    CallTimer,
+    EssayCorpus,
+    corpus_sentences,
+    essay_corpus,
+    latency_stats,
+    machine_info,
+    make_questions,
+    profile_text,
+    reusable_store_folder,
+    spread,
+    write_results,
+)
+from rich.console import Console
+from rich.table import Table
+
+import windowpack as wp
+from windowpack import packing
+from windowpack.budget import layout
+from windowpack.budget.tokens import TokenCounter, get_token_counter
+from windowpack.config import StoreConfig
+from windowpack.retrieval.embedder import bundled_model_path
+from windowpack.retrieval.embedding_cache import content_hash
+from windowpack.storage import repository
+from windowpack.types import Document, Window
+
+BUDGETS = (8_192, 131_072, 1_048_576)
+TOKENIZER = "o200k_base"
+WARM_TARGET_MS = 1.0
+BIG_P50_TARGET_MS = 500.0
+SPEEDUP_TARGET = 10.0
+BUILD_RECORD = "pack-bench-build.json"
+_PARAGRAPH = re.compile(r"\n[ \t]*\n")
+SPLIT_PACKS = 5  # further distinct questions per budget, packed with the parts below timed
+# Parts of a pack (package internals, looked up at call time; missing ones are left out).
+_PARTS = {
+    "retrieve+fuse": (packing, "_fused_scores"),
+    "scores": (packing, "_scores"),
+    "allocate": (packing, "allocate"),
+    "render": (packing, "_rendered"),
+    "window": (packing, "_window"),
+    "count_exactly": (layout, "count_exactly"),
+    "items": (packing, "_item"),
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parse_args(argv)
+    console = Console(width=150)
+    counter = get_token_counter(TOKENIZER)
+    corpus = essay_corpus(counter, target_tokens=args.target_tokens, max_bytes=64 << 20)
+    console.print(f"[bold]~1M corpus[/bold]: {corpus.description}")
+    sentences = corpus_sentences([doc.text for doc, _ in corpus.sources])
+    per_budget = args.queries + 1 + SPLIT_PACKS
+    questions = make_questions(sentences, len(BUDGETS) * per_budget + 1 + args.profile, args.seed)
+    figures: dict[str, Any] = {"command": " ".join(sys.argv), "budgets": list(BUDGETS)}
+
+    with reusable_store_folder(args.store, "wp-pack-bench-") as folder:
+        store = wp.open(folder, config=StoreConfig())
+        try:
+            collection = store.collection("pack-bench")
+            build = _build(console, folder, [(corpus.documents, "all")], collection)
+            baseline = None if args.skip_llama else _LlamaBaseline(console, store, collection)
+            figures["real"] = {
+                "corpus": corpus.description,
+                "embedder": "all-MiniLM-L6-v2 (bundled)",
+                "build": build,
+                **_measure(console, store, collection, questions, args, counter, baseline),
+            }
+            if baseline is not None:
+                figures["llama_index"] = baseline.describe()
+        finally:
+            store.close()
+    if not args.skip_big:
+        with reusable_store_folder(args.big_store, "wp-pack-bench-big-") as folder:
+            store = wp.open(folder, config=StoreConfig(embedder="hash"))
+            try:
+                collection = store.collection("pack-bench-big")
+                batches = _variant_batches(corpus, sentences, args.big_target_tokens, counter)
+                build = _build(console, folder, batches, collection, args.big_build_limit)
+                figures["big"] = {
+                    "embedder": "hash (deterministic, model-free: the build skips ~40 min of "
+                    "model time; retrieval quality is not measured here)",
+                    "build": build,
+                    **_measure(console, store, collection, questions, args, counter, None),
+                }
+            finally:
+                store.close()
+    figures["targets"] = _verdicts(figures)
+    figures["machine"] = machine_info()
+    _print_results(console, figures)
+    console.print(f"Figures written to {write_results('pack', figures)}")
+    return 0
+
+
+def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description="Pack latency at 8K/128K/1M budgets over ~1M and ~10M tokens, vs llama-index.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument("--store", type=Path, help="~1M-token store folder to build or reuse")
+    parser.add_argument("--big-store", type=Path, help="~10M-token store folder to build/reuse")
+    parser.add_argument("--queries", type=int, default=30, help="distinct questions per budget")
+    parser.add_argument("--skip-big", action="store_true", help="skip the ~10M-token corpus")
+    parser.add_argument("--skip-llama", action="store_true", help="skip the llama-index baseline")
+    parser.add_argument("--target-tokens", type=int, default=1_000_000)
+    parser.add_argument("--big-target-tokens", type=int, default=10_000_000)
+    parser.add_argument(
+        "--big-build-limit", type=float, default=1800.0, help="seconds; add no copy past this"
+    )
+    parser.add_argument("--profile", type=int, default=0, help="cProfile N packs at max budget")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the question generator")
+    args = parser.parse_args(argv)
+    if args.queries < 2 or args.profile < 0:
+        parser.error("--queries must be at least 2 and --profile not negative")
+    return args
+
+
+def _variant_batches(
+    corpus: EssayCorpus, sentences: list[str], target: int, counter: TokenCounter
+) -> list[tuple[list[Document], str]]:
+    """Copies of the source documents (copy 0 as is), one batch per copy, until `target`."""
+    batches: list[tuple[list[Document], str]] = []
+    total, copy = 0, 0
+    while total < target:
+        rng = random.Random(copy)
+        docs = [_variant(doc, copy, rng, sentences) for doc, _ in corpus.sources]
+        tokens = sum(counter.count_many([doc.text for doc in docs]))
+        batches.append((docs, f"copy {copy}: {len(docs)} documents, {tokens:,} tokens"))
+        total, copy = total + tokens, copy + 1
+    return batches
+
+
+def _variant(doc: Document, copy: int, rng: random.Random, sentences: list[str]) -> Document:
+    if copy == 0:
+        return doc
+    paragraphs = _PARAGRAPH.split(doc.text)
+    text = "\n\n".join(f"{rng.choice(sentences)} {paragraph}" for paragraph in paragraphs)
+    return dataclasses.replace(doc, text=text, id=f"variant-{copy}/{doc.id}")
+
+
+def _build(
+    console: Console,
+    folder: Path,
+    batches: list[tuple[list[Document], str]],
+    collection: wp.Collection,
+    limit_s: float = math.inf,
+) -> dict[str, Any]:
+    """Add the batches (no-ops on a reused store) and print how long building took."""
+    record_path = folder / BUILD_RECORD
+    record = json.loads(record_path.read_text("utf-8")) if record_path.exists() else {}
+    earlier = record.get("build_seconds", 0.0) if len(collection) else 0.0  # resumed build
+    started = time.perf_counter()
+    built_now, added, notes, slowest = False, 0, [], 0.0
+    for documents, note in batches:
+        elapsed = time.perf_counter() - started
+        if elapsed + slowest > limit_s:
+            notes.append(f"stopped before {note}: {elapsed:.0f} s + {slowest:.0f} s > limit")
+            break
+        batch_started = time.perf_counter()
+        report = collection.add(documents)
+        seconds = time.perf_counter() - batch_started
+        slowest = max(slowest, seconds)
+        built_now |= report.added + report.replaced > 0
+        added += 1
+        console.print(f"  add {note}: {seconds:.1f} s, {report.embedded:,} texts embedded")
+    seconds = time.perf_counter() - started
+    stored = collection.documents()
+    totals = {
+        "documents": len(stored),
+        "chunks": sum(doc.chunks for doc in stored),
+        "tokens": sum(doc.tokens for doc in stored),
+        "batches_added": added,
+        "batches_planned": len(batches),
+        "notes": notes,
+    }
+    if built_now:
+        record = {"build_seconds": earlier + seconds, **totals, "built_at": time.strftime("%F %T")}
+        record_path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    build = record.get("build_seconds")
+    console.print(
+        f"Store {folder} ({'built now' if built_now else 'reused'}): {totals['documents']:,} "
+        f"documents, {totals['chunks']:,} chunks, {totals['tokens']:,} tokens; build "
+        + (f"{build:.1f} s" if build else "time unknown")
+        + ("" if built_now else f" (reuse check {seconds:.1f} s)")
+        + "".join(f"; {note}" for note in notes)
+    )
+    return {"built_now": built_now, "build_seconds": build, "add_seconds": seconds, **totals}
+
+
+class _LlamaBaseline:
+    """VectorStoreIndex over FAISS flat IP with the bundled model; the collection's chunks."""
+
+    def __init__(self, console: Console, store: wp.Store, collection: wp.Collection) -> None:
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        import faiss
+        from llama_index.core import StorageContext, VectorStoreIndex
+        from llama_index.core.schema import TextNode
+        from llama_index.embeddings.huggingface import HuggingFaceEmbedding
+        from llama_index.vector_stores.faiss import FaissVectorStore
+
+        started = time.perf_counter()
+        model_id = store._embedder.model_id
+        with store._sessions() as session:
+            ids, texts = repository.chunk_texts_and_ids(session, collection._id)
+            hashes = [content_hash(text) for text in texts]
+            blobs = repository.cached_embeddings(session, model_id, hashes)
+        vectors = [np.frombuffer(blobs[h], dtype=np.float32) for h in hashes]
+        self.embed_model = HuggingFaceEmbedding(model_name=bundled_model_path(), device="cpu")
+        sample = random.Random(0).sample(range(len(texts)), min(16, len(texts)))
+        fresh = self.embed_model.get_text_embedding_batch([texts[i] for i in sample])
+        self.agreement = min(
+            float(np.dot(vectors[i], f)) for i, f in zip(sample, fresh, strict=True)
+        )
+        nodes = [
+            TextNode(text=text, id_=str(chunk_id), embedding=vector.tolist())
+            for chunk_id, text, vector in zip(ids, texts, vectors, strict=True)
+        ]
+        vector_store = FaissVectorStore(faiss_index=faiss.IndexFlatIP(len(vectors[0])))
+        context = StorageContext.from_defaults(vector_store=vector_store)
+        self.index = VectorStoreIndex(nodes, storage_context=context, embed_model=self.embed_model)
+        self.counter = get_token_counter(TOKENIZER)
+        self.separator = self.counter.count("\n\n")
+        self.nodes = len(nodes)
+        self.mean_tokens = sum(self.counter.count_many(texts)) / max(1, len(texts))
+        self.build_seconds = time.perf_counter() - started
+        console.print(
+            f"llama-index baseline: {self.nodes:,} nodes (windowpack's chunks, mean "
+            f"{self.mean_tokens:.0f} tokens), vectors from windowpack's embedding cache (min "
+            f"cosine vs HuggingFaceEmbedding on 16 samples: {self.agreement:.4f}); built in "
+            f"{self.build_seconds:.1f} s"
+        )
+
+    def top_k(self, budget: int) -> int:
+        return min(self.nodes, math.ceil(1.25 * budget / self.mean_tokens))
+
+    def pack(self, question: str, budget: int) -> tuple[float, str, bool]:
+        """Seconds to retrieve and fill, the text, and whether the hits ran out before B."""
+        started = time.perf_counter()
+        hits = self.index.as_retriever(similarity_top_k=self.top_k(budget)).retrieve(question)
+        parts: list[str] = []
+        used = 0
+        for hit in hits:
+            text = hit.node.get_content()
+            cost = self.counter.count(text) + (self.separator if parts else 0)
+            if used + cost > budget:
+                break
+            parts.append(text)
+            used += cost
+        else:
+            return time.perf_counter() - started, "\n\n".join(parts), True
+        return time.perf_counter() - started, "\n\n".join(parts), False
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "nodes": self.nodes,
+            "mean_node_tokens": self.mean_tokens,
+            "top_k": {str(b): self.top_k(b) for b in BUDGETS},
+            "vectors": "windowpack's embedding cache (same model and text), not re-embedded",
+            "min_cosine_vs_model_on_16_samples": self.agreement,
+            "build_seconds": self.build_seconds,
+        }
+
+
+def _timed_pack(collection: wp.Collection, question: str, budget: int) -> tuple[float, Window]:
+    started = time.perf_counter()
+    window = collection.pack(question, budget=budget, tokenizer=TOKENIZER)
+    return time.perf_counter() - started, window
+
+
+def _measure(
+    console: Console,
+    store: wp.Store,
+    collection: wp.Collection,
+    questions: list[str],
+    args: argparse.Namespace,
+    counter: TokenCounter,
+    baseline: _LlamaBaseline | None,
+) -> dict[str, Any]:
+    started = time.perf_counter()
+    collection.search(questions[0], k=10)  # loads the query model and the indexes
+    warmup_ms = (time.perf_counter() - started) * 1000.0
+    if baseline is not None:
+        baseline.pack(questions[0], BUDGETS[0])
+    per_budget = args.queries + 1 + SPLIT_PACKS
+    results: dict[str, Any] = {"model_and_index_load_ms": warmup_ms, "budgets": {}}
+    for number, budget in enumerate(BUDGETS):
+        asked = questions[1 + number * per_budget : 1 + (number + 1) * per_budget]
+        load = os.getloadavg()[0]
+        first_s, first_window = _timed_pack(collection, asked[0], budget)
+        windows, cold, llama, llama_used, ran_out = [first_window], [], [], [], 0
+        for question in asked[1 : args.queries + 1]:
+            seconds, window = _timed_pack(collection, question, budget)
+            cold.append(seconds)
+            windows.append(window)
+            if baseline is not None:
+                seconds, text, exhausted = baseline.pack(question, budget)
+                llama.append(seconds)
+                llama_used.append(counter.count(text))
+                ran_out += exhausted
+        hits_before = store._packer.cache_hits
+        warm = [_timed_pack(collection, asked[1], budget)[0] for _ in range(args.queries)]
+        parts = {name: target for name, target in _PARTS.items() if hasattr(*target)}
+        with CallTimer(parts) as timer:
+            for question in asked[args.queries + 1 :]:
+                windows.append(collection.pack(question, budget=budget, tokenizer=TOKENIZER))
+        counted = counter.count_many([window.text for window in windows])
+        row: dict[str, Any] = {
+            "load_average_1min": load,
+            "first_call_ms": first_s * 1000.0,
+            "cold": latency_stats(cold),
+            "warm": latency_stats(warm),
+            "warm_cache_hits": store._packer.cache_hits - hits_before,
+            "windows": len(windows),
+            "over_budget": sum(count > budget for count in counted),
+            "tokens_mismatch": sum(c != w.tokens for c, w in zip(counted, windows, strict=True)),
+            "max_tokens": max(counted),
+            "used_fraction": spread([count / budget for count in counted]),
+            "split_ms_per_pack": {k: v * 1000 / SPLIT_PACKS for k, v in timer.seconds.items()},
+            "split_calls_per_pack": {k: v / SPLIT_PACKS for k, v in timer.calls.items()},
+            "empty_windows": {w.query: w.reason for w in windows if not w.text},
+            "mean_items": {
+                kind: sum(1 for w in windows for i in w.items if i.kind == kind) / len(windows)
+                for kind in ("chunk", "summary", "gap")
+            },
+        }
+        if baseline is not None:
+            row["llama_index"] = {
+                "top_k": baseline.top_k(budget),
+                "latency": latency_stats(llama),
+                "over_budget": sum(count > budget for count in llama_used),
+                "used_fraction": spread([count / budget for count in llama_used]),
+                "hits_ran_out": ran_out,
+                "speedup_p50": _speedup(llama, cold, 50),
+                "speedup_p95": _speedup(llama, cold, 95),
+            }
+        results["budgets"][str(budget)] = row
+        console.print(f"  B={budget:,}: cold p50 {row['cold']['p50_ms']:.1f} ms")
+    results["state_load_first_call_ms"] = results["budgets"][str(BUDGETS[0])]["first_call_ms"]
+    if args.profile:
+        tail = questions[1 + len(BUDGETS) * per_budget :]  # never asked before
+        results["profile"] = _profile(console, collection, tail, BUDGETS[-1])
+    return results
+
+
+def _speedup(llama: list[float], cold: list[float], percentile: int) -> float:
+    return float(np.percentile(llama, percentile) / np.percentile(cold, percentile))
+
+
+def _profile(console: Console, collection: wp.Collection, questions: list[str], budget: int) -> str:
+    text = profile_text(
+        lambda: [collection.pack(q, budget=budget, tokenizer=TOKENIZER) for q in questions]
+    )
+    console.print(f"cProfile of {len(questions)} cold packs at B={budget:,}:", markup=False)
+    console.print(text, markup=False, highlight=False)
+    return text
+
+
+def _percent(spread: dict[str, float]) -> str:
+    return f"{spread['min'] * 100:.1f}/{spread['mean'] * 100:.1f}"
+
+
+def _verdicts(figures: dict[str, Any]) -> dict[str, Any]:
+    verdicts: dict[str, Any] = {"warm_ms_max": WARM_TARGET_MS}
+    parts = [figures[name]["budgets"] for name in ("real", "big") if name in figures]
+    rows = [row for part in parts for row in part.values()]
+    verdicts["warm_met"] = all(row["warm"]["p50_ms"] <= WARM_TARGET_MS for row in rows)
+    verdicts["within_budget"] = all(row["over_budget"] == 0 for row in rows)
+    verdicts["no_empty_window"] = all(not row["empty_windows"] for row in rows)
+    if "big" in figures:
+        p50 = figures["big"]["budgets"][str(BUDGETS[-1])]["cold"]["p50_ms"]
+        verdicts |= {"big_1m_p50_ms_max": BIG_P50_TARGET_MS, "big_met": p50 <= BIG_P50_TARGET_MS}
+    if "llama_index" in figures:
+        speedups = [r["llama_index"]["speedup_p50"] for r in figures["real"]["budgets"].values()]
+        verdicts |= {"speedup_min": SPEEDUP_TARGET, "speedup_met": min(speedups) >= SPEEDUP_TARGET}
+    return verdicts
+
+
+def _rows(figures: dict[str, Any]) -> list[tuple[str, int, dict[str, Any]]]:
+    return [
+        (name, int(budget), row)
+        for name in ("real", "big")
+        if name in figures
+        for budget, row in figures[name]["budgets"].items()
+    ]
+
+
+def _print_results(console: Console, figures: dict[str, Any]) -> None:
+    table = Table(title="col.pack(q, budget=B, tokenizer='o200k_base'): latency in ms")
+    columns = "corpus|B|first|cold p50|cold p95|warm p50|warm p95|used % min/mean|max tokens"
+    for name in (columns + "|≤ B|empty|llama p50|llama p95|speed-up").split("|"):
+        table.add_column(name, justify="left" if name == "corpus" else "right")
+    for name, budget, row in _rows(figures):
+        llama = row.get("llama_index")
+        table.add_row(
+            f"{figures[name]['build']['tokens'] / 1e6:.2f}M tok, {name}",
+            f"{budget:,}",
+            f"{row['first_call_ms']:.1f}",
+            f"{row['cold']['p50_ms']:.1f}",
+            f"{row['cold']['p95_ms']:.1f}",
+            f"{row['warm']['p50_ms']:.3f}",
+            f"{row['warm']['p95_ms']:.3f}",
+            _percent(row["used_fraction"]),
+            f"{row['max_tokens']:,}",
+            "yes" if row["over_budget"] == 0 and row["tokens_mismatch"] == 0 else "NO",
+            str(len(row["empty_windows"])),
+            f"{llama['latency']['p50_ms']:.1f}" if llama else "-",
+            f"{llama['latency']['p95_ms']:.1f}" if llama else "-",
+            f"{llama['speedup_p50']:.1f}x" if llama else "-",
+            end_section=budget == BUDGETS[-1],
+        )
+    console.print(table)
+    split = Table(
+        title=f"Where a cold pack's time goes: mean ms per pack over {SPLIT_PACKS} more questions "
+        "('window' = join + exact count + items; count_exactly = whole-text counts, if any)"
+    )
+    for name in ("corpus", "B", *_PARTS, "windows/pack", "load avg"):
+        split.add_column(name, justify="left" if name == "corpus" else "right")
+    for name, budget, row in _rows(figures):
+        times, calls = row["split_ms_per_pack"], row["split_calls_per_pack"]
+        split.add_row(
+            name,
+            f"{budget:,}",
+            *(f"{times[part]:.1f}" if part in times else "-" for part in _PARTS),
+            f"{calls.get('window', 0):.1f}",
+            f"{row['load_average_1min']:.1f}",
+        )
+    console.print(split)
+    for name in ("real", "big"):
+        if name in figures:
+            part, rows = figures[name], figures[name]["budgets"].values()
+            console.print(
+                f"{name}: first search (query model, indexes) "
+                f"{part['model_and_index_load_ms']:.0f} ms; first pack (state load + cold pack "
+                f"at {BUDGETS[0]:,}) {part['state_load_first_call_ms']:.0f} ms; warm cache hits "
+                f"per budget: {', '.join(str(r['warm_cache_hits']) for r in rows)}; mean items "
+                "(chunk/summary/gap): "
+                + ", ".join("/".join(f"{v:.0f}" for v in r["mean_items"].values()) for r in rows)
+            )
+    for name, budget, row in _rows(figures):
+        if llama := row.get("llama_index"):
+            console.print(
+                f"llama-index B={budget:,}: K={llama['top_k']:,}, used "
+                f"{llama['used_fraction']['mean'] * 100:.1f}% of B (mean), over budget "
+                f"{llama['over_budget']}, hits ran out {llama['hits_ran_out']}, speed-up p95 "
+                f"{llama['speedup_p95']:.1f}x"
+            )
+        for question, reason in row["empty_windows"].items():
+            console.print(f"EMPTY window ({name}, B={budget:,}) for {question!r}: {reason}")
+    console.print(f"Targets: {figures['targets']}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
