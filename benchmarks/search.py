@@ -33,8 +33,6 @@ import contextlib
 import dataclasses
 import inspect
 import json
-import random
-import re
 import sys
 import tempfile
 import time
@@ -45,9 +43,11 @@ from typing import Any
 from bench_common import (
     ESSAYS_JSON,
     NIAH_ESSAYS,
+    corpus_sentences,
     latency_stats,
     load_corpus,
     machine_info,
+    make_questions,
     write_results,
 )
 from rich.console import Console
@@ -58,7 +58,6 @@ from windowpack.budget.tokens import TokenCounter, get_token_counter
 from windowpack.config import DEFAULT_EMBEDDER, StoreConfig
 from windowpack.retrieval import fusion as fusion_module
 from windowpack.retrieval import search as search_module
-from windowpack.retrieval.chunking import split_sentences
 from windowpack.retrieval.embedder import Embedder, Vectors
 from windowpack.storage import repository
 from windowpack.types import Document, Hit, IngestProgress
@@ -69,27 +68,6 @@ P50_TARGET_MS = 20.0
 # QueryEmbeddingCache keeps 1024 vectors: the cached pass must fit in it.
 MAX_CACHED_QUERIES = 1000
 
-_STOP_WORD_LIST = """
-    a an the and or but if of to in on at by for with from as is are was were be been being
-    it its it's this that these those i you he she we they them his her our their my your me us
-    what which who whom when where why how not no so do does did done have has had can could
-    would should will just than then there here also very more most much many some any all one
-    two into about over out up down only even such like get got make made way thing things
-    really because said says say don't didn't isn't that's there's you're they're"""
-_STOP_WORDS = frozenset(_STOP_WORD_LIST.split())
-_TEMPLATES = (
-    "what does the author say about {}",
-    "why {}",
-    "how do {} relate",
-    "{}",
-    "explain {}",
-    "is it true that {}",
-    "examples of {}",
-    "{} according to paul graham",
-    "what is the connection between {}",
-    "advice on {}",
-)
-_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]")
 COMPONENTS = ("version_check", "query_embedding", "dense", "bm25", "fusion", "db_fetch", "other")
 
 
@@ -114,7 +92,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             collection = store.collection(COLLECTION)
             build = _build_or_reuse(console, collection, corpus, folder, config)
-            queries = _make_queries(corpus.sentence_sources, args.warmup + args.queries, args.seed)
+            queries = make_questions(
+                corpus_sentences(corpus.sentence_sources), args.warmup + args.queries, args.seed
+            )
             figures = _measure(console, store, collection, queries, args)
         finally:
             store.close()
@@ -297,33 +277,6 @@ def _progress_printer(console: Console) -> Callable[[IngestProgress], None]:
     return report
 
 
-def _make_queries(texts: Sequence[str], count: int, seed: int) -> list[str]:
-    """`count` distinct queries: a few content words of a corpus sentence in a question template."""
-    rng = random.Random(seed)
-    sentences = [text[span.start : span.end] for text in texts for span in split_sentences(text)]
-    queries: list[str] = []
-    seen: set[str] = set()
-    for _ in range(count * 100):
-        if len(queries) == count:
-            break
-        words = [
-            word.lower()
-            for word in _WORD.findall(rng.choice(sentences))
-            if word.lower() not in _STOP_WORDS
-        ]
-        if len(words) < 3:
-            continue
-        size = rng.randint(3, min(7, len(words)))
-        first = rng.randint(0, len(words) - size)
-        query = rng.choice(_TEMPLATES).format(" ".join(words[first : first + size]))
-        if query not in seen:
-            seen.add(query)
-            queries.append(query)
-    if len(queries) < count:
-        raise SystemExit(f"could only make {len(queries)} distinct queries from the corpus")
-    return queries
-
-
 def _timed_search(collection: wp.Collection, query: str, k: int) -> tuple[float, list[Hit]]:
     started = time.perf_counter()
     hits = collection.search(query, k=k)
@@ -351,7 +304,7 @@ def _measure(
     for query in measured:
         seconds, hits = _timed_search(collection, query, args.k)
         uncached.append(seconds)
-        results[query] = [hit.chunk_id for hit in hits]
+        results[query] = [hit.chunk_id or 0 for hit in hits]
         hit_counts.append(len(hits))
 
     repeated = measured[:MAX_CACHED_QUERIES]
