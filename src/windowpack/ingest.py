@@ -10,8 +10,6 @@ are derived and follow the commit.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,8 +18,8 @@ import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
 from windowpack.budget.tokens import TokenCounter
-from windowpack.errors import EmptyDocumentError, InvalidInputError
 from windowpack.retrieval.chunking import ChunkSpan, chunk_document
+from windowpack.retrieval.documents import checked_identity, fingerprint, reject_duplicate_ids
 from windowpack.retrieval.embedder import Embedder, Vectors
 from windowpack.retrieval.embedding_cache import content_hash, embed_with_cache
 from windowpack.retrieval.indexes import NODE_ID_OFFSET, IndexDelta, IndexStore, node_index_id
@@ -107,7 +105,7 @@ def ingest_documents(
     """Add or replace `documents` (upsert by id) in one transaction and publish the indexes."""
     tracker = _Tracker(len(documents), progress)
     prepared = [_prepare(document, index) for index, document in enumerate(documents)]
-    _reject_duplicate_ids(prepared)
+    reject_duplicate_ids(item.external_id for item in prepared)
     changed, unchanged = _split_unchanged(prepared, target)
     if not changed:  # nothing to do: not even the embedding model is loaded
         with target.sessions() as session:
@@ -155,31 +153,8 @@ def delete_document(document_id: str, collection_name: str, target: IngestTarget
 
 
 def _prepare(document: Document, index: int) -> _Prepared:
-    label = document.id or document.title or f"documents[{index}]"
-    if not isinstance(document.text, str):
-        raise InvalidInputError(f"{label}: text must be a string")
-    if not document.text.strip():
-        raise EmptyDocumentError(label, "has no text")
-    try:
-        json.dumps(document.metadata)
-    except (TypeError, ValueError) as error:
-        raise InvalidInputError(f"{label}: metadata is not JSON-serialisable: {error}") from error
-    for unit in document.units or []:
-        if not 0 <= unit.start <= unit.end <= len(document.text):
-            raise InvalidInputError(f"{label}: unit span {unit} is outside the text")
-    text_hash = content_hash(document.text)
-    external_id = document.id if document.id is not None else f"sha256:{text_hash[:32]}"
-    if not external_id.strip():
-        raise InvalidInputError(f"documents[{index}]: id must not be empty")
+    external_id, text_hash = checked_identity(document, index)
     return _Prepared(document=document, external_id=external_id, text_hash=text_hash, chunks=[])
-
-
-def _reject_duplicate_ids(prepared: Sequence[_Prepared]) -> None:
-    seen: set[str] = set()
-    for item in prepared:
-        if item.external_id in seen:
-            raise InvalidInputError(f"document id {item.external_id!r} appears twice in one add")
-        seen.add(item.external_id)
 
 
 def _split_unchanged(
@@ -202,16 +177,11 @@ def _split_unchanged(
 def _fingerprint(item: _Prepared) -> str:
     document = item.document
     units = [[unit.start, unit.end] for unit in document.units] if document.units else None
-    return _hash_fields(item.text_hash, document.title, document.kind, document.metadata, units)
+    return fingerprint(item.text_hash, document.title, document.kind, document.metadata, units)
 
 
 def _fingerprint_of_row(row: DocumentRow) -> str:
-    return _hash_fields(row.text_hash, row.title, row.kind, row.meta, row.units)
-
-
-def _hash_fields(*fields: object) -> str:
-    encoded = json.dumps(fields, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
+    return fingerprint(row.text_hash, row.title, row.kind, row.meta, row.units)
 
 
 def rebuild_tree(target: IngestTarget, progress: ProgressCallback | None = None) -> IngestReport:

@@ -301,3 +301,16 @@ def test_ivf_builds_and_searches_for_fewer_vectors_than_its_lists(count: int) ->
     assert index.size == count
     found, _ = index.search(vectors[-1], 1)
     assert found.tolist() == [count - 1]
+
+
+def test_a_search_leaves_the_openmp_thread_count_as_it_was() -> None:
+    """Searches run on one thread, but must not leave torch's embedding on one thread too."""
+    import faiss
+
+    index = DenseIndex.build(
+        8, np.arange(50, dtype=np.int64), _random_vectors(np.random.default_rng(1), 50, 8),
+        ann_threshold=1000,
+    )  # fmt: skip
+    before = faiss.omp_get_max_threads()
+    index.search(_random_vectors(np.random.default_rng(2), 1, 8)[0], 5)
+    assert faiss.omp_get_max_threads() == before

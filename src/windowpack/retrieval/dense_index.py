@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import math
 import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +35,37 @@ def _faiss() -> Any:
     # This wheel ships a threshold of 128000, which makes batched searches 5-7x slower than
     # the classic value; restore it.
     faiss.cvar.distance_compute_blas_threshold = 20
-    # Searches here are one query at a time. FAISS's OpenMP threads then fight torch's, which
-    # spin for a while after each query embedding: 7.8 ms per search with two threads
-    # against 1.4 ms with one, measured on the ~1M-token essays right after an embedding.
-    faiss.omp_set_num_threads(1)
     return faiss
+
+
+_THREADS_LOCK = threading.Lock()
+_single_thread_users = 0
+_saved_threads = 1
+
+
+@contextmanager
+def _one_openmp_thread(faiss: Any) -> Iterator[None]:
+    """Run a one-query search on one OpenMP thread, then restore the setting.
+
+    FAISS and torch share one OpenMP runtime here. Right after a query embedding torch's
+    worker threads still spin, and a two-thread FAISS search waits on them: 7.8 ms per search
+    against 1.4 ms on one thread (~1M-token essays). Setting it globally instead would also
+    halve torch's batch embedding, so the setting is scoped (and counted, for concurrent
+    searches).
+    """
+    global _single_thread_users, _saved_threads
+    with _THREADS_LOCK:
+        if _single_thread_users == 0:
+            _saved_threads = faiss.omp_get_max_threads()
+            faiss.omp_set_num_threads(1)
+        _single_thread_users += 1
+    try:
+        yield
+    finally:
+        with _THREADS_LOCK:
+            _single_thread_users -= 1
+            if _single_thread_users == 0:
+                faiss.omp_set_num_threads(_saved_threads)
 
 
 class DenseIndex:
@@ -91,7 +120,8 @@ class DenseIndex:
         k = min(k, self.size)
         if k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        scores, ids = self._index.search(np.ascontiguousarray(query.reshape(1, -1)), k)
+        with _one_openmp_thread(_faiss()):
+            scores, ids = self._index.search(np.ascontiguousarray(query.reshape(1, -1)), k)
         keep = ids[0] >= 0
         return ids[0][keep].astype(np.int64), scores[0][keep].astype(np.float32)
 
