@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 import windowpack as wp
 from windowpack.config import StoreConfig
@@ -20,6 +21,12 @@ POSTGRES_ADMIN_URL = os.environ.get(
 )
 
 HASH_CONFIG = StoreConfig(embedder="hash", chunk_tokens=64)
+
+# CI explores the same examples on every run (a red main must be reproducible) and never
+# fails on timing; a developer's run explores fresh examples each time.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 @pytest.fixture
