@@ -117,22 +117,3 @@ def test_a_hugging_face_tokenizer_counts_the_window(two_sources: wp.Store) -> No
     path = bundled_model_path()
     window = two_sources.collection("harbour").pack("launch", budget=300, tokenizer=path)
     assert window.tokens == get_token_counter(path).count(window.text) <= 300
-
-
-def test_the_vectorised_fusion_matches_the_reference_one() -> None:
-    import numpy as np
-
-    from windowpack.packing import _z_fused
-    from windowpack.retrieval.fusion import z_score_fusion
-
-    rng = np.random.default_rng(4)
-    for _ in range(20):
-        lists = []
-        for _ in range(2):
-            ids = rng.choice(200, size=int(rng.integers(0, 40)), replace=False).astype(np.int64)
-            lists.append((ids, rng.normal(size=len(ids)).astype(np.float32)))
-        ids, totals = _z_fused(lists)
-        reference = dict(z_score_fusion(lists))
-        assert set(ids.tolist()) == set(reference)
-        for chunk_id, total in zip(ids.tolist(), totals.tolist(), strict=True):
-            assert total == pytest.approx(reference[chunk_id], abs=1e-5)

@@ -23,6 +23,7 @@ from windowpack.budget.layout import Block
 from windowpack.budget.state import PackingState, load_state
 from windowpack.budget.tokens import TokenCounter, get_token_counter
 from windowpack.errors import InvalidArgumentError
+from windowpack.retrieval.fusion import z_scores_fused
 from windowpack.retrieval.indexes import NODE_ID_OFFSET, CollectionIndexes
 from windowpack.retrieval.search import QueryEmbeddingCache, validate_search
 from windowpack.types import Span, Window, WindowItem
@@ -127,8 +128,7 @@ def _fused_scores(
     Cosine similarities from one embedder share a scale across collections, and so do BM25
     scores roughly; standardising per collection instead would promote the best of an
     irrelevant collection to the level of the best of a relevant one. Chunk and node ids are
-    database keys, unique across the collections of a store. The fusion is `z_score_fusion`
-    in numpy: a pack scores thousands of candidates.
+    database keys, unique across the collections of a store.
     """
     dense, lexical = [], []
     vector = query_vectors.get(query)
@@ -136,7 +136,7 @@ def _fused_scores(
         candidates = _candidates(state, budget)
         dense.append(indexes.dense.search(vector, candidates))
         lexical.append(indexes.lexical.search(query, candidates))
-    return _z_fused([_merged(dense), _merged(lexical)])
+    return z_scores_fused([_merged(dense), _merged(lexical)])
 
 
 def _candidates(state: PackingState, budget: int) -> int:
@@ -144,24 +144,6 @@ def _candidates(state: PackingState, budget: int) -> int:
     units = state.corpus.chunks + len(state.nodes)
     mean_cost = max(1.0, float(state.corpus.chunk_cost.mean())) if state.corpus.chunks else 1.0
     return max(1, min(units, max(_MIN_CANDIDATES, int(2 * budget / mean_cost))))
-
-
-def _z_fused(results: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
-    """Sum of per-list z-scores over the union of ids; an id missing from a list gets that
-    list's lowest z-score (as `retrieval.fusion.z_score_fusion`)."""
-    present = [(ids, scores) for ids, scores in results if len(ids)]
-    if not present:
-        return np.zeros(0, dtype=np.int64), np.zeros(0)
-    everyone = np.unique(np.concatenate([ids for ids, _ in present]))
-    total = np.zeros(len(everyone))
-    for ids, scores in present:
-        values = scores.astype(np.float64)
-        spread = values.std()
-        z = (values - values.mean()) / spread if spread > 0 else np.ones(len(values))
-        column = np.full(len(everyone), z.min() if spread > 0 else 0.0)
-        column[np.searchsorted(everyone, ids)] = z
-        total += column
-    return everyone, total
 
 
 def _merged(results: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
