@@ -76,6 +76,9 @@ class _Prepared:
     text_hash: str
     chunks: list[ChunkSpan]
     position: int | None = None
+    # The chunks as tree leaves: each chunk's text sliced and hashed once, reused by the tree,
+    # the embedding and the insert.
+    leaves: list[TreeItem] = field(default_factory=list)
     levels: list[list[BuiltNode]] = field(default_factory=list)
 
 
@@ -114,15 +117,16 @@ def ingest_documents(
         return _report(prepared, unchanged=unchanged, version=current, skipped=skipped)
     for item in changed:
         item.chunks = chunk_document(item.document, target.counter, target.chunk_tokens)
+        item.leaves = _leaves(item)
         tracker.chunked(item)
     tracker.stage("summarize")
     _announce_cost(target, [[chunk.tokens for chunk in item.chunks] for item in changed], tracker)
     builder = target.tree_builder(CommittingSummaryCache(target.sessions), tracker)
     for item in changed:
-        item.levels = builder.levels_above(_chunk_items(item), label=item.external_id)
-    texts = _texts_to_index(changed)
+        item.levels = builder.levels_above(item.leaves, label=item.external_id)
+    texts, hashes = _texts_to_index(changed)
     tracker.stage("embed")
-    vectors, embedded = _embed(texts, target, tracker)
+    vectors, embedded = _embed(texts, hashes, target, tracker)
     tracker.stage("index")
     written = _commit(changed, texts, target)
     embedded += _publish(target, written, vectors)
@@ -200,7 +204,8 @@ def rebuild_tree(target: IngestTarget, progress: ProgressCallback | None = None)
     }
     node_texts = [node.text for doc in documents for level in levels[doc.id] for node in level]
     tracker.stage("embed")
-    vectors, embedded = _embed(node_texts, target, tracker)
+    node_hashes = [content_hash(text) for text in node_texts]
+    vectors, embedded = _embed(node_texts, node_hashes, target, tracker)
     tracker.stage("index")
     with target.sessions.begin() as session:
         removed = [node_index_id(i) for i in repository.all_node_ids(session, target.collection_id)]
@@ -229,18 +234,23 @@ def rebuild_tree(target: IngestTarget, progress: ProgressCallback | None = None)
 
 def _stored_chunk_items(rows: Sequence[ChunkRow]) -> list[TreeItem]:
     return [
-        TreeItem(
-            text=row.text,
-            tokens=row.token_count,
-            content_hash=row.text_hash,
-            level=0,
-            leaf_start=row.ordinal,
-            leaf_end=row.ordinal + 1,
-            char_start=row.char_start,
-            char_end=row.char_end,
-        )
+        _leaf(row.text, row.token_count, row.text_hash, row.ordinal, row.char_start, row.char_end)
         for row in rows
     ]
+
+
+def _leaf(text: str, tokens: int, text_hash: str, ordinal: int, start: int, end: int) -> TreeItem:
+    """A chunk as a level-0 item of the summary tree."""
+    return TreeItem(
+        text=text,
+        tokens=tokens,
+        content_hash=text_hash,
+        level=0,
+        leaf_start=ordinal,
+        leaf_end=ordinal + 1,
+        char_start=start,
+        char_end=end,
+    )
 
 
 def _announce_cost(
@@ -258,34 +268,32 @@ def _announce_cost(
     return cost
 
 
-def _chunk_items(item: _Prepared) -> list[TreeItem]:
-    text = item.document.text
-    return [
-        TreeItem(
-            text=text[chunk.start : chunk.end],
-            tokens=chunk.tokens,
-            content_hash=content_hash(text[chunk.start : chunk.end]),
-            level=0,
-            leaf_start=ordinal,
-            leaf_end=ordinal + 1,
-            char_start=chunk.start,
-            char_end=chunk.end,
+def _leaves(item: _Prepared) -> list[TreeItem]:
+    leaves = []
+    for ordinal, chunk in enumerate(item.chunks):
+        text = item.document.text[chunk.start : chunk.end]
+        leaves.append(
+            _leaf(text, chunk.tokens, content_hash(text), ordinal, chunk.start, chunk.end)
         )
-        for ordinal, chunk in enumerate(item.chunks)
-    ]
+    return leaves
 
 
-def _texts_to_index(changed: Sequence[_Prepared]) -> list[str]:
-    """Chunk texts, then node texts bottom-up, per document: the order `_insert` writes them."""
+def _texts_to_index(changed: Sequence[_Prepared]) -> tuple[list[str], list[str]]:
+    """Texts and hashes of the chunks, then nodes bottom-up, per document, in `_insert` order."""
     texts: list[str] = []
+    hashes: list[str] = []
     for item in changed:
-        texts.extend(item.document.text[chunk.start : chunk.end] for chunk in item.chunks)
-        texts.extend(node.text for level in item.levels for node in level)
-    return texts
+        texts.extend(leaf.text for leaf in item.leaves)
+        hashes.extend(leaf.content_hash for leaf in item.leaves)
+        node_texts = [node.text for level in item.levels for node in level]
+        texts.extend(node_texts)
+        hashes.extend(content_hash(text) for text in node_texts)
+    return texts, hashes
 
 
-def _embed(texts: list[str], target: IngestTarget, tracker: _Tracker) -> tuple[Vectors, int]:
-    hashes = [content_hash(text) for text in texts]
+def _embed(
+    texts: list[str], hashes: list[str], target: IngestTarget, tracker: _Tracker
+) -> tuple[Vectors, int]:
     return embed_with_cache(
         target.sessions, target.embedder, texts, hashes, on_embedded=tracker.embedded
     )
@@ -385,8 +393,8 @@ def _insert(session: Session, item: _Prepared, target: IngestTarget) -> list[int
             char_end=chunk.end,
             token_count=chunk.tokens,
             unit=chunk.unit,
-            text_hash=content_hash(document.text[chunk.start : chunk.end]),
-            text=document.text[chunk.start : chunk.end],
+            text_hash=item.leaves[ordinal].content_hash,
+            text=item.leaves[ordinal].text,
         )
         for ordinal, chunk in enumerate(item.chunks)
     ]

@@ -31,7 +31,7 @@ class DocumentView:
     chunk_starts: Sequence[int]
     chunk_ends: Sequence[int]
     chunk_units: Sequence[int | None]
-    chunk_tokens: list[int]
+    chunk_tokens: Sequence[int]
     units: int
 
 

@@ -6,7 +6,7 @@ texts and chunk spans for rendering, the summary tree as index arrays for the al
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -66,7 +66,7 @@ def load_state(
                     chunk_starts=[c.char_start for c in spans],
                     chunk_ends=[c.char_end for c in spans],
                     chunk_units=[c.unit for c in spans],
-                    chunk_tokens=[],
+                    chunk_tokens=[],  # counted below, all documents in one batch
                     units=len(row.units or []),
                 )
             )
@@ -74,9 +74,10 @@ def load_state(
     # One batched count of every tile (chunk plus the whitespace to the next one): the
     # allocator's cost, and what a gap marker reports as left out.
     tile_tokens = counter.count_many(_tiles(documents))
-    for position, view in enumerate(documents):
-        first = first_chunk[position]
-        view.chunk_tokens.extend(tile_tokens[first : first + len(view.chunk_starts)])
+    documents = [
+        replace(view, chunk_tokens=tile_tokens[first : first + len(view.chunk_starts)])
+        for view, first in zip(documents, first_chunk, strict=True)
+    ]
     nodes, node_ids = _node_views(node_rows, position_of, first_chunk, documents)
     node_index = {row.id: i for i, row in enumerate(node_rows)}
     corpus = Corpus(
