@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -51,13 +51,30 @@ class PackRequest:
 
 def validate_pack(request: PackRequest) -> None:
     validate_search(request.query, 1)
-    budget = request.budget
+    validate_budget(request.budget)
+    if request.overview_tokens is not None and request.overview_tokens < 0:
+        raise InvalidArgumentError("overview_tokens", "must be zero or more")
+
+
+def validate_budget(budget: int) -> None:
     if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= MAX_BUDGET:
         raise InvalidArgumentError(
             "budget", f"must be an integer from 1 to {MAX_BUDGET:,}, got {budget!r}"
         )
-    if request.overview_tokens is not None and request.overview_tokens < 0:
-        raise InvalidArgumentError("overview_tokens", "must be zero or more")
+
+
+def pack_state(
+    state: PackingState, chunk_scores: np.ndarray, node_scores: np.ndarray, request: PackRequest
+) -> Window:
+    """Pack a state built in memory (`state_from_views`) with relevance the caller computed.
+
+    The same allocation, layout and exact count as `Packer.pack`, for text that is not in a
+    collection, such as another retriever's nodes. The query only labels the window here.
+    """
+    validate_budget(request.budget)
+    counter = get_token_counter(request.tokenizer)
+    part = _Part(state=state, corpus=_scored(state, (chunk_scores, node_scores)))
+    return _pack([part], request, counter)
 
 
 class Packer:
@@ -406,6 +423,7 @@ def _window(
         item_counts = counter.count_many(pieces)
         text, tokens = "".join(pieces), sum(item_counts)
         prefix_tokens, prefix_chars = tokens, len(text)
+        offsets = _offsets(texts, 0)
     else:
         body = _pieces(texts[prefix_blocks:])
         counts = counter.count_many([prefix, *body] if prefix else body)
@@ -414,11 +432,13 @@ def _window(
         item_counts = counter.count_many(texts[:prefix_blocks]) + body_counts
         text, tokens = prefix + "".join(body), prefix_tokens + sum(body_counts)
         prefix_chars = len(prefix)
+        # Alignment padding sits at the end of the prefix, after its last block.
+        offsets = _offsets(texts[:prefix_blocks], 0) + _offsets(texts[prefix_blocks:], len(prefix))
     shown = [(i, part, block) for i, (part, block) in enumerate(blocks) if block.kind != "header"]
     return Window(
         text=text,
         tokens=tokens,
-        items=tuple(_item(part, block, item_counts[i]) for i, part, block in shown),
+        items=tuple(_item(part, block, item_counts[i], offsets[i]) for i, part, block in shown),
         cacheable_prefix_tokens=prefix_tokens,
         cacheable_prefix_chars=prefix_chars,
         index_version=max(part.state.version for part in parts),
@@ -434,21 +454,52 @@ def _pieces(texts: list[str]) -> list[str]:
     return [text + layout.SEPARATOR for text in texts[:-1]] + texts[-1:]
 
 
-def _item(part: _Part, block: Block, tokens: int) -> WindowItem:
-    documents = part.state.documents
-    document = documents[block.document].external_id if block.document is not None else None
+def _offsets(texts: list[str], start: int) -> list[int]:
+    """Where each block starts when `texts` are joined by the separator from char `start`."""
+    offsets = []
+    for text in texts:
+        offsets.append(start)
+        start += len(text) + len(layout.SEPARATOR)
+    return offsets
+
+
+def _item(part: _Part, block: Block, tokens: int, offset: int) -> WindowItem:
+    state = part.state
     has_span = block.char_start is not None and block.char_end is not None
     kind: Literal["chunk", "summary", "gap"] = (
         "chunk" if block.kind == "chunk" else "summary" if block.kind == "summary" else "gap"
     )
-    return WindowItem(
+    item = WindowItem(
         kind=kind,
-        document_id=document,
+        document_id=None,
         level=block.level,
         span=Span(start=block.char_start or 0, end=block.char_end or 0) if has_span else None,
         tokens=tokens,
         score=block.score,
-        collection=part.state.name,
+        collection=state.name,
+        text=block.text,
+        offset=offset,
+    )
+    if block.document is None:
+        return item
+    return _with_document(item, state, block, block.document)
+
+
+def _with_document(item: WindowItem, state: PackingState, block: Block, index: int) -> WindowItem:
+    """Add the item's document provenance: id, title, index, metadata, chunk ordinals."""
+    view = state.documents[index]
+    first = state.document_first_chunk[index]
+    ordinal = block.first_chunk - first if block.first_chunk is not None else None
+    last = block.last_chunk - first if block.last_chunk is not None else None
+    return replace(
+        item,
+        document_id=view.external_id,
+        title=view.title,
+        document_index=index,
+        ordinal=ordinal,
+        last_ordinal=last,
+        unit=view.chunk_units[ordinal] if item.kind == "chunk" and ordinal is not None else None,
+        metadata=view.metadata,
     )
 
 

@@ -61,7 +61,17 @@ class Hit:
 
 @dataclass(frozen=True, kw_only=True)
 class WindowItem:
-    """One piece of a packed window and where it came from."""
+    """One piece of a packed window and where it came from.
+
+    `text` is the item exactly as rendered in `Window.text`, starting at char `offset`: its
+    bracketed header line, then the verbatim chunk text or the summary (a gap marker alone
+    for a gap). Provenance: the document's id, `title`, `document_index` (0-based, in
+    collection order: the header reads "document {document_index + 1} of N") and `metadata`
+    (shared with the loaded collection: do not mutate it); `ordinal` to
+    `last_ordinal` are the chunks of the document the item holds or stands for, `unit` the
+    conversation turn or record of a passage, `span` their characters in the document. A
+    collection-level summary has no document (`document_id`, `document_index`, `span` are None).
+    """
 
     kind: Literal["chunk", "summary", "gap"]
     document_id: str | None
@@ -70,6 +80,14 @@ class WindowItem:
     tokens: int
     score: float
     collection: str | None = None
+    text: str = ""
+    offset: int = 0
+    title: str | None = None
+    document_index: int | None = None
+    ordinal: int | None = None
+    last_ordinal: int | None = None
+    unit: int | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)

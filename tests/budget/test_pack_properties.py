@@ -134,6 +134,39 @@ def test_3_and_4_verbatim_chunks_in_document_order(
 
 
 @PROPERTY_SETTINGS
+@given(
+    seed=st.integers(0, 3),
+    budget=st.integers(50, 4000),
+    tokenizer=st.sampled_from(TOKENIZERS),
+    align=st.booleans(),
+)
+def test_3_every_item_carries_its_rendered_text_offset_and_provenance(
+    collections: dict[int, wp.Collection], seed: int, budget: int, tokenizer: str, align: bool
+) -> None:
+    col = collections[seed]
+    window = col.pack(QUESTION, budget=budget, tokenizer=tokenizer, align=align)
+    infos = {info.id: (index, info) for index, info in enumerate(col.documents())}
+    for item in window.items:
+        assert window.text[item.offset : item.offset + len(item.text)] == item.text
+        assert item.text.startswith("[")
+        if item.document_id is None:
+            assert item.document_index is None and item.ordinal is None
+            continue
+        index, info = infos[item.document_id]
+        assert (item.title, item.document_index, item.metadata) == (
+            info.title,
+            index,
+            dict(info.metadata),
+        )
+        if item.kind == "chunk":
+            assert item.span is not None and item.ordinal is not None
+            assert item.last_ordinal is not None and item.ordinal <= item.last_ordinal
+            assert item.text.endswith(
+                col.get(item.document_id).text[item.span.start : item.span.end]
+            )
+
+
+@PROPERTY_SETTINGS
 @given(seed=st.integers(0, 3), budget=st.integers(1, 4000), tokenizer=st.sampled_from(TOKENIZERS))
 def test_5_same_version_and_request_give_identical_bytes(
     tmp_path_factory: pytest.TempPathFactory,

@@ -12,8 +12,8 @@ block starts with a bracketed header, so a block boundary is also a tokenizer bo
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from windowpack.budget.allocate import Overheads
 from windowpack.budget.tokens import TokenCounter
@@ -23,7 +23,11 @@ SEPARATOR = "\n\n"
 
 @dataclass(frozen=True, kw_only=True)
 class DocumentView:
-    """What the layout needs of one document."""
+    """What the layout needs of one document.
+
+    A passage never crosses a change of `chunk_units`; its header numbers the unit as
+    `unit_name` (a conversation's turns by default).
+    """
 
     external_id: str
     title: str | None
@@ -33,6 +37,8 @@ class DocumentView:
     chunk_units: Sequence[int | None]
     chunk_tokens: Sequence[int]
     units: int
+    unit_name: str = "turn"
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,11 +82,12 @@ def passage_header(
     chunks: int,
     char_start: int,
     char_end: int,
+    unit_name: str = "turn",
 ) -> str:
     """`[chunks 3-4 of 80 · chars 100-900]`, or turns/records for conversations and records."""
     if units is not None:
         low, high = units
-        where = f"turn {low + 1}" if low == high else f"turns {low + 1}-{high + 1}"
+        where = f"{unit_name} {low + 1}" if low == high else f"{unit_name}s {low + 1}-{high + 1}"
     else:
         where = f"chunk {first + 1}" if first == last else f"chunks {first + 1}-{last + 1}"
     return f"[{where} of {chunks} · chars {char_start}-{char_end}]"
@@ -229,7 +236,7 @@ def _passage(
     start, end = view.chunk_starts[first], view.chunk_ends[last]
     low, high = view.chunk_units[first], view.chunk_units[last]
     units = (low, high) if low is not None and high is not None else None
-    header = passage_header(units, first, last, len(view.chunk_starts), start, end)
+    header = passage_header(units, first, last, len(view.chunk_starts), start, end, view.unit_name)
     return Block(
         kind="chunk",
         text=f"{header}\n{view.text[start:end]}",

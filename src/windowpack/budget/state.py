@@ -51,13 +51,13 @@ def load_state(
         chunks = repository.chunk_spans(session, collection_id)
         node_rows = repository.tree_nodes(session, collection_id)
         documents, first_chunk, chunk_ids = [], [], {}
-        chunk_document: list[int] = []
-        for position, row in enumerate(rows):
-            first_chunk.append(len(chunk_document))
+        chunk_count = 0
+        for row in rows:
+            first_chunk.append(chunk_count)
             spans = chunks.get(row.id, [])
             for chunk in spans:
-                chunk_ids[chunk.id] = len(chunk_document)
-                chunk_document.append(position)
+                chunk_ids[chunk.id] = chunk_count
+                chunk_count += 1
             documents.append(
                 DocumentView(
                     external_id=row.external_id,
@@ -66,11 +66,50 @@ def load_state(
                     chunk_starts=[c.char_start for c in spans],
                     chunk_ends=[c.char_end for c in spans],
                     chunk_units=[c.unit for c in spans],
-                    chunk_tokens=[],  # counted below, all documents in one batch
+                    chunk_tokens=[],  # counted in state_from_views, all in one batch
                     units=len(row.units or []),
+                    metadata=dict(row.meta),
                 )
             )
         position_of = {row.id: position for position, row in enumerate(rows)}
+    nodes, node_ids = _node_views(node_rows, position_of, first_chunk, documents)
+    node_index = {row.id: i for i, row in enumerate(node_rows)}
+    parents = [node_index.get(row.parent_id, -1) if row.parent_id else -1 for row in node_rows]
+    return state_from_views(
+        name=name,
+        version=version,
+        documents=documents,
+        nodes=nodes,
+        node_parents=parents,
+        counter=counter,
+        chunk_ids=chunk_ids,
+        node_ids=node_ids,
+    )
+
+
+def state_from_views(
+    *,
+    name: str,
+    version: int,
+    documents: list[DocumentView],
+    counter: TokenCounter,
+    nodes: list[NodeView] | None = None,
+    node_parents: list[int] | None = None,
+    chunk_ids: dict[int, int] | None = None,
+    node_ids: dict[int, int] | None = None,
+) -> PackingState:
+    """A state from documents (and summary nodes) already in memory, costed in `counter`.
+
+    `documents` need no `chunk_tokens` yet: every chunk is counted here, in one batch.
+    `chunk_ids`/`node_ids` map index ids to positions, for scoring from the indexes; text
+    packed from elsewhere (another retriever's nodes) has none.
+    """
+    nodes = nodes or []
+    chunk_ids, node_ids = chunk_ids or {}, node_ids or {}
+    first_chunk = [0]
+    for view in documents:
+        first_chunk.append(first_chunk[-1] + len(view.chunk_starts))
+    first_chunk.pop()
     # One batched count of every tile (chunk plus the whitespace to the next one): the
     # allocator's cost, and what a gap marker reports as left out.
     tile_tokens = counter.count_many(_tiles(documents))
@@ -78,18 +117,14 @@ def load_state(
         replace(view, chunk_tokens=tile_tokens[first : first + len(view.chunk_starts)])
         for view, first in zip(documents, first_chunk, strict=True)
     ]
-    nodes, node_ids = _node_views(node_rows, position_of, first_chunk, documents)
-    node_index = {row.id: i for i, row in enumerate(node_rows)}
+    chunk_document = [p for p, view in enumerate(documents) for _ in view.chunk_starts]
     corpus = Corpus(
         chunk_document=np.asarray(chunk_document, dtype=np.int64),
         chunk_cost=np.asarray(tile_tokens, dtype=np.int64),
         chunk_score=np.zeros(len(chunk_document)),
         node_first=np.asarray([n.first_chunk for n in nodes], dtype=np.int64),
         node_last=np.asarray([n.last_chunk for n in nodes], dtype=np.int64),
-        node_parent=np.asarray(
-            [node_index.get(row.parent_id, -1) if row.parent_id else -1 for row in node_rows],
-            dtype=np.int64,
-        ),
+        node_parent=np.asarray(node_parents or [], dtype=np.int64),
         node_document=np.asarray([n.document for n in nodes], dtype=np.int64),
         node_cost=np.asarray(counter.count_many([n.text for n in nodes]), dtype=np.int64),
         node_score=np.zeros(len(nodes)),
