@@ -34,6 +34,7 @@ from windowpack.packing import Packer, PackRequest, validate_pack
 from windowpack.retrieval.conversation import conversation_document
 from windowpack.retrieval.embedder import get_embedder
 from windowpack.retrieval.indexes import IndexStore
+from windowpack.retrieval.llama_documents import from_llama_documents
 from windowpack.retrieval.parsing import parse_paths
 from windowpack.retrieval.search import QueryEmbeddingCache, hybrid_search, validate_search
 from windowpack.storage import repository
@@ -244,6 +245,16 @@ class Collection:
         """Add documents in one transaction; a document whose id exists is replaced (upsert)."""
         items = [doc if isinstance(doc, Document) else Document(text=doc) for doc in documents]
         return self._ingest(items, progress=progress)
+
+    def add_llama_documents(
+        self, documents: Iterable[Any], *, progress: ProgressCallback | None = None
+    ) -> IngestReport:
+        """Add llama-index `Document`s, keeping their `id_` (so re-adding upserts) and metadata.
+
+        The title comes from a `title` or `file_name` metadata key. llama-index itself is not
+        needed here: the documents are read by their attributes.
+        """
+        return self._ingest(from_llama_documents(documents), progress=progress)
 
     def add_files(
         self,

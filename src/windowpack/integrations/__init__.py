@@ -1,0 +1,53 @@
+"""Adapters for RAG frameworks: llama-index (extra `llama-index`) and LangChain (`langchain`).
+
+    from windowpack.integrations import WindowpackRetriever, WindowpackPacker
+    retriever = WindowpackRetriever(collection, budget=8_000, tokenizer="o200k_base")
+    engine = RetrieverQueryEngine.from_args(retriever, llm=llm)
+
+Names load on first use, so importing this package needs neither framework; a missing one
+raises `MissingDependencyError` naming the extra to install.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from windowpack.integrations.langchain_retriever import WindowpackLangChainRetriever
+    from windowpack.integrations.llama_nodes import window_nodes
+    from windowpack.integrations.llama_packer import WindowpackPacker
+    from windowpack.integrations.llama_retriever import WindowpackRetriever
+    from windowpack.integrations.passages import PackedPassages, Passage, pack_passages
+    from windowpack.integrations.pieces import WindowPiece, window_pieces
+
+__all__ = [
+    "PackedPassages",
+    "Passage",
+    "WindowPiece",
+    "WindowpackLangChainRetriever",
+    "WindowpackPacker",
+    "WindowpackRetriever",
+    "pack_passages",
+    "window_nodes",
+    "window_pieces",
+]
+
+_MODULES = {
+    "PackedPassages": "passages",
+    "Passage": "passages",
+    "WindowPiece": "pieces",
+    "WindowpackLangChainRetriever": "langchain_retriever",
+    "WindowpackPacker": "llama_packer",
+    "WindowpackRetriever": "llama_retriever",
+    "pack_passages": "passages",
+    "window_nodes": "llama_nodes",
+    "window_pieces": "pieces",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'windowpack.integrations' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"windowpack.integrations.{module}"), name)

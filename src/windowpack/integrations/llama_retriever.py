@@ -1,0 +1,73 @@
+"""`WindowpackRetriever`: a llama-index retriever whose results are a packed window."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from windowpack.budget.tokens import get_token_counter
+from windowpack.errors import MissingDependencyError
+from windowpack.packing import validate_budget
+from windowpack.types import Window
+
+try:
+    from llama_index.core.base.base_retriever import BaseRetriever
+    from llama_index.core.callbacks import CallbackManager
+    from llama_index.core.schema import NodeWithScore, QueryBundle
+
+    from windowpack.integrations.llama_nodes import window_nodes
+except ImportError as error:
+    raise MissingDependencyError("llama-index-core", "llama-index") from error
+
+if TYPE_CHECKING:
+    from windowpack.service import Collection
+
+
+class WindowpackRetriever(BaseRetriever):
+    """Retrieves the window `collection.pack(query, budget=..., tokenizer=...)` as nodes.
+
+    Nodes come in window order: the query-independent overview first, then documents in
+    collection order, chunks verbatim, summaries and gap markers flagged by
+    `metadata["kind"]`, with provenance metadata (see `WindowPiece`). Their texts joined by
+    a blank line — what llama-index's response synthesizers do — are the window's text, so
+    the prompt holds the window verbatim and within `budget` tokens. Put nothing that
+    reorders or drops nodes (rerankers, similarity cut-offs) after this retriever: packing
+    already chose and ordered them.
+    """
+
+    def __init__(
+        self,
+        collection: Collection,
+        *,
+        budget: int,
+        tokenizer: str = "o200k_base",
+        overview_tokens: int | None = None,
+        align: bool = False,
+        callback_manager: CallbackManager | None = None,
+        verbose: bool = False,
+    ) -> None:
+        validate_budget(budget)
+        get_token_counter(tokenizer)  # fail now, naming the tokenizer, not at the first query
+        super().__init__(callback_manager=callback_manager, verbose=verbose)
+        self.collection = collection
+        self.budget = budget
+        self.tokenizer = tokenizer
+        self.overview_tokens = overview_tokens
+        self.align = align
+
+    def pack(self, query: str) -> Window:
+        """The window behind `retrieve(query)` (cached by the store: calling both is cheap)."""
+        return self.collection.pack(
+            query,
+            budget=self.budget,
+            tokenizer=self.tokenizer,
+            overview_tokens=self.overview_tokens,
+            align=self.align,
+        )
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return window_nodes(self.pack(query_bundle.query_str))
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        # Packing is CPU and database work: keep it off the event loop.
+        return await asyncio.to_thread(self._retrieve, query_bundle)
