@@ -70,10 +70,14 @@ def pack_passages(
     """The best window of at most `budget` tokens of `tokenizer` from these passages.
 
     `cacheable_prefix_tokens` is 0: which passages came back depends on the question.
+    Passages are rendered without their outer whitespace; empty ones are dropped.
     """
     validate_budget(budget)
     counter = get_token_counter(tokenizer)
-    ranked = _deduplicated([p for p in passages if p.text.strip()])
+    # Outer whitespace goes: blank lines separate passages in the layout, and frameworks strip
+    # the texts they join (llama-index's repacking does), which would change the bytes.
+    stripped = [replace(p, text=p.text.strip()) for p in passages]
+    ranked = _deduplicated([p for p in stripped if p.text])
     relevance = _standardised(ranked)
     documents = _by_document(ranked)
     state = state_from_views(
