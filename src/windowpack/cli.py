@@ -173,6 +173,12 @@ def eval_(
         Path | None, typer.Option(help="Folder of .txt, JSON {text}, JSONL; generated if none.")
     ] = None,
     lengths: Annotated[str, typer.Option(help="Haystack lengths, e.g. 8k,32k,full.")] = "8k",
+    ruler_lengths: Annotated[
+        str | None, typer.Option(help="RULER lengths (default: --lengths).")
+    ] = None,
+    mrcr_lengths: Annotated[
+        str | None, typer.Option(help="MRCR conversation lengths (default: --lengths).")
+    ] = None,
     depths: Annotated[str, typer.Option(help="NIAH needle depths in %.")] = "0,25,50,75,100",
     systems: Annotated[
         str, typer.Option(help="Systems compared side by side.")
@@ -202,6 +208,7 @@ def eval_(
         budgets=budgets,
         haystack=haystack,
         lengths=lengths,
+        task_lengths={"ruler": ruler_lengths, "mrcr": mrcr_lengths},
         depths=depths,
         systems=systems,
         seed=seed,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,7 @@ class EvalRequest:
     budgets: str
     haystack: Path | None
     lengths: str
+    task_lengths: Mapping[str, str | None] = field(default_factory=dict)  # per-task override
     depths: str
     systems: str
     seed: int
@@ -46,18 +47,18 @@ def run_evals(request: EvalRequest, store: Store, out: Path, *, command: str) ->
     common: dict[str, Any] = {
         "haystack": load_haystack(request.haystack, seed=request.seed),
         "budgets": parse_budgets(request.budgets),
-        "lengths": parse_token_sizes(request.lengths, "lengths", allow_full=True),
         "systems": parse_names(request.systems, "systems", SYSTEMS),
         "tokenizer": request.tokenizer,
         "seed": request.seed,
         "reader": _reader(request),
     }
     depths = parse_depths(request.depths)
+    # Every option is checked before the first case runs: a typo fails now, not an hour in.
+    extras = {task: _task_options(request, task, depths) for task in tasks}
     results = []
     console = Console(stderr=True)
     for task in tasks:
-        extra: dict[str, Any] = {"depths": depths} if EVALS[task] is NiahEval else {}
-        evaluation = EVALS[task](**common, **extra)
+        evaluation = EVALS[task](**common, **extras[task])
         started = time.perf_counter()
         with _RichProgress(console, task) as progress:
             result = evaluation(store, progress=progress)
@@ -65,6 +66,13 @@ def run_evals(request: EvalRequest, store: Store, out: Path, *, command: str) ->
         console.print(f"{task}: {len(result['rows'])} rows in {result['seconds']:.0f} s")
         results.append(result)
     return write_report(results, out, command=command)
+
+
+def _task_options(request: EvalRequest, task: str, depths: list[float]) -> dict[str, Any]:
+    override = request.task_lengths.get(task)
+    name = f"{task}-lengths" if override else "lengths"
+    lengths = parse_token_sizes(override or request.lengths, name, allow_full=True)
+    return {"lengths": lengths, **({"depths": depths} if EVALS[task] is NiahEval else {})}
 
 
 def _reader(request: EvalRequest) -> Reader | None:
