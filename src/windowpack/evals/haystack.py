@@ -223,14 +223,26 @@ def passages_of_length(haystack: Haystack, tokens: int, counter: TokenCounter) -
         passage, count = haystack.passages[index % len(counts)], counts[index % len(counts)]
         index += 1
         if total + count > tokens:
-            cuts = counter.cut_points(passage, tokens - total)
-            passage = passage[: cuts[0]].rstrip() if cuts else passage
+            passage = _cut_to_sentences(passage, counter, tokens - total, partial=not kept)
             if not passage.strip():
                 break
             count = counter.count(passage)
         kept.append(passage)
         total += count
     return kept
+
+
+def _cut_to_sentences(passage: str, counter: TokenCounter, tokens: int, *, partial: bool) -> str:
+    """The longest run of whole sentences of `passage` within `tokens`, so the haystack ends
+    on a sentence end and a needle at 100% depth follows a whole sentence. When not even one
+    sentence fits: nothing, or with `partial` (the first passage) a cut at a token boundary."""
+    cuts = counter.cut_points(passage, tokens)
+    if not cuts:
+        return passage
+    ends = [end for end in sentence_boundaries(passage) if 0 < end <= cuts[0]]
+    if not ends:
+        return passage[: cuts[0]].rstrip() if partial else ""
+    return passage[: ends[-1]].rstrip()
 
 
 def insert_at_depth(

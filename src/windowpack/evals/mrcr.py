@@ -109,7 +109,7 @@ def mrcr_case(
     rng = random.Random(f"mrcr:{seed}:{length}:{needles}")
     replies = _ReplyPool(haystack, counter, rng)
     format_, topic = rng.choice(FORMATS), rng.choice(TOPICS)
-    asked = [replies.turn(format_, topic) for _ in range(needles)]
+    asked = [replies.turn(format_, topic, needle=True) for _ in range(needles)]
     near = [replies.turn(f, topic) for f in _others(rng, FORMATS, format_)]
     near += [replies.turn(format_, t) for t in _others(rng, TOPICS, topic)]
     k = rng.randint(1, needles)
@@ -141,16 +141,21 @@ def mrcr_case(
 
 
 class _ReplyPool:
-    """Replies cut from the haystack's paragraphs, each used once, topical when possible."""
+    """Replies cut from the haystack's paragraphs, topical when possible.
+
+    A needle's reply is used once in the whole conversation, so the k-th copy of the
+    request has one right answer; once every reply has been used, fillers reuse the others.
+    """
 
     def __init__(self, haystack: Haystack, counter: TokenCounter, rng: random.Random) -> None:
         self._counter = counter
         self._replies = _replies(haystack, counter)
         rng.shuffle(self._replies)
         self._used: set[int] = set()
+        self._reserved: set[int] = set()
         self._next = 0
 
-    def turn(self, format_: str, topic: str) -> _Turn:
+    def turn(self, format_: str, topic: str, *, needle: bool = False) -> _Turn:
         stem = topic.rstrip("s").lower()
         index = next(
             (
@@ -161,18 +166,23 @@ class _ReplyPool:
             None,
         )
         if index is None:
-            index = self._unused()
+            index = self._next_index(needle)
         self._used.add(index)
+        if needle:
+            self._reserved.add(index)
         text, tokens = self._replies[index]
         extra = self._counter.count(request(format_, topic)) + 8  # roles and separators
         return _Turn(format_, topic, text, tokens + extra)
 
-    def _unused(self) -> int:
-        for _ in range(len(self._replies)):
-            index = self._next % len(self._replies)
-            self._next += 1
-            if index not in self._used:
-                return index
+    def _next_index(self, needle: bool) -> int:
+        for taken in (self._used, self._reserved):
+            for _ in range(len(self._replies)):
+                index = self._next % len(self._replies)
+                self._next += 1
+                if index not in taken:
+                    return index
+            if needle:
+                break
         raise InvalidArgumentError("haystack", "too little text for the MRCR conversation")
 
 

@@ -11,11 +11,14 @@ graded by `score_reply`.
 from __future__ import annotations
 
 import re
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from windowpack.errors import InvalidArgumentError, MissingDependencyError
 from windowpack.evals.cases import Case
 from windowpack.evals.mrcr import grade_mrcr, request
+
+if TYPE_CHECKING:
+    import httpx
 
 # Where a reply in a window ends: the next turn, or a windowpack header, summary or gap line.
 _REPLY_END = re.compile(r"\n\n(?:user: |\[(?:chunks? |turns? |summary |\.\.\. )|## |# )")
@@ -75,8 +78,15 @@ class OpenAIReader:
     name = "llm"
 
     def __init__(
-        self, base_url: str, model: str, *, api_key: str | None = None, timeout: float = 120.0
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        timeout: float = 120.0,
+        transport: httpx.BaseTransport | None = None,
     ) -> None:
+        """`transport` replaces the network (tests pass an `httpx.MockTransport`)."""
         if not base_url.startswith(("http://", "https://")):
             raise InvalidArgumentError("reader-url", f"must be an http(s) URL, got {base_url!r}")
         try:
@@ -85,7 +95,9 @@ class OpenAIReader:
             raise MissingDependencyError("httpx", "evals") from error
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.model = model
-        self._client = httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout)
+        self._client = httpx.Client(
+            base_url=base_url.rstrip("/"), headers=headers, timeout=timeout, transport=transport
+        )
 
     def answer(self, case: Case, context: str) -> str:
         payload: dict[str, Any] = {
