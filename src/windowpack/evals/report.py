@@ -116,20 +116,34 @@ def plot_niah_heatmaps(result: Mapping[str, Any], out: Path) -> list[Path]:
     depths = sorted({row["depth"] for row in result["rows"]})
     paths = []
     for system in result["summary"]:
-        figure, axes = plt.subplots(
-            1, len(budgets), figsize=(2.2 * len(budgets) + 1.5, 0.45 * len(depths) + 1.8)
+        columns = 2 if len(budgets) == 4 else min(3, len(budgets))
+        rows = -(-len(budgets) // columns)
+        figure, grid_axes = plt.subplots(
+            rows,
+            columns,
+            figsize=(columns * (0.7 * len(lengths) + 1.3) + 1.2, rows * (0.32 * len(depths) + 1.1)),
+            sharey=True,
+            constrained_layout=True,
+            squeeze=False,
         )
-        axes = axes if len(budgets) > 1 else [axes]
+        axes = [axis for row in grid_axes for axis in row]
+        for unused in axes[len(budgets) :]:
+            unused.set_visible(False)
+        axes = axes[: len(budgets)]
         for axis, budget in zip(axes, budgets, strict=True):
             grid = _recall_grid(result["rows"], system, budget, lengths, depths)
             image = axis.imshow(grid, vmin=0.0, vmax=1.0, cmap="RdYlGn", aspect="auto")
+            for line, values in enumerate(grid):
+                for column, value in enumerate(values):
+                    axis.text(column, line, f"{value:.2g}", ha="center", va="center", fontsize=8)
             axis.set_title(f"budget {budget_label(budget)}", fontsize=9)
             axis.set_xticks(range(len(lengths)), [budget_label_approx(n) for n in lengths])
             axis.set_yticks(range(len(depths)), [f"{d * 100:.0f}%" for d in depths])
             axis.tick_params(labelsize=7)
             axis.set_xlabel("haystack tokens", fontsize=8)
-        axes[0].set_ylabel("needle depth", fontsize=8)
-        figure.colorbar(image, ax=list(axes), shrink=0.8, label="needle recall")
+        for axis in axes[::columns]:
+            axis.set_ylabel("needle depth", fontsize=8)
+        figure.colorbar(image, ax=axes, shrink=0.9, label="needle recall")
         figure.suptitle(f"NIAH needle recall: {system}", fontsize=11)
         path = out / f"niah-heatmap-{system}.png"
         figure.savefig(path, dpi=110, bbox_inches="tight")
@@ -164,9 +178,13 @@ def plot_score_vs_budget(result: Mapping[str, Any], out: Path) -> Path:
     metric = HEADLINE_METRIC[result["task"]]
     budgets = result["settings"]["budgets"]
     figure, axis = plt.subplots(figsize=(6.4, 4.0))
-    for system, cells in result["summary"].items():
+    for number, (system, cells) in enumerate(result["summary"].items()):
         values = [cells[str(b)][metric] for b in budgets]
-        axis.plot(budgets, values, marker="o", label=system)
+        # Styles differ per line: systems that score alike (dense and llama-index rank the
+        # same vectors) would otherwise hide one another.
+        style = ("-", "--", ":", "-.")[number % 4]
+        marker = "osD^v"[number % 5]
+        axis.plot(budgets, values, linestyle=style, marker=marker, label=system, alpha=0.85)
     axis.set_xscale("log", base=2)
     axis.set_xticks(budgets, [budget_label(b) for b in budgets])
     axis.set_ylim(-0.03, 1.03)
