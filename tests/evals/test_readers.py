@@ -57,7 +57,9 @@ def test_mrcr_reader_copies_the_kth_reply_of_a_windowpack_window(
     params = case.params
     asked = request(params["format"], params["topic"])
     turns = [_turn(i * 3 + 2, asked, reply) for i, reply in enumerate(case.needles)]
-    window = "# Overview\n\n[summary (level 1) of chunks 1-4 of 9]\nsome summary\n\n"
+    # A summary quoting the request and a reply's start must not count as a copy.
+    quoted = f"user: {asked}\n\nassistant: Words from an extracted sentence."
+    window = f"# Overview\n\n[summary (level 1) of chunks 1-4 of 9]\n{quoted}\n\n"
     window += "\n\n[... 300 tokens left out ...]\n\n".join(turns)
     reply = DeterministicReader().answer(case, window)
     assert reply == case.answers[0] and score_reply(case, reply) == 1.0

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 
 # Where a reply in a window ends: the next turn, or a windowpack header, summary or gap line.
 _REPLY_END = re.compile(r"\n\n(?:user: |\[(?:chunks? |turns? |summary |\.\.\. )|## |# )")
+# A windowpack summary block, up to the next block. Extracted sentences can hold a request
+# and the start of its reply; a reader copying a reply wants the verbatim turns only.
+_SUMMARY_BLOCK = re.compile(r"(?:^|\n)\[summary [^\n]*\].*?(?=\n\n(?:\[|## |# )|\Z)", re.S)
 
 
 class Reader(Protocol):
@@ -54,6 +57,7 @@ def _needle_pattern(kind: str, key: str) -> re.Pattern[str]:
 
 def _mrcr_reply(case: Case, context: str) -> str:
     params = case.params
+    context = _SUMMARY_BLOCK.sub("", context)
     asked = re.escape(f"user: {request(params['format'], params['topic'])}\n\nassistant: ")
     starts = [match.end() for match in re.finditer(rf"(?:^|\n){asked}", context)]
     prefix = str(params["prefix"])
