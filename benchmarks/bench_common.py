@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from windowpack.budget.tokens import TokenCounter
+from windowpack.evals.haystack import split_bounds
 from windowpack.retrieval.parsing import parse_paths
 from windowpack.types import Document, IngestProgress
 
@@ -43,10 +44,6 @@ NIAH_ESSAYS = SHARED_DATA / "niah" / "paul_graham_essays"
 # A parsed document longer than this is cut into parts of about `SPLIT_CHARS` characters.
 SPLIT_ABOVE_CHARS = 100_000
 SPLIT_CHARS = 20_000
-
-_BLANK_LINE = re.compile(r"\n[ \t]*\n")
-_SENTENCE_END = re.compile(r"[.!?][\"')\]\u201d\u2019]*\s+")
-_WHITESPACE = re.compile(r"\s+")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -98,30 +95,6 @@ def load_corpus(
         split_seconds=split_seconds,
         files=len(parsed.documents),
     )
-
-
-def split_bounds(text: str, target: int) -> list[tuple[int, int]]:
-    """Char ranges of parts of about `target` chars, cut at a blank line when one lies within
-    ±25 % of the target, else at a sentence end, else at whitespace."""
-    bounds: list[tuple[int, int]] = []
-    start = 0
-    while len(text) - start > target * 3 // 2:
-        low, ideal, high = start + target * 3 // 4, start + target, start + target * 5 // 4
-        cut = (
-            _nearest_end(_BLANK_LINE, text, low, high, ideal)
-            or _nearest_end(_SENTENCE_END, text, low, high, ideal)
-            or _nearest_end(_WHITESPACE, text, low, high, ideal)
-            or ideal
-        )
-        bounds.append((start, cut))
-        start = cut
-    bounds.append((start, len(text)))
-    return bounds
-
-
-def _nearest_end(pattern: re.Pattern[str], text: str, low: int, high: int, ideal: int) -> int:
-    ends = [match.end() for match in pattern.finditer(text, low, high)]
-    return min(ends, key=lambda end: abs(end - ideal)) if ends else 0
 
 
 def split_document(document: Document, target: int) -> list[Document]:

@@ -30,7 +30,9 @@ Building the stores takes minutes, so keep them with `--store`/`--big-store` and
    from windowpack's embedding cache (same model, same text: spot-checked against the model).
    Per question: `as_retriever(similarity_top_k=K)` with K = 1.25 x B / mean chunk tokens (at
    most all nodes), retrieve, fill B greedily in score order counting o200k_base tokens of each
-   text (+ separator); timed together, interleaved with windowpack on the same questions.
+   text (+ separator), join in document order; timed together, interleaved with windowpack on
+   the same questions. The baseline lives in `windowpack.evals.llama_baseline` (the evals
+   compare against it too).
    `--skip-llama` skips it.
 
 Targets: warm ≤ 1 ms; p50 ≤ 500 ms at B = 1M over 10M tokens; windowpack ≥ 10x faster than
@@ -75,9 +77,8 @@ from windowpack import packing
 from windowpack.budget import layout
 from windowpack.budget.tokens import TokenCounter, get_token_counter
 from windowpack.config import StoreConfig
-from windowpack.retrieval.embedder import bundled_model_path
-from windowpack.retrieval.embedding_cache import content_hash
-from windowpack.storage import repository
+from windowpack.evals.chunk_view import chunk_view
+from windowpack.evals.llama_baseline import LlamaIndexRetriever
 from windowpack.types import Document, Window
 
 BUDGETS = (8_192, 131_072, 1_048_576)
@@ -245,40 +246,16 @@ def _build(
 
 
 class _LlamaBaseline:
-    """VectorStoreIndex over FAISS flat IP with the bundled model; the collection's chunks."""
+    """`windowpack.evals.llama_baseline.LlamaIndexRetriever` over the collection's chunks."""
 
     def __init__(self, console: Console, store: wp.Store, collection: wp.Collection) -> None:
-        os.environ["HF_HUB_OFFLINE"] = "1"
-        import faiss
-        from llama_index.core import StorageContext, VectorStoreIndex
-        from llama_index.core.schema import TextNode
-        from llama_index.embeddings.huggingface import HuggingFaceEmbedding
-        from llama_index.vector_stores.faiss import FaissVectorStore
-
         started = time.perf_counter()
-        model_id = store._embedder.model_id
-        with store._sessions() as session:
-            ids, texts = repository.chunk_texts_and_ids(session, collection._id)
-            hashes = [content_hash(text) for text in texts]
-            blobs = repository.cached_embeddings(session, model_id, hashes)
-        vectors = [np.frombuffer(blobs[h], dtype=np.float32) for h in hashes]
-        self.embed_model = HuggingFaceEmbedding(model_name=bundled_model_path(), device="cpu")
-        sample = random.Random(0).sample(range(len(texts)), min(16, len(texts)))
-        fresh = self.embed_model.get_text_embedding_batch([texts[i] for i in sample])
-        self.agreement = min(
-            float(np.dot(vectors[i], f)) for i, f in zip(sample, fresh, strict=True)
-        )
-        nodes = [
-            TextNode(text=text, id_=str(chunk_id), embedding=vector.tolist())
-            for chunk_id, text, vector in zip(ids, texts, vectors, strict=True)
-        ]
-        vector_store = FaissVectorStore(faiss_index=faiss.IndexFlatIP(len(vectors[0])))
-        context = StorageContext.from_defaults(vector_store=vector_store)
-        self.index = VectorStoreIndex(nodes, storage_context=context, embed_model=self.embed_model)
-        self.counter = get_token_counter(TOKENIZER)
-        self.separator = self.counter.count("\n\n")
-        self.nodes = len(nodes)
-        self.mean_tokens = sum(self.counter.count_many(texts)) / max(1, len(texts))
+        chunks = chunk_view(store, collection)
+        counter = get_token_counter(TOKENIZER)
+        self.retriever = LlamaIndexRetriever(chunks, counter, store.config.embedder)
+        self.agreement = self.retriever.agreement()
+        self.nodes = self.retriever.nodes
+        self.mean_tokens = self.retriever.mean_tokens
         self.build_seconds = time.perf_counter() - started
         console.print(
             f"llama-index baseline: {self.nodes:,} nodes (windowpack's chunks, mean "
@@ -288,24 +265,13 @@ class _LlamaBaseline:
         )
 
     def top_k(self, budget: int) -> int:
-        return min(self.nodes, math.ceil(1.25 * budget / self.mean_tokens))
+        return self.retriever.top_k(budget)
 
     def pack(self, question: str, budget: int) -> tuple[float, str, bool]:
         """Seconds to retrieve and fill, the text, and whether the hits ran out before B."""
         started = time.perf_counter()
-        hits = self.index.as_retriever(similarity_top_k=self.top_k(budget)).retrieve(question)
-        parts: list[str] = []
-        used = 0
-        for hit in hits:
-            text = hit.node.get_content()
-            cost = self.counter.count(text) + (self.separator if parts else 0)
-            if used + cost > budget:
-                break
-            parts.append(text)
-            used += cost
-        else:
-            return time.perf_counter() - started, "\n\n".join(parts), True
-        return time.perf_counter() - started, "\n\n".join(parts), False
+        text, exhausted = self.retriever.fill(question, budget)
+        return time.perf_counter() - started, text, exhausted
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -161,6 +163,74 @@ def demo(
 
 
 _DEMO_BUDGET = 700
+
+
+@app.command(name="eval")
+def eval_(
+    tasks: Annotated[list[str], typer.Argument(help="niah, ruler and/or mrcr.")],
+    budgets: Annotated[str, typer.Option(help="Budgets, e.g. 2k,8k,32k,128k (K = 1024).")],
+    haystack: Annotated[
+        Path | None, typer.Option(help="Folder of .txt, JSON {text}, JSONL; generated if none.")
+    ] = None,
+    lengths: Annotated[str, typer.Option(help="Haystack lengths, e.g. 8k,32k,full.")] = "8k",
+    ruler_lengths: Annotated[
+        str | None, typer.Option(help="RULER lengths (default: --lengths).")
+    ] = None,
+    mrcr_lengths: Annotated[
+        str | None, typer.Option(help="MRCR conversation lengths (default: --lengths).")
+    ] = None,
+    depths: Annotated[str, typer.Option(help="NIAH needle depths in %.")] = "0,25,50,75,100",
+    systems: Annotated[
+        str, typer.Option(help="Systems compared side by side.")
+    ] = "windowpack,truncation,dense,bm25,llama-index",
+    out: Annotated[Path, typer.Option(help="Folder for the report and plots.")] = Path(
+        "eval-results"
+    ),
+    store: Annotated[
+        Path | None, typer.Option("--store", help="Store to reuse (default: a temporary one).")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of every generator.")] = 0,
+    tokenizer: Annotated[str, typer.Option(help="Tokenizer of every count.")] = "o200k_base",
+    reader_url: Annotated[
+        str | None, typer.Option(help="OpenAI-compatible endpoint of an LLM reader.")
+    ] = None,
+    reader_model: Annotated[str | None, typer.Option(help="Model name of the LLM reader.")] = None,
+    reader_key: Annotated[
+        str | None, typer.Option(envvar="WINDOWPACK_READER_API_KEY", help="Its API key.")
+    ] = None,
+    embedder: EmbedderOption = None,
+) -> None:
+    """Run NIAH, RULER-style and MRCR-style evals; write JSON, markdown and PNG plots."""
+    from windowpack.evals.cli_run import EvalRequest, run_evals
+
+    request = EvalRequest(
+        tasks=tasks,
+        budgets=budgets,
+        haystack=haystack,
+        lengths=lengths,
+        task_lengths={"ruler": ruler_lengths, "mrcr": mrcr_lengths},
+        depths=depths,
+        systems=systems,
+        seed=seed,
+        tokenizer=tokenizer,
+        reader_url=reader_url,
+        reader_model=reader_model,
+        reader_key=reader_key,
+    )
+    with _eval_store(store, embedder) as opened:
+        paths = run_evals(request, opened, out, command=" ".join(["windowpack", *sys.argv[1:]]))
+    print(Path(paths[1]).read_text(encoding="utf-8"))
+    console.print(f"Report written to {out}: " + ", ".join(path.name for path in paths))
+
+
+@contextlib.contextmanager
+def _eval_store(store: Path | None, embedder: str | None) -> Iterator[Store]:
+    """The given store, or a temporary one removed afterwards (one store per run, so the
+    embedding cache serves every case of the run)."""
+    with contextlib.ExitStack() as stack:
+        folder = store or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="wp-eval-")))
+        opened = stack.enter_context(_open(folder, embedder))
+        yield opened
 
 
 def _open(store: Path, embedder: str | None) -> Store:

@@ -1,0 +1,205 @@
+"""The systems compared: windowpack's `pack` and what a user would build instead.
+
+Every system turns (question, budget) into a context of at most `budget` tokens, counted
+exactly in the run's tokenizer:
+- `windowpack`: `Collection.pack`.
+- `truncation`: the first B tokens of the collection's documents, in order.
+- `dense`: chunks ranked by cosine to the question (FAISS exact inner product, same model and
+  vectors as windowpack), taken best first while they fit.
+- `bm25`: chunks ranked by BM25 (bm25s, English stop words, Snowball stems; whole chunks,
+  unlike windowpack's sentence-level index), taken best first while they fit.
+- `llama-index`: see `evals.llama_baseline`.
+The retrieval baselines use windowpack's own chunks, so only the selection differs, and
+put what they took back in document order (a "k-th" question needs order).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from windowpack.budget.tokens import TokenCounter
+
+if TYPE_CHECKING:
+    from windowpack.evals.chunk_view import ChunkView
+    from windowpack.service import Collection, Store
+
+SYSTEMS = ("windowpack", "truncation", "dense", "bm25", "llama-index")
+SEPARATOR = "\n\n"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Target:
+    """One eval collection and what the systems need to read it."""
+
+    store: Store
+    collection: Collection
+    counter: TokenCounter
+    chunks: Callable[[], ChunkView]  # loaded on first use, shared by the systems
+
+
+@dataclass(frozen=True, kw_only=True)
+class Context:
+    """What a system put in front of the reader: text, exact tokens, seconds to build it."""
+
+    text: str
+    tokens: int
+    seconds: float
+
+
+class System(Protocol):
+    """Builds a context of at most `budget` tokens for a question over one collection."""
+
+    name: str
+
+    def prepare(self, target: Target) -> None: ...
+
+    def context(self, question: str, budget: int) -> Context: ...
+
+
+class WindowpackSystem:
+    name = "windowpack"
+
+    def prepare(self, target: Target) -> None:
+        self._collection = target.collection
+        self._tokenizer = target.counter.name
+
+    def context(self, question: str, budget: int) -> Context:
+        started = time.perf_counter()
+        window = self._collection.pack(question, budget=budget, tokenizer=self._tokenizer)
+        return Context(text=window.text, tokens=window.tokens, seconds=_since(started))
+
+
+class TruncationSystem:
+    name = "truncation"
+
+    def prepare(self, target: Target) -> None:
+        collection = target.collection
+        texts = [collection.get(info.id).text for info in collection.documents()]
+        self._text = SEPARATOR.join(texts)
+        self._counter = target.counter
+
+    def context(self, question: str, budget: int) -> Context:
+        started = time.perf_counter()
+        cuts = self._counter.cut_points(self._text, budget)
+        text = self._text[: cuts[0]] if cuts else self._text
+        return exact_context(text, self._counter, started)
+
+
+class _RankedChunksSystem:
+    """Ranks the chunks for a question, then fills the budget best first."""
+
+    name = "ranked"
+
+    def prepare(self, target: Target) -> None:
+        self._chunks = target.chunks()
+        self._counter = target.counter
+        self._costs = target.counter.count_many(self._chunks.texts)
+        self._separator = target.counter.count(SEPARATOR)
+        self._build()
+
+    def _build(self) -> None:
+        raise NotImplementedError
+
+    def ranking(self, question: str, budget: int) -> Sequence[int]:
+        raise NotImplementedError
+
+    def context(self, question: str, budget: int) -> Context:
+        started = time.perf_counter()
+        ranked = self.ranking(question, budget)
+        text = fill_to_budget(ranked, self._chunks.texts, self._costs, self._separator, budget)
+        return exact_context(text, self._counter, started, budget)
+
+
+class DenseTopKSystem(_RankedChunksSystem):
+    name = "dense"
+
+    def _build(self) -> None:
+        import numpy as np
+
+        from windowpack.retrieval.dense_index import DenseIndex
+
+        vectors = self._chunks.vectors
+        ids = np.arange(len(vectors), dtype=np.int64)
+        # Exact search at any size: the baseline should not lose recall to an ANN index.
+        self._index = DenseIndex.build(vectors.shape[1], ids, vectors, ann_threshold=1 << 62)
+
+    def ranking(self, question: str, budget: int) -> Sequence[int]:
+        query = self._chunks.embedder.embed_query(question)
+        ids, _ = self._index.search(query, self._index.size)
+        return [int(i) for i in ids]
+
+
+class BM25TopKSystem(_RankedChunksSystem):
+    name = "bm25"
+
+    def _build(self) -> None:
+        import bm25s
+        import Stemmer
+
+        self._bm25s: Any = bm25s
+        self._stemmer = Stemmer.Stemmer("english")
+        tokens = bm25s.tokenize(
+            self._chunks.texts, stopwords="en", stemmer=self._stemmer, show_progress=False
+        )
+        self._retriever = bm25s.BM25()
+        self._retriever.index(tokens, show_progress=False)
+
+    def ranking(self, question: str, budget: int) -> Sequence[int]:
+        tokens = self._bm25s.tokenize(
+            [question], stopwords="en", stemmer=self._stemmer, show_progress=False
+        )
+        if not tokens.vocab:
+            return []
+        k = len(self._chunks.texts)
+        positions, scores = self._retriever.retrieve(tokens, k=k, show_progress=False, n_threads=1)
+        return [int(p) for p, s in zip(positions[0], scores[0], strict=True) if s > 0]
+
+
+def fill_to_budget(
+    ranked: Sequence[int], texts: Sequence[str], costs: Sequence[int], separator: int, budget: int
+) -> str:
+    """Chunks taken best first while they fit (each costs its tokens plus a separator), then
+    joined in document order. Stops at the first chunk that does not fit, as a top-k
+    retriever filled to a budget does."""
+    chosen: list[int] = []
+    used = 0
+    for index in ranked:
+        cost = costs[index] + (separator if chosen else 0)
+        if used + cost > budget:
+            break
+        chosen.append(index)
+        used += cost
+    return SEPARATOR.join(texts[index] for index in sorted(chosen))
+
+
+def exact_context(
+    text: str, counter: TokenCounter, started: float, budget: int | None = None
+) -> Context:
+    tokens = counter.count(text)
+    # Tokens can merge across a join; the rare overshoot drops the last chunk in order.
+    while budget is not None and tokens > budget and SEPARATOR in text:
+        text = text.rsplit(SEPARATOR, 1)[0]
+        tokens = counter.count(text)
+    return Context(text=text, tokens=tokens, seconds=_since(started))
+
+
+def _since(started: float) -> float:
+    return time.perf_counter() - started
+
+
+def make_system(name: str) -> System:
+    """The system called `name` (one of `SYSTEMS`)."""
+    if name == "llama-index":
+        from windowpack.evals.llama_baseline import LlamaIndexSystem
+
+        return LlamaIndexSystem()
+    factories: dict[str, Callable[[], System]] = {
+        "windowpack": WindowpackSystem,
+        "truncation": TruncationSystem,
+        "dense": DenseTopKSystem,
+        "bm25": BM25TopKSystem,
+    }
+    return factories[name]()
