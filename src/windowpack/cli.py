@@ -324,5 +324,6 @@ def main() -> None:
     try:
         app()
     except WindowpackError as error:
-        errors.print(f"[red]error:[/] {error.message}", highlight=False)
+        # soft_wrap: one line whatever the terminal width, as scripts and logs expect.
+        errors.print(f"[red]error:[/] {error.message}", highlight=False, soft_wrap=True)
         sys.exit(2)

@@ -1,8 +1,8 @@
 """Prometheus metrics of one app: requests, latencies, window-cache hits, versions, ingest.
 
 Each app has its own registry, so several apps in one process (tests) do not collide.
-Requests are labelled by route template (`/v1/collections/{name}/pack`), never by the raw
-path, so a client cannot grow the label set.
+Requests are labelled by route (its endpoint's name, `pack`), never by the raw path, so a
+client cannot grow the label set.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ class Metrics:
         self.registry = CollectorRegistry()
         self.requests = Counter(
             "windowpack_http_requests",
-            "HTTP requests by method, route and status.",
+            "HTTP requests by method, route (endpoint name) and status.",
             ["method", "route", "status"],
             registry=self.registry,
         )
@@ -123,5 +123,6 @@ class RequestMetrics:
 
 
 def _route_template(scope: Scope) -> str:
-    # The router leaves the route it matched in the (shared) scope.
-    return str(getattr(scope.get("route"), "path", "unmatched"))
+    # The router leaves the route it matched in the (shared) scope. Its name (the endpoint
+    # function: `pack`, `get_job`) is unique in the app, unlike its path inside a sub-router.
+    return str(getattr(scope.get("route"), "name", "unmatched"))
