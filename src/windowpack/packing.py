@@ -75,6 +75,7 @@ class Packer:
         self._windows: OrderedDict[tuple[Any, ...], Window] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
+        self._loading: dict[tuple[int, int, str], threading.Lock] = {}
         self.cache_hits = 0
 
     def pack(
@@ -136,11 +137,25 @@ class Packer:
         state = self._states.get(key)
         if state is not None:
             return state
+        with self._lock:
+            gate = self._loading.setdefault(key, threading.Lock())
+        # One request loads a new version's state; the others wait for it rather than each
+        # reading and counting the whole collection at once.
+        with gate:
+            state = self._states.get(key) or self._load(key, name)
+        with self._lock:
+            self._loading.pop(key, None)
+        return state
+
+    def _load(self, key: tuple[int, int, str], name: str) -> PackingState | None:
+        collection_id, version, tokenizer = key
         # Versions only grow, one per committed write: the same version before and after the
         # reads means every row read belongs to it.
         if self._version(collection_id) != version:
             return None
-        state = load_state(self._sessions, collection_id, name, version, counter)
+        state = load_state(
+            self._sessions, collection_id, name, version, get_token_counter(tokenizer)
+        )
         if self._version(collection_id) != version:
             return None
         with self._lock:

@@ -186,3 +186,21 @@ def test_healthz_and_metrics(filled_client: TestClient) -> None:
     assert "windowpack_window_cache_hits 1.0" in text
     assert 'windowpack_index_version{name="docs"} 1.0' in text
     assert "windowpack_ingest_tokens_total" in text
+
+
+@pytest.mark.model
+def test_search_over_http_with_the_bundled_model(tmp_path: Path) -> None:
+    with (
+        wp.open(tmp_path / "store") as store,
+        TestClient(create_app(settings_for(tmp_path), store=store)) as client,
+    ):
+        client.post("/v1/collections", json={"name": "docs"})
+        documents = [
+            {"id": "boat", "text": "The ferry to the island leaves at seven."},
+            {"id": "birds", "text": "Barn owls hunt voles in the meadow at night."},
+        ]
+        client.post("/v1/collections/docs/documents", json={"documents": documents})
+        hits = client.post(
+            "/v1/collections/docs/search", json={"query": "when does the boat depart", "k": 1}
+        ).json()
+        assert hits[0]["document_id"] == "boat"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,15 +19,16 @@ from windowpack.errors import InvalidArgumentError
 
 
 @pytest.fixture
-def tenants(hash_store: wp.Store, tmp_path: Path) -> TestClient:
-    """Collections `a` and `b` with one document each, then keys exist (so they are required)."""
-    client = TestClient(create_app(settings_for(tmp_path), store=hash_store))
-    for name, text in (("a", "Alpha secrets about seals."), ("b", "Bravo secrets about owls.")):
-        client.post("/v1/collections", json={"name": name})
-        client.post(
-            f"/v1/collections/{name}/documents", json={"documents": [{"id": "d", "text": text}]}
-        )
-    return client
+def tenants(hash_store: wp.Store, tmp_path: Path) -> Iterator[TestClient]:
+    """Collections `a` and `b` with one document each, made before any key exists."""
+    with TestClient(create_app(settings_for(tmp_path), store=hash_store)) as client:
+        for name, text in (("a", "Alpha secrets about seals."), ("b", "Bravo secrets about owls.")):
+            client.post("/v1/collections", json={"name": name})
+            client.post(
+                f"/v1/collections/{name}/documents",
+                json={"documents": [{"id": "d", "text": text}]},
+            )
+        yield client
 
 
 def _key(store: wp.Store, collections: list[str], *, write: bool = False) -> dict[str, str]:

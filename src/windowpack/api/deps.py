@@ -46,9 +46,7 @@ class Service:
 
         `background=None` lets the size decide: past `background_above_bytes` it is a job.
         """
-        if background is None:
-            background = size > self.settings.background_above_bytes
-        if background:
+        if self.in_background(background, size):
             job = self.jobs.submit(
                 collection.name, work, documents_total=documents, cleanup=cleanup
             )
@@ -62,6 +60,12 @@ class Service:
                 cleanup()
         self.metrics.ingest_finished("succeeded", report.tokens, time.perf_counter() - started)
         return JSONResponse(jsonable_encoder(report), 200)
+
+    def in_background(self, background: bool | None, size: int) -> bool:
+        """The client's choice, else whether the input is over `background_above_bytes`."""
+        if background is not None:
+            return background
+        return size > self.settings.background_above_bytes
 
     def check_limit(self, argument: str, value: int, limit: int) -> None:
         """A client's size argument (budget, k, page) within the server's limit."""

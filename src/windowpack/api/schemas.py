@@ -49,21 +49,6 @@ class CollectionList(BaseModel):
     collections: list[str]
 
 
-class DocumentIn(_Body):
-    """A document to add; `id` makes it an upsert (replaced when changed, kept when not)."""
-
-    text: str = Field(min_length=1)
-    title: str | None = Field(default=None, max_length=1024)
-    id: str | None = Field(default=None, min_length=1, max_length=1024)
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    kind: DocumentKind = "text"
-
-    def to_document(self) -> Document:
-        return Document(
-            text=self.text, title=self.title, id=self.id, metadata=self.metadata, kind=self.kind
-        )
-
-
 class DocumentUpsert(_Body):
     """The document stored under the id in the path."""
 
@@ -72,10 +57,16 @@ class DocumentUpsert(_Body):
     metadata: dict[str, Any] = Field(default_factory=dict)
     kind: DocumentKind = "text"
 
-    def to_document(self, id: str) -> Document:
+    def to_document(self, id: str | None) -> Document:
         return Document(
             text=self.text, title=self.title, id=id, metadata=self.metadata, kind=self.kind
         )
+
+
+class DocumentIn(DocumentUpsert):
+    """A document to add; `id` makes it an upsert (replaced when changed, kept when not)."""
+
+    id: str | None = Field(default=None, min_length=1, max_length=1024)
 
 
 class DocumentsIn(_Body):
@@ -122,6 +113,15 @@ class PackOptions(_Body):
     cache_control: bool = Field(
         default=False, description="With format=messages: an Anthropic cache breakpoint."
     )
+
+    def window_options(self) -> dict[str, Any]:
+        """The keyword arguments of `pack` in the library."""
+        return {
+            "budget": self.budget,
+            "tokenizer": self.tokenizer,
+            "overview_tokens": self.overview_tokens,
+            "align": self.align,
+        }
 
 
 class PackIn(PackOptions):

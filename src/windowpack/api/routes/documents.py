@@ -42,7 +42,7 @@ def add_documents(
 ) -> JSONResponse:
     """Add documents in one transaction; one whose id exists is replaced if it changed."""
     collection = access.write(name)
-    documents = [item.to_document() for item in body.documents]
+    documents = [item.to_document(item.id) for item in body.documents]
     return service.ingest(
         collection,
         lambda progress: collection.add(documents, progress=progress),
@@ -64,11 +64,7 @@ def upload_files(
     listed in the job's `failures` and the rest is ingested."""
     collection = access.write(name)
     saved = save_uploads(files, service.upload_dir)
-    in_job = (
-        background
-        if background is not None
-        else saved.size > service.settings.background_above_bytes
-    )
+    in_job = service.in_background(background, saved.size)
     # A job ingests the folder (bad files skipped and reported); a direct call names each file
     # (any bad one fails the whole call, atomically).
     targets = [saved.folder] if in_job else saved.paths

@@ -30,13 +30,7 @@ def pack(name: CollectionName, body: PackIn, access: AccessDep, service: Service
     """The best window for the question within the budget: relevant chunks verbatim,
     summaries of the rest, in document order, the query-independent tier first."""
     service.check_limit("budget", body.budget, service.settings.max_budget)
-    window = access.read(name).pack(
-        body.query,
-        budget=body.budget,
-        tokenizer=body.tokenizer,
-        overview_tokens=body.overview_tokens,
-        align=body.align,
-    )
+    window = access.read(name).pack(body.query, **body.window_options())
     return PackOut.of(window, body)
 
 
@@ -46,14 +40,7 @@ def pack_collections(body: MultiPackIn, access: AccessDep, service: ServiceDep) 
     service.check_limit("budget", body.budget, service.settings.max_budget)
     for name in body.collections:
         access.read(name)
-    window = service.store.pack(
-        body.query,
-        collections=body.collections,
-        budget=body.budget,
-        tokenizer=body.tokenizer,
-        overview_tokens=body.overview_tokens,
-        align=body.align,
-    )
+    window = service.store.pack(body.query, collections=body.collections, **body.window_options())
     return PackOut.of(window, body)
 
 
