@@ -15,8 +15,9 @@ skip the ~2 min ingest next time:
    - uncached: every request a question never asked before (query embedding, retrieval,
      allocation, layout, exact count; the per-version state is shared, as in production);
    - the same two while an ingest runs: ingest jobs posted through the API one after another
-     (essay parts again, each paragraph tagged with the round so every chunk is new text and
-     the model embeds it), each publishing a new version that the packs then switch to.
+     (4 essay parts again, each paragraph tagged with the round so every chunk is new text and
+     the model embeds it), each publishing a new version that the packs then switch to. The
+     documents they add are deleted at the end, so every run measures the same corpus.
    Per phase: requests/s, p50/p99 latency, errors (any non-200 or transport error; target 0),
    and the index versions the windows came from. The server's first pack (loading indexes
    and state) is timed apart, before the phases.
@@ -66,9 +67,11 @@ def main() -> None:
     args = parser.parse_args()
     with reusable_store_folder(args.store, "wp-api-") as folder:
         documents = load_corpus([ESSAYS_JSON], max_bytes=64 * 1024 * 1024).documents
+        _remove_ingest_rounds(folder)  # left by an interrupted run
         _ensure_ingested(folder, documents)
         with _server(folder) as url:
             figures = _run_phases(url, documents, args)
+        _remove_ingest_rounds(folder)  # the next run measures the same corpus
     figures["machine"] = machine_info()
     print(f"results: {write_results('api', figures)}")
 
@@ -83,6 +86,15 @@ def _ensure_ingested(folder: Path, documents: list[wp.Document]) -> None:
         f"(added {report.added}, unchanged {report.unchanged}) in "
         f"{time.perf_counter() - started:.1f} s"
     )
+
+
+def _remove_ingest_rounds(folder: Path) -> None:
+    """Delete the documents the ingest phases added (ids `round N/...`)."""
+    with wp.open(folder) as store:
+        collection = store.collection(COLLECTION)
+        for info in collection.documents():
+            if info.id.startswith("round "):
+                collection.delete(info.id)
 
 
 @dataclasses.dataclass
