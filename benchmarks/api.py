@@ -17,7 +17,7 @@ skip the ~2 min ingest next time:
    - the same two while an ingest runs: ingest jobs posted through the API one after another
      (4 essay parts again, each paragraph tagged with the round so every chunk is new text and
      the model embeds it), each publishing a new version that the packs then switch to. The
-     documents they add are deleted at the end, so every run measures the same corpus.
+     server runs on a scratch copy of the store, so every run measures the same corpus.
    Per phase: requests/s, p50/p99 latency, errors (any non-200 or transport error; target 0),
    and the index versions the windows came from. The server's first pack (loading indexes
    and state) is timed apart, before the phases.
@@ -31,9 +31,11 @@ import argparse
 import contextlib
 import dataclasses
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -67,11 +69,15 @@ def main() -> None:
     args = parser.parse_args()
     with reusable_store_folder(args.store, "wp-api-") as folder:
         documents = load_corpus([ESSAYS_JSON], max_bytes=64 * 1024 * 1024).documents
-        _remove_ingest_rounds(folder)  # left by an interrupted run
+        _remove_ingest_rounds(folder)  # left by runs before the scratch copy
         _ensure_ingested(folder, documents)
-        with _server(folder) as url:
-            figures = _run_phases(url, documents, args)
-        _remove_ingest_rounds(folder)  # the next run measures the same corpus
+        # The server runs on a scratch copy: the ingest phases add documents, and every run
+        # should measure the same corpus.
+        with tempfile.TemporaryDirectory(prefix="wp-api-run-") as scratch:
+            copy = Path(scratch) / "store"
+            shutil.copytree(folder, copy)
+            with _server(copy) as url:
+                figures = _run_phases(url, documents, args)
     figures["machine"] = machine_info()
     print(f"results: {write_results('api', figures)}")
 
@@ -89,7 +95,7 @@ def _ensure_ingested(folder: Path, documents: list[wp.Document]) -> None:
 
 
 def _remove_ingest_rounds(folder: Path) -> None:
-    """Delete the documents the ingest phases added (ids `round N/...`)."""
+    """Delete documents an ingest phase added (ids `round N/...`) to the store itself."""
     with wp.open(folder) as store:
         collection = store.collection(COLLECTION)
         for info in collection.documents():

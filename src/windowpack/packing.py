@@ -153,9 +153,17 @@ class Packer:
         # reads means every row read belongs to it.
         if self._version(collection_id) != version:
             return None
-        state = load_state(
-            self._sessions, collection_id, name, version, get_token_counter(tokenizer)
-        )
+        try:
+            state = load_state(
+                self._sessions, collection_id, name, version, get_token_counter(tokenizer)
+            )
+        except Exception:
+            # The reads are separate statements (SQLite gives them no common snapshot): a
+            # write committed between two of them can leave rows that do not fit together.
+            # That is a retry, not an error; with the version unchanged it is a real bug.
+            if self._version(collection_id) != version:
+                return None
+            raise
         if self._version(collection_id) != version:
             return None
         with self._lock:
