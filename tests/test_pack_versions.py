@@ -62,3 +62,23 @@ def test_a_state_loaded_while_a_write_lands_is_not_kept(
     monkeypatch.setattr(packing, "load_state", load_then_write)
     window = empty_collection.pack("owls", budget=100_000)
     assert window.index_version == 2 and "Owls." in window.text
+
+
+def test_a_stream_of_writes_cannot_starve_a_pack(
+    empty_collection: wp.Collection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    empty_collection.add([Document(id="seals", text=TEXT)])
+    real_load = packing.load_state
+    versions: list[int] = []
+
+    def load_during_writes(*args: Any, **kwargs: Any) -> Any:
+        versions.append(args[3])
+        state = real_load(*args, **kwargs)
+        if len(versions) <= packing._MAX_ATTEMPTS:  # a write lands during every attempt
+            empty_collection.add([Document(id=f"w{len(versions)}", text=f"Write {len(versions)}.")])
+        return state
+
+    monkeypatch.setattr(packing, "load_state", load_during_writes)
+    window = empty_collection.pack("seals", budget=100_000)
+    # The last attempt held writes off, so it loaded the version it started on.
+    assert versions == [1, 2, 3, 4, 5, 6] and window.index_version == 6

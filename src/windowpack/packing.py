@@ -8,9 +8,11 @@ version simply keys a new state. Finished windows are cached by (version, reques
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -84,12 +86,15 @@ class Packer:
         request: PackRequest,
         *,
         query_vectors: QueryEmbeddingCache,
+        writes_paused: AbstractContextManager[object] | None = None,
     ) -> Window:
         """One window over one or more collections: (collection id, name, indexes) each.
 
         `resolve_sources` gives each collection's current indexes. It is called again when a
         write publishes a new version while this request reads the old one, so a window is
         always built from one version of each collection, never from a half-published one.
+        `writes_paused` (the store's write lock) is held for a last attempt when writes keep
+        landing during every load.
         """
         validate_pack(request)
         counter = get_token_counter(request.tokenizer)
@@ -97,7 +102,13 @@ class Packer:
             window = self._pack_at(resolve_sources(), request, counter, query_vectors)
             if window is not None:
                 return window
-        raise StorageError("the collection changed during every attempt to pack it; retry")
+        # Writes land faster than a state loads: load once more with writes held off (they
+        # wait for this one load), so a stream of ingests cannot starve readers.
+        with writes_paused or contextlib.nullcontext():
+            window = self._pack_at(resolve_sources(), request, counter, query_vectors)
+        if window is None:
+            raise StorageError("the collection changed while writes were paused; retry")
+        return window
 
     def _pack_at(
         self,

@@ -158,7 +158,9 @@ class Store:
         def sources() -> list[Source]:
             return [(cid, name, self._indexes.current(cid)) for cid, name in ids]
 
-        return self._packer.pack(sources, request, query_vectors=self._query_vectors)
+        return self._packer.pack(
+            sources, request, query_vectors=self._query_vectors, writes_paused=self._write_lock
+        )
 
     def create_collection(
         self, name: str, *, tokenizer: str | None = None, chunk_tokens: int | None = None
@@ -364,7 +366,9 @@ class Collection:
         def sources() -> list[Source]:
             return [(self._id, self.name, store._indexes.current(self._id))]
 
-        return store._packer.pack(sources, request, query_vectors=store._query_vectors)
+        return store._packer.pack(
+            sources, request, query_vectors=store._query_vectors, writes_paused=store._write_lock
+        )
 
     def delete(self, document_id: str) -> None:
         """Delete one document by its id (its summaries go, the collection levels regroup)."""
