@@ -1,12 +1,14 @@
 # Two commands do all set-up on a fresh machine:
-#   make demo   - create the virtual environment if needed, then run `windowpack demo`
+#   make serve  - create the virtual environment if needed, run the demo ingest, then serve the
+#                 REST API over it (prints the URL of the interactive docs)
 #   make test   - the one check command: ruff, mypy, import-linter and the whole pytest suite
+# `make demo` runs only the demo (ingest, tree, search, pack) and exits.
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test check lint typecheck imports pytest clean
+.PHONY: serve demo test check lint typecheck imports pytest clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,6 +19,11 @@ $(STAMP): pyproject.toml constraints.txt
 
 demo: $(STAMP)
 	$(BIN)/windowpack demo
+
+# The demo store is ingested once; later runs find it unchanged and start serving at once.
+serve: $(STAMP)
+	$(BIN)/windowpack demo --store wp-demo
+	$(BIN)/windowpack serve --store wp-demo
 
 test: $(STAMP) lint typecheck imports pytest
 

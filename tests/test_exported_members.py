@@ -52,7 +52,7 @@ def test_every_error_derives_from_the_root() -> None:
 
 def test_import_is_cheap() -> None:
     """`import windowpack` loads no model, tensor, index or database library."""
-    heavy = ["torch", "sentence_transformers", "faiss", "bm25s", "sqlalchemy", "numpy"]
+    heavy = ["torch", "sentence_transformers", "faiss", "bm25s", "sqlalchemy", "numpy", "fastapi"]
     code = f"import sys, windowpack; print(','.join(m for m in {heavy!r} if m in sys.modules))"
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True

@@ -233,6 +233,65 @@ def _eval_store(store: Path | None, embedder: str | None) -> Iterator[Store]:
         yield opened
 
 
+@app.command()
+def serve(
+    store: Annotated[
+        str, typer.Option(envvar="WINDOWPACK_STORE", help="Store folder or database URL.")
+    ] = "wp-store",
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    index_dir: Annotated[
+        str | None, typer.Option(help="Index folder (needed with a database URL).")
+    ] = None,
+    embedder: EmbedderOption = None,
+) -> None:
+    """Serve the REST API (docs at /docs); beyond 127.0.0.1 only with API keys."""
+    from windowpack.api.server import serve as run_server
+    from windowpack.api.settings import ApiSettings
+
+    run_server(
+        ApiSettings(store=store, host=host, port=port, index_dir=index_dir, embedder=embedder)
+    )
+
+
+keys = typer.Typer(help="API keys of the REST service: create, list, revoke.", no_args_is_help=True)
+app.add_typer(keys, name="keys")
+
+
+@keys.command("create")
+def keys_create(
+    name: Annotated[str, typer.Argument(help="What the key is for (shown in `keys list`).")],
+    collection: Annotated[
+        list[str], typer.Option("--collection", "-c", help="A collection it may use; '*': all.")
+    ],
+    write: Annotated[bool, typer.Option("--write", help="Allow writes, not only reads.")] = False,
+    store: StoreOption = Path("wp-store"),
+) -> None:
+    """Create a key; its secret is printed once and stored only as a hash."""
+    created = _open(store, None).api_keys.create(name, collections=collection, can_write=write)
+    errors.print(f"key {created.key.key_id} created; keep the secret, it is not shown again:")
+    print(created.secret)
+
+
+@keys.command("list")
+def keys_list(store: StoreOption = Path("wp-store")) -> None:
+    """List the keys (never their secrets)."""
+    for key in _open(store, None).api_keys.list():
+        access = "read-write" if key.can_write else "read-only"
+        state = "revoked" if key.revoked else "active"
+        print(f"{key.key_id}  {state}  {access}  {','.join(key.collections)}  {key.name}")
+
+
+@keys.command("revoke")
+def keys_revoke(
+    key_id: Annotated[str, typer.Argument(help="The key id from `keys list`.")],
+    store: StoreOption = Path("wp-store"),
+) -> None:
+    """Revoke a key: it stops working at the next request."""
+    _open(store, None).api_keys.revoke(key_id)
+    errors.print(f"key {key_id} revoked")
+
+
 def _open(store: Path, embedder: str | None) -> Store:
     import windowpack
     from windowpack.config import StoreConfig
@@ -335,5 +394,6 @@ def main() -> None:
     try:
         app()
     except WindowpackError as error:
-        errors.print(f"[red]error:[/] {error.message}", highlight=False)
+        # soft_wrap: one line whatever the terminal width, as scripts and logs expect.
+        errors.print(f"[red]error:[/] {error.message}", highlight=False, soft_wrap=True)
         sys.exit(2)

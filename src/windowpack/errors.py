@@ -8,10 +8,14 @@ to, so one handler turns any of them into `{"error": {"code", "message"}}`.
     │   ├── InvalidArgumentError     400  an argument out of range (names the argument)
     │   ├── UnsupportedFileError     415  a file type or content we cannot parse (names the file)
     │   ├── EmptyDocumentError       422  a file or document with no text (names it)
-    │   └── FileTooLargeError        413  a file over the configured size limit (names it)
+    │   ├── FileTooLargeError        413  a file over the configured size limit (names it)
+    │   └── RequestTooLargeError     413  a request body over the server's limit
+    ├── AuthenticationError          401  no API key, or an unknown or revoked one
+    ├── PermissionDeniedError        403  the key may read this collection but not write it
     ├── NotFoundError                404
-    │   ├── CollectionNotFoundError  404
+    │   ├── CollectionNotFoundError  404  (also what a key sees for a collection outside its scope)
     │   ├── DocumentNotFoundError    404
+    │   ├── JobNotFoundError         404  an ingest job id this server does not know
     │   └── InputPathNotFoundError   404  a path given to ingest does not exist
     ├── ConflictError                409  e.g. a collection opened with other settings
     ├── MissingDependencyError       500  an optional extra is not installed (names the extra)
@@ -79,6 +83,31 @@ class FileTooLargeError(FileInputError):
     http_status = 413
 
 
+class RequestTooLargeError(InvalidInputError):
+    """A request body is larger than the server's `max_request_bytes`."""
+
+    code = "request_too_large"
+    http_status = 413
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"request body is over the limit of {limit:,} bytes")
+        self.limit = limit
+
+
+class AuthenticationError(WindowpackError):
+    """The server needs an API key and got none, or one that is unknown or revoked."""
+
+    code = "unauthorized"
+    http_status = 401
+
+
+class PermissionDeniedError(WindowpackError):
+    """The API key may read the collection but this request writes to it."""
+
+    code = "forbidden"
+    http_status = 403
+
+
 class NotFoundError(WindowpackError):
     """Something named by the caller does not exist."""
 
@@ -100,6 +129,14 @@ class DocumentNotFoundError(NotFoundError):
     def __init__(self, document_id: str, collection: str) -> None:
         super().__init__(f"document {document_id!r} does not exist in collection {collection!r}")
         self.document_id = document_id
+
+
+class JobNotFoundError(NotFoundError):
+    code = "job_not_found"
+
+    def __init__(self, job_id: str) -> None:
+        super().__init__(f"job {job_id!r} does not exist")
+        self.job_id = job_id
 
 
 class InputPathNotFoundError(NotFoundError):

@@ -8,9 +8,11 @@ version simply keys a new state. Finished windows are cached by (version, reques
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -22,10 +24,11 @@ from windowpack.budget.allocate import Corpus, allocate, lossless_cost, overview
 from windowpack.budget.layout import Block
 from windowpack.budget.state import PackingState, load_state
 from windowpack.budget.tokens import TokenCounter, get_token_counter
-from windowpack.errors import InvalidArgumentError
+from windowpack.errors import InvalidArgumentError, StorageError
 from windowpack.retrieval.fusion import z_scores_fused
 from windowpack.retrieval.indexes import NODE_ID_OFFSET, CollectionIndexes
 from windowpack.retrieval.search import QueryEmbeddingCache, validate_search
+from windowpack.storage import repository
 from windowpack.types import Span, Window, WindowItem
 
 MAX_BUDGET = 10_000_000
@@ -36,6 +39,11 @@ _OVERVIEW_CAP = 4096
 _MAX_TRIMS = 8
 # Candidates each retriever proposes per collection, at least; the rest get the floor score.
 _MIN_CANDIDATES = 512
+# Packs tried before giving up on a collection that a stream of writes keeps changing.
+_MAX_ATTEMPTS = 5
+
+Source = tuple[int, str, CollectionIndexes]
+"""A collection to pack from: its id, its name and its current indexes."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -86,28 +94,58 @@ class Packer:
         self._windows: OrderedDict[tuple[Any, ...], Window] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
+        self._loading: dict[tuple[int, int, str], threading.Lock] = {}
         self.cache_hits = 0
 
     def pack(
         self,
-        sources: Sequence[tuple[int, str, CollectionIndexes]],
+        resolve_sources: Callable[[], Sequence[Source]],
         request: PackRequest,
         *,
         query_vectors: QueryEmbeddingCache,
+        writes_paused: AbstractContextManager[object] | None = None,
     ) -> Window:
-        """One window over one or more collections: (collection id, name, indexes) each."""
+        """One window over one or more collections: (collection id, name, indexes) each.
+
+        `resolve_sources` gives each collection's current indexes. It is called again when a
+        write publishes a new version while this request reads the old one, so a window is
+        always built from one version of each collection, never from a half-published one.
+        `writes_paused` (the store's write lock) is held for a last attempt when writes keep
+        landing during every load.
+        """
         validate_pack(request)
         counter = get_token_counter(request.tokenizer)
+        for _ in range(_MAX_ATTEMPTS):
+            window = self._pack_at(resolve_sources(), request, counter, query_vectors)
+            if window is not None:
+                return window
+        # Writes land faster than a state loads: load once more with writes held off (they
+        # wait for this one load), so a stream of ingests cannot starve readers.
+        with writes_paused or contextlib.nullcontext():
+            window = self._pack_at(resolve_sources(), request, counter, query_vectors)
+        if window is None:
+            raise StorageError("the collection changed while writes were paused; retry")
+        return window
+
+    def _pack_at(
+        self,
+        sources: Sequence[Source],
+        request: PackRequest,
+        counter: TokenCounter,
+        query_vectors: QueryEmbeddingCache,
+    ) -> Window | None:
         key = (tuple((cid, indexes.version) for cid, _, indexes in sources), request)
         with self._lock:
             if key in self._windows:
                 self._windows.move_to_end(key)
                 self.cache_hits += 1
                 return self._windows[key]
-        states = [
-            (self._state(collection_id, name, indexes.version, counter), indexes)
-            for collection_id, name, indexes in sources
-        ]
+        states = []
+        for collection_id, name, indexes in sources:
+            state = self._state(collection_id, name, indexes.version, counter)
+            if state is None:
+                return None
+            states.append((state, indexes))
         fused = _fused_scores(states, query_vectors, request.query, request.budget)
         parts = [
             _Part(state=state, corpus=_scored(state, _scores(state, fused))) for state, _ in states
@@ -121,17 +159,51 @@ class Packer:
 
     def _state(
         self, collection_id: int, name: str, version: int, counter: TokenCounter
-    ) -> PackingState:
+    ) -> PackingState | None:
+        """The shared state at `version`, or None when a write moved the database past it."""
         key = (collection_id, version, counter.name)
         state = self._states.get(key)
-        if state is None:
-            state = load_state(self._sessions, collection_id, name, version, counter)
-            with self._lock:
-                # Older versions of this collection are no longer asked for.
-                for old in [k for k in self._states if k[0] == collection_id and k[1] != version]:
-                    del self._states[old]
-                self._states[key] = state
+        if state is not None:
+            return state
+        with self._lock:
+            gate = self._loading.setdefault(key, threading.Lock())
+        # One request loads a new version's state; the others wait for it rather than each
+        # reading and counting the whole collection at once.
+        with gate:
+            state = self._states.get(key) or self._load(key, name)
+        with self._lock:
+            self._loading.pop(key, None)
         return state
+
+    def _load(self, key: tuple[int, int, str], name: str) -> PackingState | None:
+        collection_id, version, tokenizer = key
+        # Versions only grow, one per committed write: the same version before and after the
+        # reads means every row read belongs to it.
+        if self._version(collection_id) != version:
+            return None
+        try:
+            state = load_state(
+                self._sessions, collection_id, name, version, get_token_counter(tokenizer)
+            )
+        except Exception:
+            # The reads are separate statements (SQLite gives them no common snapshot): a
+            # write committed between two of them can leave rows that do not fit together.
+            # That is a retry, not an error; with the version unchanged it is a real bug.
+            if self._version(collection_id) != version:
+                return None
+            raise
+        if self._version(collection_id) != version:
+            return None
+        with self._lock:
+            # Older versions of this collection are no longer asked for.
+            for old in [k for k in self._states if k[0] == collection_id and k[1] != version]:
+                del self._states[old]
+            self._states[key] = state
+        return state
+
+    def _version(self, collection_id: int) -> int:
+        with self._sessions() as session:
+            return repository.index_version(session, collection_id)
 
 
 def _fused_scores(

@@ -30,7 +30,7 @@ from windowpack.ingest import (
     ingest_documents,
     rebuild_tree,
 )
-from windowpack.packing import Packer, PackRequest, validate_pack
+from windowpack.packing import Packer, PackRequest, Source, validate_pack
 from windowpack.retrieval.conversation import conversation_document
 from windowpack.retrieval.embedder import get_embedder
 from windowpack.retrieval.indexes import IndexStore
@@ -38,6 +38,7 @@ from windowpack.retrieval.llama_documents import from_llama_documents
 from windowpack.retrieval.parsing import parse_paths
 from windowpack.retrieval.search import QueryEmbeddingCache, hybrid_search, validate_search
 from windowpack.storage import repository
+from windowpack.storage.api_keys import ApiKeys
 from windowpack.storage.database import (
     create_database_engine,
     migrate,
@@ -105,6 +106,7 @@ class Store:
         self._query_vectors = QueryEmbeddingCache(self._embedder)
         self._packer = Packer(self._sessions)
         self._write_lock = threading.Lock()
+        self._api_keys = ApiKeys(self._sessions)
 
     def collection(
         self,
@@ -150,16 +152,47 @@ class Store:
             align=align,
         )
         validate_pack(request)
-        sources = []
-        for name in dict.fromkeys(collections):
-            collection = self.collection(name, create=False)
-            sources.append((collection._id, name, self._indexes.current(collection._id)))
-        return self._packer.pack(sources, request, query_vectors=self._query_vectors)
+        ids = [
+            (self.collection(name, create=False)._id, name) for name in dict.fromkeys(collections)
+        ]
+
+        def sources() -> list[Source]:
+            return [(cid, name, self._indexes.current(cid)) for cid, name in ids]
+
+        return self._packer.pack(
+            sources, request, query_vectors=self._query_vectors, writes_paused=self._write_lock
+        )
+
+    def create_collection(
+        self, name: str, *, tokenizer: str | None = None, chunk_tokens: int | None = None
+    ) -> Collection:
+        """Create the collection `name`; a `ConflictError` if it exists already."""
+        _check_collection_name(name)
+        with self._write_lock, self._sessions.begin() as session:
+            if repository.get_collection(session, name) is not None:
+                raise ConflictError(f"collection {name!r} already exists")
+            row = self._create_collection_row(session, name, tokenizer, chunk_tokens)
+            return Collection(self, row.id, row.name, row.tokenizer, row.chunk_tokens)
 
     def collections(self) -> list[str]:
         """Names of every collection, sorted."""
         with self._sessions() as session:
             return [row.name for row in repository.list_collections(session)]
+
+    def index_versions(self) -> dict[str, int]:
+        """Each collection's current index version, by name."""
+        with self._sessions() as session:
+            return {row.name: row.index_version for row in repository.list_collections(session)}
+
+    @property
+    def window_cache_hits(self) -> int:
+        """Packs answered from the window cache since the store was opened."""
+        return self._packer.cache_hits
+
+    @property
+    def api_keys(self) -> ApiKeys:
+        """The REST service's API keys, stored hashed in this store's database."""
+        return self._api_keys
 
     def delete_collection(self, name: str) -> None:
         """Delete a collection, its documents and its index files."""
@@ -227,6 +260,19 @@ class DocumentInfo:
     metadata: Mapping[str, Any]
 
 
+@dataclass(frozen=True, kw_only=True)
+class CollectionStats:
+    """A collection's fixed settings and its size at its current index version."""
+
+    name: str
+    tokenizer: str
+    chunk_tokens: int
+    documents: int
+    chunks: int
+    tokens: int
+    index_version: int
+
+
 class Collection:
     """A named set of documents with its own tokenizer, chunk size and indexes."""
 
@@ -261,9 +307,17 @@ class Collection:
         paths: Sequence[str | os.PathLike[str]],
         *,
         progress: ProgressCallback | None = None,
+        root: str | os.PathLike[str] | None = None,
     ) -> IngestReport:
-        """Parse files and folders and add them; files skipped inside folders are reported."""
-        parsed = parse_paths(paths, max_bytes=self._store.config.max_file_bytes)
+        """Parse files and folders and add them; files skipped inside folders are reported.
+
+        Ids are the files' paths, relative to `root` when given (uploads use their names).
+        """
+        parsed = parse_paths(
+            paths,
+            max_bytes=self._store.config.max_file_bytes,
+            root=Path(root) if root is not None else None,
+        )
         return self._ingest(parsed.documents, progress=progress, skipped=parsed.skipped)
 
     def add_conversation(
@@ -319,8 +373,13 @@ class Collection:
             align=align,
         )
         validate_pack(request)
-        sources = [(self._id, self.name, store._indexes.current(self._id))]
-        return store._packer.pack(sources, request, query_vectors=store._query_vectors)
+
+        def sources() -> list[Source]:
+            return [(self._id, self.name, store._indexes.current(self._id))]
+
+        return store._packer.pack(
+            sources, request, query_vectors=store._query_vectors, writes_paused=store._write_lock
+        )
 
     def delete(self, document_id: str) -> None:
         """Delete one document by its id (its summaries go, the collection levels regroup)."""
@@ -378,6 +437,21 @@ class Collection:
                 )
                 for row in rows
             ]
+
+    def stats(self) -> CollectionStats:
+        """Settings and size of the collection: documents, chunks, tokens, index version."""
+        with self._store._sessions() as session:
+            documents, chunks, tokens = repository.collection_totals(session, self._id)
+            version = repository.index_version(session, self._id)
+        return CollectionStats(
+            name=self.name,
+            tokenizer=self.tokenizer,
+            chunk_tokens=self.chunk_tokens,
+            documents=documents,
+            chunks=chunks,
+            tokens=tokens,
+            index_version=version,
+        )
 
     def __len__(self) -> int:
         with self._store._sessions() as session:

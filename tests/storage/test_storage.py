@@ -30,15 +30,16 @@ def _snapshot(store: wp.Store, name: str) -> list[tuple[str, str, int]]:
 def test_migration_creates_the_schema_at_head(any_database_store: wp.Store) -> None:
     engine = any_database_store._engine
     tables = set(inspect(engine).get_table_names())
-    assert {"collections", "documents", "chunks", "embeddings", "alembic_version"} <= tables
-    assert current_revision(engine) == "0002"
+    expected = {"collections", "documents", "chunks", "embeddings", "api_keys", "alembic_version"}
+    assert expected <= tables
+    assert current_revision(engine) == "0003"
 
 
 def test_migrating_twice_is_a_no_op(tmp_path: Path) -> None:
     engine = create_database_engine(f"sqlite:///{tmp_path / 'db.sqlite'}")
     migrate(engine)
     migrate(engine)
-    assert current_revision(engine) == "0002"
+    assert current_revision(engine) == "0003"
 
 
 def test_sqlite_runs_in_wal_mode(hash_store: wp.Store) -> None:
@@ -158,7 +159,7 @@ def test_collections_are_isolated(any_database_store: wp.Store) -> None:
 
 
 def test_an_existing_database_is_upgraded_in_place(tmp_path: Path) -> None:
-    """A store written by the first schema gains the tree tables and keeps its data."""
+    """A store written by the first schema gains the tree and key tables and keeps its data."""
     from alembic import command
     from alembic.config import Config
 
@@ -177,8 +178,8 @@ def test_an_existing_database_is_upgraded_in_place(tmp_path: Path) -> None:
         )
     assert "tree_nodes" not in inspect(engine).get_table_names()
     migrate(engine)
-    assert current_revision(engine) == "0002"
-    assert {"tree_nodes", "summaries"} <= set(inspect(engine).get_table_names())
+    assert current_revision(engine) == "0003"
+    assert {"tree_nodes", "summaries", "api_keys"} <= set(inspect(engine).get_table_names())
     with engine.connect() as connection:
         names = connection.exec_driver_sql("SELECT name FROM collections").scalars().all()
     assert names == ["old"]

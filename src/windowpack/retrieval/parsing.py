@@ -17,7 +17,7 @@ import json
 import os
 import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,14 +55,46 @@ class ParseResult:
     skipped: dict[str, str] = field(default_factory=dict)
 
 
-def parse_paths(paths: Sequence[str | os.PathLike[str]], *, max_bytes: int) -> ParseResult:
+def parse_paths(
+    paths: Sequence[str | os.PathLike[str]], *, max_bytes: int, root: Path | None = None
+) -> ParseResult:
     """Parse files and folders (walked recursively, in sorted order, hidden entries skipped).
 
     Every path must exist, checked before anything is parsed (`InputPathNotFoundError`). A
     file named in `paths` that cannot be parsed raises its `FileInputError`; a file found
     inside a folder that cannot be parsed is recorded in `skipped` instead. A document reached
-    twice (a file also inside a named folder) is returned once.
+    twice (a file also inside a named folder) is returned once. With `root`, names (ids,
+    sources, error messages, `skipped`) are relative to it: files uploaded to a temporary
+    folder keep the names the client gave them.
     """
+    if root is None:
+        return _parse_paths(paths, max_bytes=max_bytes)
+    prefix = root.as_posix().rstrip("/") + "/"
+    try:
+        result = _parse_paths(paths, max_bytes=max_bytes)
+    except FileInputError as error:
+        raise type(error)(error.path.removeprefix(prefix), error.problem) from None
+    documents = [_relative(document, prefix) for document in result.documents]
+    skipped = {
+        path.removeprefix(prefix): reason.replace(prefix, "")
+        for path, reason in result.skipped.items()
+    }
+    return ParseResult(documents=documents, skipped=skipped)
+
+
+def _relative(document: Document, prefix: str) -> Document:
+    def strip(name: str | None) -> str | None:
+        return name.removeprefix(prefix) if name is not None else None
+
+    metadata = dict(document.metadata)
+    if isinstance(metadata.get("path"), str):
+        metadata["path"] = metadata["path"].removeprefix(prefix)
+    return replace(
+        document, id=strip(document.id), source=strip(document.source), metadata=metadata
+    )
+
+
+def _parse_paths(paths: Sequence[str | os.PathLike[str]], *, max_bytes: int) -> ParseResult:
     _require_positive_max_bytes(max_bytes)
     given = [Path(path) for path in paths]
     for path in given:

@@ -117,6 +117,19 @@ def count_documents(session: Session, collection_id: int) -> int:
     return int(total or 0)
 
 
+def collection_totals(session: Session, collection_id: int) -> tuple[int, int, int]:
+    """(documents, chunks, tokens of the documents) of one collection."""
+    documents, tokens = session.execute(
+        select(func.count(), func.coalesce(func.sum(DocumentRow.token_count), 0)).where(
+            DocumentRow.collection_id == collection_id
+        )
+    ).one()
+    chunks = session.scalar(
+        select(func.count()).select_from(ChunkRow).where(ChunkRow.collection_id == collection_id)
+    )
+    return int(documents), int(chunks or 0), int(tokens)
+
+
 def chunk_ids_of_document(session: Session, document_id: int) -> list[int]:
     return list(session.scalars(select(ChunkRow.id).where(ChunkRow.document_id == document_id)))
 

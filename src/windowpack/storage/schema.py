@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     DateTime,
     ForeignKey,
     Index,
@@ -162,3 +163,21 @@ class SummaryRow(Base):
 
     children_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
     text: Mapped[str] = mapped_column(Text)
+
+
+class ApiKeyRow(Base):
+    """An API key of the REST service, stored as a hash (the secret is shown once, at creation).
+
+    `collections` lists the collection names the key may use (`["*"]`: all of them);
+    `can_write` adds writes to reads. A revoked key keeps its row, so `keys list` shows it.
+    """
+
+    __tablename__ = "api_keys"
+
+    key_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    name: Mapped[str] = mapped_column(String(256))
+    secret_hash: Mapped[str] = mapped_column(String(64))
+    collections: Mapped[list[str]] = mapped_column(JSON)
+    can_write: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utc_now)
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

@@ -1,0 +1,87 @@
+"""The app factory: one store per process, shared by every request, from `ApiSettings`."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI
+
+from windowpack import __version__
+from windowpack.api.deps import Service
+from windowpack.api.errors import install_error_handlers
+from windowpack.api.limits import BodySizeLimit
+from windowpack.api.metrics import Metrics, RequestMetrics
+from windowpack.api.routes import ERRORS, collections, documents, jobs, ops, query
+from windowpack.api.settings import ApiSettings
+from windowpack.config import StoreConfig
+from windowpack.errors import InvalidArgumentError
+from windowpack.jobs import JobRunner
+from windowpack.service import Store
+from windowpack.service import open as open_store
+
+_DESCRIPTION = """The best context window for one question, at any token budget.
+
+Send an API key as `Authorization: Bearer <key>` (or `X-API-Key`) when the server has keys.
+Errors are `{"error": {"code", "message"}}`."""
+
+
+def create_app(settings: ApiSettings | None = None, *, store: Store | None = None) -> FastAPI:
+    """A FastAPI app over `store` (default: opened from `settings.store`).
+
+    Refuses (`InvalidArgumentError` naming `host`) to serve beyond loopback without keys.
+    A store passed in stays the caller's to close; one opened here closes with the app.
+    """
+    settings = settings or ApiSettings()
+    if not settings.loopback_only:
+        # Beyond loopback keys stay required even if every key is later revoked.
+        settings = settings.model_copy(update={"require_keys": True})
+    owned = store is None
+    store = store or _open(settings)
+    check_binding(settings, store)
+    metrics = Metrics(store)
+    upload_dir = Path(settings.upload_dir or tempfile.gettempdir()) / "windowpack-uploads"
+    service = Service(
+        store=store,
+        jobs=JobRunner(keep=settings.jobs_kept, on_finish=metrics.job_finished),
+        settings=settings,
+        metrics=metrics,
+        upload_dir=upload_dir,
+    )
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        service.jobs.close()
+        if owned:
+            store.close()
+
+    app = FastAPI(
+        title="windowpack", version=__version__, description=_DESCRIPTION, lifespan=lifespan
+    )
+    app.state.service = service
+    for router in (collections.router, documents.router, query.router, jobs.router):
+        app.include_router(router, prefix="/v1", responses=ERRORS)
+    app.include_router(ops.router, responses=ERRORS)
+    install_error_handlers(app)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
+    app.add_middleware(RequestMetrics, metrics=metrics)
+    return app
+
+
+def check_binding(settings: ApiSettings, store: Store) -> None:
+    """Beyond loopback, keys must be required; say how to create one if there is none."""
+    if settings.loopback_only or store.api_keys.any_active():
+        return
+    raise InvalidArgumentError(
+        "host",
+        f"refusing to listen on {settings.host} without API keys: create one with "
+        "`windowpack keys create NAME --collection '*' --write`, or listen on 127.0.0.1",
+    )
+
+
+def _open(settings: ApiSettings) -> Store:
+    config = StoreConfig(embedder=settings.embedder) if settings.embedder else StoreConfig()
+    return open_store(settings.store, index_dir=settings.index_dir, config=config)

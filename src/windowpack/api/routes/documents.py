@@ -1,0 +1,137 @@
+"""Documents: add as JSON or files (now or as a job), list by page, get, upsert, delete."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, File, Query, Response, UploadFile
+from fastapi import Path as PathParam
+from fastapi.responses import JSONResponse
+
+from windowpack.api.deps import AccessDep, ServiceDep
+from windowpack.api.routes.collections import CollectionName
+from windowpack.api.schemas import (
+    DocumentOut,
+    DocumentPage,
+    DocumentsIn,
+    DocumentUpsert,
+    JobOut,
+)
+from windowpack.api.uploads import save_uploads
+from windowpack.types import IngestReport
+
+router = APIRouter(tags=["documents"])
+DocumentId = Annotated[str, PathParam(min_length=1, max_length=1024, description="Document id.")]
+Background = Annotated[
+    bool | None,
+    Query(description="Run as a job (202); default: only inputs over the server's threshold."),
+]
+INGESTED: dict[int | str, dict[str, Any]] = {
+    200: {"model": IngestReport, "description": "Ingested; what was added"},
+    202: {"model": JobOut, "description": "Accepted as a job: poll Location"},
+}
+
+
+@router.post("/collections/{name}/documents", response_model=None, responses=INGESTED)
+def add_documents(
+    name: CollectionName,
+    body: DocumentsIn,
+    access: AccessDep,
+    service: ServiceDep,
+    background: Background = None,
+) -> JSONResponse:
+    """Add documents in one transaction; one whose id exists is replaced if it changed."""
+    collection = access.write(name)
+    documents = [item.to_document(item.id) for item in body.documents]
+    return service.ingest(
+        collection,
+        lambda progress: collection.add(documents, progress=progress),
+        size=sum(len(item.text) for item in body.documents),
+        documents=len(documents),
+        background=background,
+    )
+
+
+@router.post("/collections/{name}/files", response_model=None, responses=INGESTED)
+def upload_files(
+    name: CollectionName,
+    files: Annotated[list[UploadFile], File(description="txt, md, html, pdf, json, jsonl")],
+    access: AccessDep,
+    service: ServiceDep,
+    background: Background = None,
+) -> JSONResponse:
+    """Upload files. Now: a bad file is a 4xx and nothing is stored. As a job: bad files are
+    listed in the job's `failures` and the rest is ingested."""
+    collection = access.write(name)
+    saved = save_uploads(files, service.upload_dir)
+    in_job = service.in_background(background, saved.size)
+    # A job ingests the folder (bad files skipped and reported); a direct call names each file
+    # (any bad one fails the whole call, atomically).
+    targets = [saved.folder] if in_job else saved.paths
+    return service.ingest(
+        collection,
+        lambda progress: collection.add_files(targets, progress=progress, root=saved.folder),
+        size=saved.size,
+        documents=len(saved.paths),
+        background=in_job,
+        cleanup=saved.remove,
+    )
+
+
+@router.get("/collections/{name}/documents")
+def list_documents(
+    name: CollectionName,
+    access: AccessDep,
+    service: ServiceDep,
+    offset: Annotated[int, Query(ge=0, le=2**53)] = 0,
+    limit: Annotated[int, Query(ge=1)] = 100,
+) -> DocumentPage:
+    """A page of documents in collection order, without their text."""
+    service.check_limit("limit", limit, service.settings.max_page)
+    collection = access.read(name)
+    total = len(collection)
+    items = collection.documents(offset=offset, limit=limit)
+    following = offset + len(items)
+    return DocumentPage(
+        items=items,
+        total=total,
+        offset=offset,
+        limit=limit,
+        next_offset=following if following < total else None,
+    )
+
+
+@router.get("/collections/{name}/documents/{document_id:path}")
+def get_document(name: CollectionName, document_id: DocumentId, access: AccessDep) -> DocumentOut:
+    """One document with its text."""
+    return DocumentOut.of(access.read(name).get(document_id))
+
+
+@router.put(
+    "/collections/{name}/documents/{document_id:path}", response_model=None, responses=INGESTED
+)
+def upsert_document(
+    name: CollectionName,
+    document_id: DocumentId,
+    body: DocumentUpsert,
+    access: AccessDep,
+    service: ServiceDep,
+    background: Background = None,
+) -> JSONResponse:
+    """Store this document under `document_id`: added, replaced if changed, else unchanged."""
+    collection = access.write(name)
+    document = body.to_document(document_id)
+    return service.ingest(
+        collection,
+        lambda progress: collection.add([document], progress=progress),
+        size=len(body.text),
+        documents=1,
+        background=background,
+    )
+
+
+@router.delete("/collections/{name}/documents/{document_id:path}", status_code=204)
+def delete_document(name: CollectionName, document_id: DocumentId, access: AccessDep) -> Response:
+    """Delete one document; its summaries go and the collection levels regroup."""
+    access.write(name).delete(document_id)
+    return Response(status_code=204)

@@ -1,0 +1,27 @@
+"""Liveness and metrics, outside `/v1`. Metrics name every collection, so when keys are
+required only a key for every collection may read them."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response
+
+from windowpack import __version__
+from windowpack.api.deps import AccessDep, ServiceDep
+from windowpack.api.metrics import CONTENT_TYPE
+from windowpack.api.schemas import Health
+
+router = APIRouter(tags=["operations"])
+
+
+@router.get("/healthz")
+def healthz(service: ServiceDep) -> Health:
+    """`ok` when the database answers."""
+    keys_required = service.settings.require_keys or service.store.api_keys.any_active()
+    return Health(status="ok", version=__version__, keys_required=keys_required)
+
+
+@router.get("/metrics", response_class=Response, responses={200: {"content": {CONTENT_TYPE: {}}}})
+def metrics(service: ServiceDep, access: AccessDep) -> Response:
+    """Prometheus metrics: requests, latencies, window-cache hits, index versions, ingest."""
+    access.require_every_collection("/metrics")
+    return Response(service.metrics.render(), media_type=CONTENT_TYPE)

@@ -1,0 +1,60 @@
+"""Search, pack (one collection or several) and the summary tree."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter
+from fastapi import Path as PathParam
+
+from windowpack.api.deps import AccessDep, ServiceDep
+from windowpack.api.routes.collections import CollectionName
+from windowpack.api.schemas import MultiPackIn, PackIn, PackOut, SearchIn
+from windowpack.summarizer.overview import TreeNode, TreeOverview
+from windowpack.types import Hit
+
+router = APIRouter(tags=["query"])
+
+
+@router.post("/collections/{name}/search")
+def search(
+    name: CollectionName, body: SearchIn, access: AccessDep, service: ServiceDep
+) -> list[Hit]:
+    """The k most relevant verbatim chunks (and summaries, if asked), best first."""
+    service.check_limit("k", body.k, service.settings.max_k)
+    return access.read(name).search(body.query, body.k, include_summaries=body.include_summaries)
+
+
+@router.post("/collections/{name}/pack")
+def pack(name: CollectionName, body: PackIn, access: AccessDep, service: ServiceDep) -> PackOut:
+    """The best window for the question within the budget: relevant chunks verbatim,
+    summaries of the rest, in document order, the query-independent tier first."""
+    service.check_limit("budget", body.budget, service.settings.max_budget)
+    window = access.read(name).pack(body.query, **body.window_options())
+    return PackOut.of(window, body)
+
+
+@router.post("/pack")
+def pack_collections(body: MultiPackIn, access: AccessDep, service: ServiceDep) -> PackOut:
+    """One window over several collections; the budget follows relevance across them."""
+    service.check_limit("budget", body.budget, service.settings.max_budget)
+    for name in body.collections:
+        access.read(name)
+    window = service.store.pack(body.query, collections=body.collections, **body.window_options())
+    return PackOut.of(window, body)
+
+
+@router.get("/collections/{name}/tree")
+def tree(name: CollectionName, access: AccessDep) -> TreeOverview:
+    """The summary tree's shape: per level, node counts and tokens; the root's id."""
+    return access.read(name).tree()
+
+
+@router.get("/collections/{name}/tree/nodes/{node_id}")
+def tree_node(
+    name: CollectionName,
+    node_id: Annotated[int, PathParam(ge=0, le=2**53)],
+    access: AccessDep,
+) -> TreeNode:
+    """One summary node: its text, the span it stands for, its parent and its children."""
+    return access.read(name).node(node_id)

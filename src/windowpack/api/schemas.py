@@ -1,0 +1,220 @@
+"""Request and response bodies of the REST API (pydantic), and their conversions.
+
+Library dataclasses that already say what a client needs (`Hit`, `IngestReport`,
+`TreeOverview`, `TreeNode`, `DocumentInfo`, `CollectionStats`) are returned as they are; the
+models here cover requests and the shapes the library does not have.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from windowpack.jobs import Job
+from windowpack.service import DocumentInfo
+from windowpack.types import Document, DocumentKind, IngestReport, Window, WindowItem
+
+_QUERY = Field(min_length=1, max_length=20_000, description="The question or keywords.")
+Tokenizer = Literal["o200k_base", "cl100k_base"]
+"""Over HTTP only the bundled encodings: a server must not open files a client names (the
+library and CLI also take a tokenizer.json path)."""
+_NAME = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", description="Collection name.")
+
+
+class _Body(BaseModel):
+    # An unknown field is a typo the client should hear about, not something to ignore.
+    model_config = ConfigDict(extra="forbid")
+
+
+class ErrorDetail(BaseModel):
+    code: str = Field(description="Stable machine-readable code, e.g. collection_not_found.")
+    message: str = Field(description="What went wrong, naming the offending input.")
+
+
+class ErrorBody(BaseModel):
+    """Every error the API answers."""
+
+    error: ErrorDetail
+
+
+class CollectionCreate(_Body):
+    name: str = _NAME
+    tokenizer: Tokenizer | None = None
+    chunk_tokens: int | None = Field(default=None, ge=16, le=100_000)
+
+
+class CollectionList(BaseModel):
+    collections: list[str]
+
+
+class DocumentUpsert(_Body):
+    """The document stored under the id in the path."""
+
+    text: str = Field(min_length=1)
+    title: str | None = Field(default=None, max_length=1024)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    kind: DocumentKind = "text"
+
+    def to_document(self, id: str | None) -> Document:
+        return Document(
+            text=self.text, title=self.title, id=id, metadata=self.metadata, kind=self.kind
+        )
+
+
+class DocumentIn(DocumentUpsert):
+    """A document to add; `id` makes it an upsert (replaced when changed, kept when not)."""
+
+    id: str | None = Field(default=None, min_length=1, max_length=1024)
+
+
+class DocumentsIn(_Body):
+    documents: list[DocumentIn] = Field(min_length=1, max_length=100_000)
+
+
+class DocumentOut(BaseModel):
+    id: str | None
+    title: str | None
+    text: str
+    kind: str
+    metadata: dict[str, Any]
+    source: str | None
+
+    @classmethod
+    def of(cls, document: Document) -> DocumentOut:
+        return cls(
+            id=document.id,
+            title=document.title,
+            text=document.text,
+            kind=document.kind,
+            metadata=document.metadata,
+            source=document.source,
+        )
+
+
+class SearchIn(_Body):
+    query: str = _QUERY
+    k: int = Field(default=10, ge=1)
+    include_summaries: bool = False
+
+
+class PackOptions(_Body):
+    query: str = _QUERY
+    budget: int = Field(ge=1, description="Most tokens the window may hold, in `tokenizer`.")
+    tokenizer: Tokenizer = "o200k_base"
+    format: Literal["text", "messages"] = Field(
+        default="text", description="text: one string; messages: chat messages, stable tier first."
+    )
+    overview_tokens: int | None = Field(
+        default=None, ge=0, description="Cap on the query-independent overview tier."
+    )
+    align: bool = Field(default=False, description="Pad the stable tier to 256-token multiples.")
+    cache_control: bool = Field(
+        default=False, description="With format=messages: an Anthropic cache breakpoint."
+    )
+
+    def window_options(self) -> dict[str, Any]:
+        """The keyword arguments of `pack` in the library."""
+        return {
+            "budget": self.budget,
+            "tokenizer": self.tokenizer,
+            "overview_tokens": self.overview_tokens,
+            "align": self.align,
+        }
+
+
+class PackIn(PackOptions):
+    pass
+
+
+class MultiPackIn(PackOptions):
+    collections: list[str] = Field(min_length=1, max_length=100)
+
+
+class PackOut(BaseModel):
+    """A packed window. `text` or `messages`, by the requested format."""
+
+    text: str | None
+    messages: list[dict[str, Any]] | None
+    tokens: int
+    budget: int
+    tokenizer: str
+    cacheable_prefix_tokens: int
+    cacheable_prefix_chars: int
+    index_version: int
+    index_versions: dict[str, int]
+    items: list[WindowItem]
+    reason: str | None
+
+    @classmethod
+    def of(cls, window: Window, options: PackOptions) -> PackOut:
+        as_messages = options.format == "messages"
+        return cls(
+            text=None if as_messages else window.text,
+            messages=window.messages(cache_control=options.cache_control) if as_messages else None,
+            tokens=window.tokens,
+            budget=window.budget,
+            tokenizer=window.tokenizer,
+            cacheable_prefix_tokens=window.cacheable_prefix_tokens,
+            cacheable_prefix_chars=window.cacheable_prefix_chars,
+            index_version=window.index_version,
+            index_versions=dict(window.index_versions),
+            items=list(window.items),
+            reason=window.reason,
+        )
+
+
+class JobOut(BaseModel):
+    """An ingest job: its status, progress and per-file failures."""
+
+    id: str
+    collection: str
+    status: Literal["queued", "running", "succeeded", "failed"]
+    stage: str
+    documents_total: int
+    documents: int
+    chunks: int
+    tokens: int
+    embedded: int
+    failures: dict[str, str] = Field(description="File name -> why it was not ingested.")
+    error: ErrorDetail | None
+    report: IngestReport | None
+    created_at: datetime
+    finished_at: datetime | None
+
+    @classmethod
+    def of(cls, job: Job) -> JobOut:
+        error = ErrorDetail(code=job.error[0], message=job.error[1]) if job.error else None
+        return cls(
+            id=job.id,
+            collection=job.collection,
+            status=job.status,
+            stage=job.stage,
+            documents_total=job.documents_total,
+            documents=job.documents,
+            chunks=job.chunks,
+            tokens=job.tokens,
+            embedded=job.embedded,
+            failures=job.failures,
+            error=error,
+            report=job.report,
+            created_at=job.created_at,
+            finished_at=job.finished_at,
+        )
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    version: str
+    keys_required: bool
+
+
+class DocumentPage(BaseModel):
+    """One page of a collection's documents, in collection order, without their text."""
+
+    items: list[DocumentInfo]
+    total: int
+    offset: int
+    limit: int
+    next_offset: int | None = Field(description="Offset of the next page; null on the last.")

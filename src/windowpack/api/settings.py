@@ -1,0 +1,51 @@
+"""Settings of the REST service, read from the environment (`WINDOWPACK_*`) in this one place."""
+
+from __future__ import annotations
+
+import ipaddress
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+MIB = 1024 * 1024
+
+
+class ApiSettings(BaseSettings):
+    """Where the store is, where to listen, and the limits every request is held to.
+
+    `store` is a folder (the embedded default) or a database URL, which then needs
+    `index_dir`. `require_keys` makes API keys mandatory even on loopback; they are mandatory
+    anyway once the store holds one, and binding beyond loopback without keys is refused.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="WINDOWPACK_", frozen=True)
+
+    store: str = "wp-store"
+    index_dir: str | None = None
+    embedder: str | None = None
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=0, le=65535)
+    require_keys: bool = False
+    max_request_bytes: int = Field(default=64 * MIB, gt=0)
+    max_budget: int = Field(default=1_000_000, gt=0)
+    max_k: int = Field(default=1000, gt=0)
+    max_page: int = Field(default=1000, gt=0)
+    # Inputs larger than this run as a background job even when the client did not ask.
+    background_above_bytes: int = Field(default=1 * MIB, gt=0)
+    upload_dir: str | None = None
+    jobs_kept: int = Field(default=1000, gt=0)
+
+    @property
+    def loopback_only(self) -> bool:
+        """Whether `host` is reachable only from this machine."""
+        if self.host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            return False
+
+    @property
+    def base_url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"

@@ -1,0 +1,57 @@
+"""Uploaded files, streamed to a private temporary folder under the names the client gave.
+
+Starlette spools each multipart file to disk past 1 MiB; here it is copied in 1 MiB blocks
+into a fresh folder, so no upload is ever held whole in memory. Names are reduced to their
+last component (a client cannot write outside the folder) and must be distinct.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from fastapi import UploadFile
+
+from windowpack.errors import InvalidArgumentError
+
+_BLOCK = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class SavedUploads:
+    """The files of one request, saved in `folder`; `remove()` deletes them."""
+
+    folder: Path
+    paths: list[Path]
+    size: int
+
+    def remove(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def save_uploads(files: list[UploadFile], parent: Path) -> SavedUploads:
+    """Copy `files` into a new folder under `parent`; the folder is removed on any error."""
+    parent.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="upload-", dir=parent))
+    try:
+        paths, size = [], 0
+        for index, upload in enumerate(files):
+            path = folder / _safe_name(upload.filename, index)
+            if path in paths:
+                raise InvalidArgumentError("files", f"two files are named {path.name!r}")
+            with path.open("wb") as out:
+                shutil.copyfileobj(upload.file, out, _BLOCK)
+            size += path.stat().st_size
+            paths.append(path)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return SavedUploads(folder=folder, paths=paths, size=size)
+
+
+def _safe_name(filename: str | None, index: int) -> str:
+    # Last path component only, and no leading dots: a hidden file would be skipped as such.
+    name = Path((filename or "").replace("\\", "/")).name.lstrip(".")
+    return name or f"upload-{index + 1}"

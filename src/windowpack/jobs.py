@@ -1,0 +1,163 @@
+"""Background ingest jobs: run an `add`/`add_files` call off the request, report its progress.
+
+A job is one call to the facade on a worker thread. Its progress comes from the ingest
+pipeline's own callback (stage, documents, chunks, tokens, embedded); files that could not be
+parsed are listed per file. Writes to a store are serialised by the store's write lock, so one
+worker is enough; more would only queue on that lock.
+
+Jobs live in the memory of the process that accepted them (the last `keep` of them): a job
+is a view on work this process is doing, not stored state. After a restart the documents a
+finished job wrote are in the store; an unfinished job wrote nothing (ingest is atomic).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import secrets
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Literal
+
+from windowpack.errors import JobNotFoundError, WindowpackError
+from windowpack.types import IngestProgress, IngestReport
+
+JobStatus = Literal["queued", "running", "succeeded", "failed"]
+IngestCall = Callable[[Callable[[IngestProgress], None]], IngestReport]
+"""The work of a job: a facade call that takes a progress callback."""
+
+_LOG = logging.getLogger("windowpack.jobs")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Job:
+    """A snapshot of one ingest job.
+
+    `stage` follows the ingest pipeline (queued, chunk, summarize, embed, index, done).
+    `failures` maps a file to why it was skipped; `error` says why a failed job failed
+    (its `code` and `message`, as the REST API reports errors), and then nothing was stored.
+    """
+
+    id: str
+    collection: str
+    status: JobStatus = "queued"
+    stage: str = "queued"
+    documents_total: int = 0
+    documents: int = 0
+    chunks: int = 0
+    tokens: int = 0
+    embedded: int = 0
+    failures: dict[str, str] = field(default_factory=dict)
+    error: tuple[str, str] | None = None
+    report: IngestReport | None = None
+    created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    finished_at: datetime | None = None
+
+
+class JobRunner:
+    """Runs ingest calls on a worker thread and keeps their latest snapshot by id."""
+
+    def __init__(
+        self,
+        *,
+        keep: int = 1000,
+        on_finish: Callable[[Job, float], None] | None = None,
+    ) -> None:
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="windowpack-job")
+        self._jobs: OrderedDict[str, Job] = OrderedDict()
+        self._keep = keep
+        self._lock = threading.Lock()
+        self._on_finish = on_finish
+        self._counter = itertools.count(1)
+
+    def submit(
+        self,
+        collection: str,
+        work: IngestCall,
+        *,
+        documents_total: int = 0,
+        cleanup: Callable[[], None] | None = None,
+    ) -> Job:
+        """Queue `work` for `collection`; `cleanup` runs after it, whatever happened."""
+        job = Job(
+            id=f"job-{next(self._counter)}-{secrets.token_hex(4)}",
+            collection=collection,
+            documents_total=documents_total,
+        )
+        self._save(job)
+        self._executor.submit(self._run, job.id, work, cleanup)
+        return job
+
+    def get(self, job_id: str) -> Job:
+        """The latest snapshot of a job; `JobNotFoundError` for an unknown id."""
+        with self._lock:
+            job = self._jobs.get(job_id)
+        if job is None:
+            raise JobNotFoundError(job_id)
+        return job
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Block until every job queued so far has finished (for tests and shutdown)."""
+        self._executor.submit(lambda: None).result(timeout=timeout)
+
+    def close(self) -> None:
+        """Finish the queued jobs and stop the worker."""
+        self._executor.shutdown(wait=True)
+
+    def _run(self, job_id: str, work: IngestCall, cleanup: Callable[[], None] | None) -> None:
+        started = datetime.now(UTC)
+        self._update(job_id, status="running")
+        try:
+            report = work(lambda progress: self._progress(job_id, progress))
+        except WindowpackError as error:
+            self._finish(job_id, started, status="failed", error=(error.code, error.message))
+        except Exception as error:  # a job must always end; the server logs the details
+            _LOG.exception("ingest job %s failed", job_id)
+            self._finish(job_id, started, status="failed", error=("internal_error", str(error)))
+        else:
+            self._finish(
+                job_id,
+                started,
+                status="succeeded",
+                report=report,
+                failures=dict(report.skipped),
+                chunks=report.chunks,
+                tokens=report.tokens,
+            )
+        finally:
+            if cleanup is not None:
+                cleanup()
+
+    def _progress(self, job_id: str, progress: IngestProgress) -> None:
+        self._update(
+            job_id,
+            stage=progress.stage,
+            documents_total=progress.documents_total,
+            documents=progress.documents,
+            chunks=progress.chunks,
+            tokens=progress.tokens,
+            embedded=progress.embedded,
+        )
+
+    def _finish(self, job_id: str, started: datetime, **changes: object) -> None:
+        job = self._update(job_id, stage="done", finished_at=datetime.now(UTC), **changes)
+        if self._on_finish is not None:
+            self._on_finish(job, (datetime.now(UTC) - started).total_seconds())
+
+    def _update(self, job_id: str, **changes: object) -> Job:
+        with self._lock:
+            job = replace(self._jobs[job_id], **changes)  # type: ignore[arg-type]
+            self._jobs[job_id] = job
+            return job
+
+    def _save(self, job: Job) -> None:
+        with self._lock:
+            self._jobs[job.id] = job
+            # Forget the oldest finished jobs; a running one is never dropped mid-way.
+            finished = [key for key, old in self._jobs.items() if old.finished_at is not None]
+            for key in finished[: max(0, len(self._jobs) - self._keep)]:
+                del self._jobs[key]

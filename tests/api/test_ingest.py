@@ -1,0 +1,132 @@
+"""Uploads and background ingest jobs: progress, per-file failures, atomicity, size limits."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from api_helpers import OWLS, SEALS, error_code, settings_for
+from fastapi.testclient import TestClient
+
+import windowpack as wp
+from windowpack.api import create_app
+
+
+def _wait_for(client: TestClient, job_id: str) -> dict[str, object]:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        job = client.get(f"/v1/jobs/{job_id}").json()
+        if job["status"] in {"succeeded", "failed"}:
+            return dict(job)
+        time.sleep(0.05)
+    raise AssertionError(f"job {job_id} did not finish")
+
+
+def _snapshot(client: TestClient) -> tuple[object, object]:
+    return (
+        client.get("/v1/collections/docs").json(),
+        client.get("/v1/collections/docs/documents").json(),
+    )
+
+
+def test_uploaded_files_keep_their_names_as_ids(filled_client: TestClient) -> None:
+    files = [
+        ("files", ("notes/seals.txt", SEALS.encode(), "text/plain")),
+        ("files", ("owls.md", f"# Owls\n\n{OWLS}".encode(), "text/markdown")),
+    ]
+    response = filled_client.post("/v1/collections/docs/files", files=files)
+    assert response.status_code == 200, response.text
+    assert response.json()["added"] == 2
+    ids = [
+        item["id"] for item in filled_client.get("/v1/collections/docs/documents").json()["items"]
+    ]
+    assert ids[-2:] == ["seals.txt", "owls.md"]  # upload order; the folder part dropped
+
+
+def test_a_bad_upload_is_a_clear_4xx_and_changes_nothing(filled_client: TestClient) -> None:
+    before = _snapshot(filled_client)
+    files = [
+        ("files", ("good.txt", b"Kestrels hover over the verge.", "text/plain")),
+        ("files", ("photo.png", b"\x89PNG\r\n\x1a\n\x00\x00", "image/png")),
+    ]
+    response = filled_client.post("/v1/collections/docs/files", files=files)
+    assert response.status_code == 415 and error_code(response) == "unsupported_file"
+    assert response.json()["error"]["message"].startswith("photo.png:")  # no server paths
+    empty = filled_client.post("/v1/collections/docs/files", files=[("files", ("e.txt", b""))])
+    assert empty.status_code == 422 and error_code(empty) == "empty_document"
+    assert _snapshot(filled_client) == before
+
+
+def test_a_background_job_reports_progress_and_failures_per_file(filled_client: TestClient) -> None:
+    files = [
+        ("files", ("good.txt", b"Kestrels hover over the verge.", "text/plain")),
+        ("files", ("bad.txt", b"\xff\xfe\x00binary\x00", "text/plain")),
+    ]
+    response = filled_client.post(
+        "/v1/collections/docs/files", files=files, params={"background": "true"}
+    )
+    assert response.status_code == 202
+    assert response.headers["location"] == f"/v1/jobs/{response.json()['id']}"
+    job = _wait_for(filled_client, response.json()["id"])
+    assert job["status"] == "succeeded" and job["stage"] == "done"
+    assert list(job["failures"]) == ["bad.txt"]  # type: ignore[call-overload]
+    assert job["documents"] == 1 and job["chunks"] == 1 and job["tokens"] > 0  # type: ignore[operator]
+    assert filled_client.get("/v1/collections/docs/documents/good.txt").status_code == 200
+
+
+def test_a_failed_job_says_why_and_stores_nothing(filled_client: TestClient) -> None:
+    before = _snapshot(filled_client)
+    twice = [{"id": "same", "text": "One."}, {"id": "same", "text": "Two."}]
+    response = filled_client.post(
+        "/v1/collections/docs/documents", json={"documents": twice}, params={"background": True}
+    )
+    job = _wait_for(filled_client, response.json()["id"])
+    assert job["status"] == "failed"
+    assert job["error"]["code"] == "invalid_input" and "same" in job["error"]["message"]  # type: ignore[index]
+    assert _snapshot(filled_client) == before
+
+
+def test_large_inputs_become_jobs_on_their_own(hash_store: wp.Store, tmp_path: Path) -> None:
+    app = create_app(settings_for(tmp_path, background_above_bytes=100), store=hash_store)
+    with TestClient(app) as client:
+        client.post("/v1/collections", json={"name": "docs"})
+        small = client.post("/v1/collections/docs/documents", json={"documents": [{"text": "Hi."}]})
+        assert small.status_code == 200
+        large = client.post("/v1/collections/docs/documents", json={"documents": [{"text": SEALS}]})
+        assert large.status_code == 202
+        assert _wait_for(client, large.json()["id"])["status"] == "succeeded"
+        assert client.get("/v1/collections/docs").json()["documents"] == 2
+
+
+def test_unknown_job_is_404(client: TestClient) -> None:
+    response = client.get("/v1/jobs/job-1-deadbeef")
+    assert response.status_code == 404 and error_code(response) == "job_not_found"
+
+
+def test_request_size_limit(hash_store: wp.Store, tmp_path: Path) -> None:
+    app = create_app(settings_for(tmp_path, max_request_bytes=2000), store=hash_store)
+    with TestClient(app) as client:
+        client.post("/v1/collections", json={"name": "docs"})
+        declared = client.post(
+            "/v1/collections/docs/documents", json={"documents": [{"text": "x" * 5000}]}
+        )
+        assert declared.status_code == 413 and error_code(declared) == "request_too_large"
+
+        def chunks() -> Iterator[bytes]:  # no Content-Length: counted as it streams
+            yield b'{"documents": [{"text": "'
+            for _ in range(10):
+                yield b"y" * 500
+            yield b'"}]}'
+
+        streamed = client.post(
+            "/v1/collections/docs/documents",
+            content=chunks(),
+            headers={"content-type": "application/json"},
+        )
+        assert streamed.status_code == 413 and error_code(streamed) == "request_too_large"
+        upload = client.post(
+            "/v1/collections/docs/files", files=[("files", ("big.txt", b"z" * 5000))]
+        )
+        assert upload.status_code == 413
+        assert client.get("/v1/collections/docs").json()["documents"] == 0
