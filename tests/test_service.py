@@ -229,3 +229,22 @@ def test_progress_reports_each_stage_in_order(empty_collection: wp.Collection) -
         "done",
     ]
     assert events[-1][1:] == (2, 2)
+
+
+def test_chunk_vectors_are_the_indexed_chunks_in_document_order(
+    empty_collection: wp.Collection, hash_store: wp.Store
+) -> None:
+    empty_collection.add(
+        [
+            wp.Document(id="b", text="Bravo paragraph one.\n\nBravo paragraph two."),
+            wp.Document(id="a", text="Alpha paragraph one."),
+        ]
+    )
+    texts, vectors = empty_collection.chunk_vectors()
+    hits = empty_collection.search("Alpha paragraph one.", k=len(texts))
+    assert sorted(texts) == sorted(hit.text for hit in hits)
+    # Document order is insertion order ("b" first), and each vector is the text's own.
+    assert texts[0].startswith("Bravo") and texts[-1].startswith("Alpha")
+    expected = hash_store.embedder.embed(texts)
+    assert vectors.shape == expected.shape
+    assert (abs(vectors - expected) < 1e-6).all()

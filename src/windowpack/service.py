@@ -32,7 +32,8 @@ from windowpack.ingest import (
 )
 from windowpack.packing import Packer, PackRequest, Source, validate_pack
 from windowpack.retrieval.conversation import conversation_document
-from windowpack.retrieval.embedder import get_embedder
+from windowpack.retrieval.embedder import Embedder, Vectors, get_embedder
+from windowpack.retrieval.embedding_cache import content_hash, embed_with_cache
 from windowpack.retrieval.indexes import IndexStore
 from windowpack.retrieval.llama_documents import from_llama_documents
 from windowpack.retrieval.parsing import parse_paths
@@ -183,6 +184,11 @@ class Store:
         """Each collection's current index version, by name."""
         with self._sessions() as session:
             return {row.name: row.index_version for row in repository.list_collections(session)}
+
+    @property
+    def embedder(self) -> Embedder:
+        """The store's embedding model (shared per process), for embedding queries alike."""
+        return self._embedder
 
     @property
     def window_cache_hits(self) -> int:
@@ -452,6 +458,20 @@ class Collection:
             tokens=tokens,
             index_version=version,
         )
+
+    def chunk_vectors(self) -> tuple[list[str], Vectors]:
+        """Every chunk's text in document order, with the vector it was indexed under.
+
+        For callers comparing other retrievers on the same chunks and vectors (the evals'
+        baselines): the vectors come from the embedding cache, so nothing is embedded again.
+        """
+        sessions = self._store._sessions
+        with sessions() as session:
+            _, texts = repository.chunk_texts_and_ids(session, self._id)
+        vectors, _ = embed_with_cache(
+            sessions, self._store.embedder, texts, [content_hash(t) for t in texts]
+        )
+        return texts, vectors
 
     def __len__(self) -> int:
         with self._store._sessions() as session:
