@@ -92,6 +92,14 @@ def test_pack_text_is_within_budget_and_counted_exactly(filled_client: TestClien
     assert window["items"] and all(
         item["kind"] in {"chunk", "summary", "gap"} for item in window["items"]
     )
+    # Each item's text is a slice of the window's, sent once; a chunk holds its document's text.
+    for item in window["items"]:
+        text = window["text"][item["offset"] : item["offset"] + item["chars"]]
+        assert "text" not in item and text.strip()
+        if item["kind"] == "chunk":
+            document = filled_client.get(f"/v1/collections/docs/documents/{item['document_id']}")
+            span = item["span"]
+            assert document.json()["text"][span["start"] : span["end"]] in text
     assert window["index_versions"] == {"docs": 1}
 
 

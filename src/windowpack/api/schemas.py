@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from windowpack.jobs import Job
 from windowpack.service import DocumentInfo
-from windowpack.types import Document, DocumentKind, IngestReport, Window, WindowItem
+from windowpack.types import Document, DocumentKind, IngestReport, Span, Window, WindowItem
 
 _QUERY = Field(min_length=1, max_length=20_000, description="The question or keywords.")
 Tokenizer = Literal["o200k_base", "cl100k_base"]
@@ -132,6 +132,32 @@ class MultiPackIn(PackOptions):
     collections: list[str] = Field(min_length=1, max_length=100)
 
 
+class PackItem(BaseModel):
+    """One item of the window. Its text is `text[offset:offset + chars]` of the window (in the
+    text format), so it is not sent twice."""
+
+    kind: Literal["chunk", "summary", "gap"]
+    document_id: str | None
+    title: str | None
+    collection: str | None
+    document_index: int | None
+    level: int
+    span: Span | None
+    ordinal: int | None
+    last_ordinal: int | None
+    unit: int | None
+    tokens: int
+    score: float
+    offset: int
+    chars: int
+    metadata: dict[str, Any]
+
+    @classmethod
+    def of(cls, item: WindowItem) -> PackItem:
+        fields = {name: getattr(item, name) for name in cls.model_fields if name != "chars"}
+        return cls(**fields, chars=len(item.text))
+
+
 class PackOut(BaseModel):
     """A packed window. `text` or `messages`, by the requested format."""
 
@@ -144,7 +170,7 @@ class PackOut(BaseModel):
     cacheable_prefix_chars: int
     index_version: int
     index_versions: dict[str, int]
-    items: list[WindowItem]
+    items: list[PackItem]
     reason: str | None
 
     @classmethod
@@ -160,7 +186,7 @@ class PackOut(BaseModel):
             cacheable_prefix_chars=window.cacheable_prefix_chars,
             index_version=window.index_version,
             index_versions=dict(window.index_versions),
-            items=list(window.items),
+            items=[PackItem.of(item) for item in window.items],
             reason=window.reason,
         )
 
