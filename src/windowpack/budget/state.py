@@ -2,6 +2,12 @@
 
 Loaded once per (collection, index version, tokenizer) and shared by every pack: document
 texts and chunk spans for rendering, the summary tree as index arrays for the allocator.
+
+Counting every chunk tile and node is most of a load. A new version of a collection mostly
+repeats the previous one, so a load can be given the previous version's state and reuses its
+counts for every text it already counted. The key is the text itself, not a row id: SQLite
+hands a deleted row's id to the next insert, and a rebuilt tree reuses node ids for new
+summaries, while a count is a pure function of (text, tokenizer).
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ class PackingState:
     chunk_positions: np.ndarray
     node_keys: np.ndarray
     node_positions: np.ndarray
+    tokenizer: str = ""
+    """The counter's name: counts are reused only from a state in the same tokenizer."""
 
 
 def load_state(
@@ -44,8 +52,14 @@ def load_state(
     name: str,
     version: int,
     counter: TokenCounter,
+    *,
+    previous: PackingState | None = None,
 ) -> PackingState:
-    """Read a collection into arrays and count every chunk and node in `counter`."""
+    """Read a collection into arrays and count every chunk and node in `counter`.
+
+    `previous` (usually this collection's state at an earlier version) lends the counts of
+    the texts it has already counted; the result is identical to a load without it.
+    """
     with sessions() as session:
         rows = repository.list_documents(session, collection_id)
         chunks = repository.chunk_spans(session, collection_id)
@@ -84,6 +98,7 @@ def load_state(
         counter=counter,
         chunk_ids=chunk_ids,
         node_ids=node_ids,
+        previous=previous,
     )
 
 
@@ -97,12 +112,14 @@ def state_from_views(
     node_parents: list[int] | None = None,
     chunk_ids: dict[int, int] | None = None,
     node_ids: dict[int, int] | None = None,
+    previous: PackingState | None = None,
 ) -> PackingState:
     """A state from documents (and summary nodes) already in memory, costed in `counter`.
 
     `documents` need no `chunk_tokens` yet: every chunk is counted here, in one batch.
     `chunk_ids`/`node_ids` map index ids to positions, for scoring from the indexes; text
-    packed from elsewhere (another retriever's nodes) has none.
+    packed from elsewhere (another retriever's nodes) has none. Texts that `previous` (a
+    state in the same tokenizer) counted are not counted again.
     """
     nodes = nodes or []
     chunk_ids, node_ids = chunk_ids or {}, node_ids or {}
@@ -112,7 +129,10 @@ def state_from_views(
     first_chunk.pop()
     # One batched count of every tile (chunk plus the whitespace to the next one): the
     # allocator's cost, and what a gap marker reports as left out.
-    tile_tokens = counter.count_many(_tiles(documents))
+    known = _known_counts(previous, counter.name)
+    tile_tokens, node_tokens = _counted(
+        counter, known, [_tiles(documents), [n.text for n in nodes]]
+    )
     documents = [
         replace(view, chunk_tokens=tile_tokens[first : first + len(view.chunk_starts)])
         for view, first in zip(documents, first_chunk, strict=True)
@@ -126,7 +146,7 @@ def state_from_views(
         node_last=np.asarray([n.last_chunk for n in nodes], dtype=np.int64),
         node_parent=np.asarray(node_parents or [], dtype=np.int64),
         node_document=np.asarray([n.document for n in nodes], dtype=np.int64),
-        node_cost=np.asarray(counter.count_many([n.text for n in nodes]), dtype=np.int64),
+        node_cost=np.asarray(node_tokens, dtype=np.int64),
         node_score=np.zeros(len(nodes)),
         chunk_unit=np.asarray(
             [-1 if u is None else u for d in documents for u in d.chunk_units], dtype=np.int64
@@ -146,7 +166,29 @@ def state_from_views(
         chunk_positions=np.asarray([chunk_ids[k] for k in sorted(chunk_ids)], dtype=np.int64),
         node_keys=np.asarray(sorted(node_ids), dtype=np.int64),
         node_positions=np.asarray([node_ids[k] for k in sorted(node_ids)], dtype=np.int64),
+        tokenizer=counter.name,
     )
+
+
+def _known_counts(previous: PackingState | None, tokenizer: str) -> dict[str, int]:
+    """Every tile and node text `previous` counted, with its count, if in `tokenizer`."""
+    if previous is None or previous.tokenizer != tokenizer:
+        return {}
+    known = dict(zip(_tiles(previous.documents), previous.corpus.chunk_cost.tolist(), strict=True))
+    known.update(
+        zip((n.text for n in previous.nodes), previous.corpus.node_cost.tolist(), strict=True)
+    )
+    return known
+
+
+def _counted(
+    counter: TokenCounter, known: dict[str, int], groups: list[list[str]]
+) -> list[list[int]]:
+    """Each group's counts: texts in `known` are looked up, the rest counted in one batch."""
+    missing = list(dict.fromkeys(t for group in groups for t in group if t not in known))
+    counts = dict(known)
+    counts.update(zip(missing, counter.count_many(missing), strict=True))
+    return [[counts[text] for text in group] for group in groups]
 
 
 def _tiles(documents: list[DocumentView]) -> list[str]:
