@@ -3,7 +3,7 @@
 Run from the repository root with the project virtualenv; keep the store with `--store` (the
 build takes a minute or two with the hash embedder and is reused afterwards):
 
-    PYTHONPATH=src python benchmarks/state_reload.py --store /tmp/wp-state-essays
+    .venv/bin/python benchmarks/state_reload.py --store /tmp/wp-state-essays
 
 The RULER essays JSON split into ~20K-character documents (~680K tokens) is ingested with the
 hash embedder into collection `essays`. The run works on a scratch copy of the store and
