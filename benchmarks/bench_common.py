@@ -335,14 +335,20 @@ class EssayCorpus:
     sources: list[tuple[Document, int]]
 
 
-def essay_corpus(counter: TokenCounter, *, target_tokens: int, max_bytes: int) -> EssayCorpus:
-    """The RULER essays JSON (split into ~20K-char documents) plus the NIAH essay folder, plus
-    the essay parts again under ids `copy-N/...` until the corpus passes `target_tokens` (as in
-    `search.py`; re-used text hits the embedding cache)."""
+def essay_corpus(
+    counter: TokenCounter,
+    *,
+    target_tokens: int,
+    max_bytes: int,
+    paths: Sequence[Path] = (ESSAYS_JSON, NIAH_ESSAYS),
+) -> EssayCorpus:
+    """`paths` (default: the RULER essays JSON, split into ~20K-char documents, plus the NIAH
+    essay folder), plus the first path's documents again under ids `copy-N/...` until the
+    corpus passes `target_tokens` (re-used text hits the embedding cache)."""
     sources: list[tuple[Document, int]] = []
     parts: list[str] = []
     essays: list[tuple[Document, int]] = []
-    for path in (ESSAYS_JSON, NIAH_ESSAYS):
+    for path in paths:
         loaded = load_corpus([path], max_bytes=max_bytes)
         counts = counter.count_many([doc.text for doc in loaded.documents])
         sources += zip(loaded.documents, counts, strict=True)
@@ -351,7 +357,7 @@ def essay_corpus(counter: TokenCounter, *, target_tokens: int, max_bytes: int) -
     documents = [doc for doc, _ in sources]
     total = sum(count for _, count in sources)
     copies, copied_docs, copied_tokens = 0, 0, 0
-    while total < target_tokens:
+    while total < target_tokens and essays:
         copies += 1
         for doc, count in essays:
             if total >= target_tokens:
@@ -364,7 +370,7 @@ def essay_corpus(counter: TokenCounter, *, target_tokens: int, max_bytes: int) -
             copied_tokens += count
     if copied_docs:
         parts.append(
-            f"plus {copied_docs} essay documents again under ids 'copy-N/...' = "
+            f"plus {copied_docs} documents of the first source again under ids 'copy-N/...' = "
             f"{copied_tokens:,} tokens (embedding-cache hits)"
         )
     description = " | ".join(parts) + f" | total {len(documents):,} documents, {total:,} tokens"

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import inspect
 import json
 import sys
@@ -43,9 +42,10 @@ from typing import Any
 from bench_common import (
     ESSAYS_JSON,
     NIAH_ESSAYS,
+    EssayCorpus,
     corpus_sentences,
+    essay_corpus,
     latency_stats,
-    load_corpus,
     machine_info,
     make_questions,
     write_results,
@@ -54,13 +54,13 @@ from rich.console import Console
 from rich.table import Table
 
 import windowpack as wp
-from windowpack.budget.tokens import TokenCounter, get_token_counter
+from windowpack.budget.tokens import get_token_counter
 from windowpack.config import DEFAULT_EMBEDDER, StoreConfig
 from windowpack.retrieval import fusion as fusion_module
 from windowpack.retrieval import search as search_module
 from windowpack.retrieval.embedder import Embedder, Vectors
 from windowpack.storage import repository
-from windowpack.types import Document, Hit, IngestProgress
+from windowpack.types import Hit, IngestProgress
 
 COLLECTION = "search-bench"
 BUILD_RECORD = "search-bench-build.json"
@@ -71,20 +71,17 @@ MAX_CACHED_QUERIES = 1000
 COMPONENTS = ("version_check", "query_embedding", "dense", "bm25", "fusion", "db_fetch", "other")
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class BenchCorpus:
-    documents: list[Document]
-    description: str
-    tokens: int
-    sentence_sources: list[str]
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parse_args(argv)
     console = Console(width=130)
     config = StoreConfig(embedder=args.embedder)
     counter = get_token_counter(config.tokenizer)
-    corpus = _build_corpus(args.corpus, config, counter, args.target_tokens)
+    corpus = essay_corpus(
+        counter,
+        target_tokens=args.target_tokens,
+        max_bytes=config.max_file_bytes,
+        paths=args.corpus,
+    )
     console.print(f"[bold]Corpus[/bold]: {corpus.description}")
 
     with _store_folder(args.store) as folder:
@@ -92,9 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             collection = store.collection(COLLECTION)
             build = _build_or_reuse(console, collection, corpus, folder, config)
-            queries = make_questions(
-                corpus_sentences(corpus.sentence_sources), args.warmup + args.queries, args.seed
-            )
+            sentences = corpus_sentences([doc.text for doc, _ in corpus.sources])
+            queries = make_questions(sentences, args.warmup + args.queries, args.seed)
             figures = _measure(console, store, collection, queries, args)
         finally:
             store.close()
@@ -157,50 +153,6 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def _build_corpus(
-    paths: list[Path], config: StoreConfig, counter: TokenCounter, target_tokens: int
-) -> BenchCorpus:
-    documents: list[Document] = []
-    counts: list[int] = []
-    parts: list[str] = []
-    first_source: list[tuple[Document, int]] = []
-    for path in paths:
-        loaded = load_corpus([path], max_bytes=config.max_file_bytes)
-        source_counts = counter.count_many([doc.text for doc in loaded.documents])
-        documents += loaded.documents
-        counts += source_counts
-        parts.append(f"{loaded.description} = {sum(source_counts):,} tokens")
-        if not first_source:
-            first_source = list(zip(loaded.documents, source_counts, strict=True))
-    sentence_sources = [doc.text for doc in documents]
-    total = sum(counts)
-    copies, copied_docs, copied_tokens = 0, 0, 0
-    while total < target_tokens and first_source:
-        copies += 1
-        for doc, count in first_source:
-            if total >= target_tokens:
-                break
-            documents.append(
-                dataclasses.replace(doc, id=f"copy-{copies}/{doc.id}", title=f"{doc.title} (copy)")
-            )
-            total += count
-            copied_docs += 1
-            copied_tokens += count
-    if copied_docs:
-        parts.append(
-            f"plus {copied_docs} documents of the first source again under ids 'copy-N/...' "
-            f"= {copied_tokens:,} tokens (embedding-cache hits)"
-        )
-    description = " | ".join(parts) + f" | total {len(documents):,} documents, {total:,} tokens"
-    return BenchCorpus(
-        documents=documents,
-        description=description,
-        tokens=total,
-        sentence_sources=sentence_sources,
-    )
-
-
-@contextlib.contextmanager
 def _store_folder(given: Path | None) -> Iterator[Path]:
     if given is not None:
         yield given
@@ -212,7 +164,7 @@ def _store_folder(given: Path | None) -> Iterator[Path]:
 def _build_or_reuse(
     console: Console,
     collection: wp.Collection,
-    corpus: BenchCorpus,
+    corpus: EssayCorpus,
     folder: Path,
     config: StoreConfig,
 ) -> dict[str, Any]:
