@@ -75,10 +75,10 @@ from rich.table import Table
 import windowpack as wp
 from windowpack import packing
 from windowpack.budget import layout
-from windowpack.budget.tokens import TokenCounter, get_token_counter
 from windowpack.config import StoreConfig
 from windowpack.evals.chunk_view import chunk_view
 from windowpack.evals.llama_baseline import LlamaIndexRetriever
+from windowpack.text.tokens import TokenCounter, get_token_counter
 from windowpack.types import Document, Window
 
 BUDGETS = (8_192, 131_072, 1_048_576)

@@ -54,12 +54,12 @@ from rich.console import Console
 from rich.table import Table
 
 import windowpack as wp
-from windowpack.budget.tokens import get_token_counter
 from windowpack.config import DEFAULT_EMBEDDER, StoreConfig
 from windowpack.retrieval import fusion as fusion_module
 from windowpack.retrieval import search as search_module
 from windowpack.retrieval.embedder import Embedder, Vectors
 from windowpack.storage import repository
+from windowpack.text.tokens import get_token_counter
 from windowpack.types import Hit, IngestProgress
 
 COLLECTION = "search-bench"

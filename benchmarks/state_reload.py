@@ -35,9 +35,9 @@ from bench_common import ESSAYS_JSON, load_corpus, reusable_store_folder
 
 import windowpack as wp
 from windowpack.budget.state import PackingState, load_state
-from windowpack.budget.tokens import get_token_counter
 from windowpack.config import StoreConfig
 from windowpack.storage import repository
+from windowpack.text.tokens import get_token_counter
 
 COLLECTION = "essays"
 CONFIG = StoreConfig(embedder="hash")

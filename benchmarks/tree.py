@@ -67,13 +67,13 @@ from rich.table import Table
 
 import windowpack as wp
 from windowpack import ingest as ingest_module
-from windowpack.budget.tokens import get_token_counter
 from windowpack.config import DEFAULT_EMBEDDER, StoreConfig
 from windowpack.retrieval.embedder import get_embedder
 from windowpack.retrieval.indexes import IndexStore
 from windowpack.storage import repository
 from windowpack.summarizer.extractive import ExtractiveSummarizer
 from windowpack.summarizer.overview import TreeOverview
+from windowpack.text.tokens import get_token_counter
 from windowpack.types import IngestReport
 
 COLLECTION = "tree-bench"

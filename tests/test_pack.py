@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import windowpack as wp
-from windowpack.budget.tokens import get_token_counter
 from windowpack.config import StoreConfig
+from windowpack.text.tokens import get_token_counter
 
 CONFIG = StoreConfig(embedder="hash", chunk_tokens=40, fanout=3)
 

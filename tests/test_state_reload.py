@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 import windowpack as wp
 from windowpack.budget.state import PackingState, _tiles, load_state
-from windowpack.budget.tokens import TokenCounter, get_token_counter
 from windowpack.config import StoreConfig
 from windowpack.storage import repository
+from windowpack.text.tokens import TokenCounter, get_token_counter
 from windowpack.types import Document, Window
 
 # Few distinct sentences, so that documents share chunk texts and a text's count is reused

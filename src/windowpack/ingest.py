@@ -17,11 +17,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
-from windowpack.budget.tokens import TokenCounter
 from windowpack.retrieval.chunking import ChunkSpan, chunk_document
 from windowpack.retrieval.documents import checked_identity, fingerprint, reject_duplicate_ids
 from windowpack.retrieval.embedder import Embedder, Vectors
-from windowpack.retrieval.embedding_cache import content_hash, embed_with_cache
+from windowpack.retrieval.embedding_cache import embed_with_cache
 from windowpack.retrieval.indexes import NODE_ID_OFFSET, IndexDelta, IndexStore, node_index_id
 from windowpack.storage import repository
 from windowpack.storage.schema import ChunkRow, DocumentRow, TreeNodeRow
@@ -41,6 +40,8 @@ from windowpack.summarizer.tree import (
     TreeStats,
     estimate_tree_cost,
 )
+from windowpack.text.hashing import content_hash
+from windowpack.text.tokens import TokenCounter
 from windowpack.types import Document, IngestProgress, IngestReport
 
 

@@ -23,12 +23,12 @@ from windowpack.budget import layout
 from windowpack.budget.allocate import Corpus, allocate, lossless_cost, overview_cut
 from windowpack.budget.layout import Block
 from windowpack.budget.state import PackingState, load_state
-from windowpack.budget.tokens import TokenCounter, get_token_counter
 from windowpack.errors import InvalidArgumentError, StorageError
 from windowpack.retrieval.fusion import z_scores_fused
 from windowpack.retrieval.indexes import NODE_ID_OFFSET, CollectionIndexes
 from windowpack.retrieval.search import QueryEmbeddingCache, validate_search
 from windowpack.storage import repository
+from windowpack.text.tokens import TokenCounter, get_token_counter
 from windowpack.types import Span, Window, WindowItem
 
 MAX_BUDGET = 10_000_000

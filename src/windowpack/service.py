@@ -15,7 +15,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from windowpack.budget.tokens import get_token_counter
 from windowpack.config import StoreConfig
 from windowpack.errors import (
     CollectionNotFoundError,
@@ -33,7 +32,7 @@ from windowpack.ingest import (
 from windowpack.packing import Packer, PackRequest, Source, validate_pack
 from windowpack.retrieval.conversation import conversation_document
 from windowpack.retrieval.embedder import Embedder, Vectors, get_embedder
-from windowpack.retrieval.embedding_cache import content_hash, embed_with_cache
+from windowpack.retrieval.embedding_cache import embed_with_cache
 from windowpack.retrieval.indexes import IndexStore
 from windowpack.retrieval.llama_documents import from_llama_documents
 from windowpack.retrieval.parsing import parse_paths
@@ -50,6 +49,8 @@ from windowpack.storage.schema import CollectionRow
 from windowpack.summarizer.base import Summarizer
 from windowpack.summarizer.extractive import ExtractiveSummarizer
 from windowpack.summarizer.overview import TreeNode, TreeOverview, tree_node, tree_overview
+from windowpack.text.hashing import content_hash
+from windowpack.text.tokens import get_token_counter
 from windowpack.types import Document, Hit, IngestReport, Span, Window
 
 _COLLECTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")

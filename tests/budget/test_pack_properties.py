@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import windowpack as wp
-from windowpack.budget.tokens import get_token_counter
 from windowpack.config import StoreConfig
+from windowpack.text.tokens import get_token_counter
 
 CONFIG = StoreConfig(embedder="hash", chunk_tokens=32, fanout=3)
 WORDS = ["harbor", "lantern", "glacier", "meadow", "falcon", "quarry", "ember", "tundra"]

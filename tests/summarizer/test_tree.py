@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 
 import windowpack as wp
 from windowpack import ingest as ingest_module
-from windowpack.budget.tokens import TokenCounter
 from windowpack.config import StoreConfig
-from windowpack.retrieval.chunking import split_sentences
 from windowpack.storage import repository
 from windowpack.storage.schema import ChunkRow, DocumentRow, TreeNodeRow
 from windowpack.summarizer.tree import estimate_tree_cost, even_groups, fixed_groups
+from windowpack.text.sentences import split_sentences
+from windowpack.text.tokens import TokenCounter
 
 CONFIG = StoreConfig(embedder="hash", chunk_tokens=24, fanout=3)
 WORDS = [

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from windowpack.budget.allocate import Overheads
-from windowpack.budget.tokens import TokenCounter
+from windowpack.text.tokens import TokenCounter
 
 SEPARATOR = "\n\n"
 

@@ -21,8 +21,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from windowpack.budget import layout
 from windowpack.budget.allocate import Corpus, Overheads
 from windowpack.budget.layout import DocumentView, NodeView
-from windowpack.budget.tokens import TokenCounter
 from windowpack.storage import repository
+from windowpack.text.tokens import TokenCounter
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from windowpack.budget.tokens import TokenCounter
+from windowpack.text.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from windowpack.evals.chunk_view import ChunkView

@@ -6,10 +6,10 @@ from collections.abc import Sequence
 
 from pydantic import field_validator
 
-from windowpack.budget.tokens import get_token_counter
 from windowpack.errors import MissingDependencyError
 from windowpack.integrations.passages import PackedPassages, pack_passages
 from windowpack.packing import validate_budget
+from windowpack.text.tokens import get_token_counter
 
 try:
     from llama_index.core.postprocessor.types import BaseNodePostprocessor

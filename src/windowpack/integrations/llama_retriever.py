@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from windowpack.budget.tokens import get_token_counter
 from windowpack.errors import MissingDependencyError
 from windowpack.packing import validate_budget
+from windowpack.text.tokens import get_token_counter
 from windowpack.types import Window
 
 try:

@@ -24,8 +24,8 @@ import numpy as np
 
 from windowpack.budget.layout import SEPARATOR, DocumentView
 from windowpack.budget.state import state_from_views
-from windowpack.budget.tokens import get_token_counter
 from windowpack.packing import PackRequest, pack_state, validate_budget
+from windowpack.text.tokens import get_token_counter
 from windowpack.types import Window, WindowItem
 
 # Passage-level "units": each passage gets a header of its own, "[passage 2 of 5 · ...]".

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -13,10 +12,6 @@ from windowpack.storage import repository
 
 # Cache writes are committed per batch, so an interrupted ingest keeps the work it did.
 _COMMIT_EVERY = 256
-
-
-def content_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def embed_with_cache(

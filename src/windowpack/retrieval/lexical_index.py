@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from windowpack.errors import MissingDependencyError, StorageError
-from windowpack.retrieval.chunking import split_sentences
+from windowpack.text.sentences import split_sentences
 
 Ids = npt.NDArray[np.int64]
 Scores = npt.NDArray[np.float32]

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from windowpack.retrieval.embedding_cache import content_hash
 from windowpack.storage import repository
 from windowpack.storage.schema import TreeNodeRow
 from windowpack.summarizer.tree import BuiltNode, TreeBuilder, TreeItem
+from windowpack.text.hashing import content_hash
 
 
 class CommittingSummaryCache:
