@@ -154,8 +154,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 clock.start()
                 report = collection.add(documents, progress=clock)
                 clock.finish()
-            with store._sessions() as session:
-                nodes = repository.tree_nodes(session, collection._id)
+            with store._context.sessions() as session:
+                nodes = repository.tree_nodes(session, collection.collection_id)
             console.print("Re-ingesting the unchanged corpus (col.add, same ids) ...")
             started = time.perf_counter()
             again = collection.add(documents)

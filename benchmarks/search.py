@@ -342,7 +342,7 @@ def _instrumented(store: wp.Store, collection: wp.Collection, timer: _Timer) -> 
     the index version check, the query embedding (never cached here), the dense and BM25
     searches of the loaded indexes, the fusion function `retrieval.search` imports, and the
     chunk fetch. What is left (validation, session, building hits) is "other"."""
-    indexes = store._indexes.current(collection._id)
+    indexes = store._context.indexes.current(collection.collection_id)
     patched: list[tuple[Any, str, Any, bool]] = []
 
     def patch(target: Any, attribute: str, name: str) -> None:
@@ -350,19 +350,19 @@ def _instrumented(store: wp.Store, collection: wp.Collection, timer: _Timer) -> 
         patched.append((target, attribute, own.get(attribute), attribute in own))
         setattr(target, attribute, timer.wrap(name, getattr(target, attribute)))
 
-    patch(store._indexes, "current", "version_check")
+    patch(store._context.indexes, "current", "version_check")
     patch(indexes.dense, "search", "dense")
     patch(indexes.lexical, "search", "bm25")
     for attribute, value in list(vars(search_module).items()):
         if inspect.isfunction(value) and value.__module__ == fusion_module.__name__:
             patch(search_module, attribute, "fusion")
     patch(repository, "fetch_chunk_records", "db_fetch")
-    cache = store._query_vectors
-    store._query_vectors = _UncachedQueryVectors(store._embedder, timer)  # type: ignore[assignment]
+    cache = store._context.query_vectors
+    store._context.query_vectors = _UncachedQueryVectors(store._context.embedder, timer)  # type: ignore[assignment]
     try:
         yield
     finally:
-        store._query_vectors = cache
+        store._context.query_vectors = cache
         for target, attribute, original, owned in reversed(patched):
             if owned:
                 setattr(target, attribute, original)

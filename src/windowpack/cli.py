@@ -21,8 +21,7 @@ from windowpack.errors import WindowpackError
 
 if TYPE_CHECKING:
     from windowpack.service import Collection, Store
-    from windowpack.summarizer.overview import TreeNode, TreeOverview
-    from windowpack.types import Hit, IngestProgress, IngestReport
+    from windowpack.types import Hit, IngestProgress, IngestReport, TreeNode, TreeOverview
 
 app = typer.Typer(
     help="windowpack: the best context window for one question, at any token budget.",

@@ -21,7 +21,8 @@ from windowpack.retrieval.chunking import ChunkSpan, chunk_document
 from windowpack.retrieval.documents import checked_identity, fingerprint, reject_duplicate_ids
 from windowpack.retrieval.embedder import Embedder, Vectors
 from windowpack.retrieval.embedding_cache import embed_with_cache
-from windowpack.retrieval.indexes import NODE_ID_OFFSET, IndexDelta, IndexStore, node_index_id
+from windowpack.retrieval.index_ids import node_index_id
+from windowpack.retrieval.indexes import IndexDelta, IndexStore
 from windowpack.storage import repository
 from windowpack.storage.schema import ChunkRow, DocumentRow, TreeNodeRow
 from windowpack.summarizer.base import Summarizer
@@ -209,8 +210,9 @@ def rebuild_tree(target: IngestTarget, progress: ProgressCallback | None = None)
     vectors, embedded = _embed(node_texts, node_hashes, target, tracker)
     tracker.stage("index")
     with target.sessions.begin() as session:
-        removed = [node_index_id(i) for i in repository.all_node_ids(session, target.collection_id)]
-        repository.delete_nodes(session, [i - NODE_ID_OFFSET for i in removed])
+        old_nodes = repository.all_node_ids(session, target.collection_id)
+        repository.delete_nodes(session, old_nodes)
+        removed = [node_index_id(node_id) for node_id in old_nodes]
         added: list[int] = []
         for doc in documents:
             rows = insert_levels(

@@ -1,7 +1,8 @@
 """The facade shared by the library, the CLI and the REST API: `open`, `Store`, `Collection`.
 
-It wires storage, token counting, embedding and indexes together and delegates; the work is
-done in the component packages.
+A `Store` wires its parts once into a `StoreContext` (database sessions, embedder, indexes,
+packer, write lock, summarizers) and hands that to each `Collection`; the facade checks the
+caller's arguments once, here at the edge, and delegates the work to the components.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
+
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
 
 from windowpack.config import StoreConfig
 from windowpack.errors import (
@@ -29,14 +33,19 @@ from windowpack.ingest import (
     ingest_documents,
     rebuild_tree,
 )
-from windowpack.packing import Packer, PackRequest, Source, validate_pack
+from windowpack.pack import Packer, PackRequest, Source
 from windowpack.retrieval.conversation import conversation_document
 from windowpack.retrieval.embedder import Embedder, Vectors, get_embedder
 from windowpack.retrieval.embedding_cache import embed_with_cache
 from windowpack.retrieval.indexes import IndexStore
 from windowpack.retrieval.llama_documents import from_llama_documents
 from windowpack.retrieval.parsing import parse_paths
-from windowpack.retrieval.search import QueryEmbeddingCache, hybrid_search, validate_search
+from windowpack.retrieval.search import (
+    QueryEmbeddingCache,
+    check_query,
+    check_search,
+    hybrid_search,
+)
 from windowpack.storage import repository
 from windowpack.storage.api_keys import ApiKeys
 from windowpack.storage.database import (
@@ -48,10 +57,20 @@ from windowpack.storage.database import (
 from windowpack.storage.schema import CollectionRow
 from windowpack.summarizer.base import Summarizer
 from windowpack.summarizer.extractive import ExtractiveSummarizer
-from windowpack.summarizer.overview import TreeNode, TreeOverview, tree_node, tree_overview
+from windowpack.summarizer.overview import tree_node, tree_overview
 from windowpack.text.hashing import content_hash
 from windowpack.text.tokens import get_token_counter
-from windowpack.types import Document, Hit, IngestReport, Span, Window
+from windowpack.types import (
+    CollectionStats,
+    Document,
+    DocumentInfo,
+    Hit,
+    IngestReport,
+    Span,
+    TreeNode,
+    TreeOverview,
+    Window,
+)
 
 _COLLECTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _DATABASE_FILE = "windowpack.db"
@@ -84,6 +103,107 @@ def open(
     return Store(sqlite_url(folder / _DATABASE_FILE), indexes, config, summarizer)
 
 
+@dataclass(frozen=True, kw_only=True)
+class StoreContext:
+    """What a store's collections share, wired once per store.
+
+    One writer per store at a time (`write_lock`) keeps index versions and deltas in step;
+    readers never take it, except a pack that writes keep outrunning (see `Packer.pack`).
+    """
+
+    config: StoreConfig
+    engine: Engine
+    sessions: sessionmaker[Session]
+    embedder: Embedder
+    indexes: IndexStore
+    query_vectors: QueryEmbeddingCache
+    packer: Packer
+    write_lock: threading.Lock
+    summarizer: Summarizer
+    extractive: Summarizer
+
+    @classmethod
+    def connect(
+        cls, url: str, index_dir: Path, config: StoreConfig, summarizer: Summarizer | None
+    ) -> StoreContext:
+        """Open the database at `url` (migrating it) and wire the parts around it."""
+        engine = create_database_engine(url)
+        migrate(engine)
+        sessions = session_factory(engine)
+        embedder = get_embedder(config.embedder, batch_size=config.embed_batch_size)
+        query_vectors = QueryEmbeddingCache(embedder)
+        write_lock = threading.Lock()
+        extractive = ExtractiveSummarizer()
+        return cls(
+            config=config,
+            engine=engine,
+            sessions=sessions,
+            embedder=embedder,
+            indexes=IndexStore(index_dir, sessions, embedder, ann_threshold=config.ann_threshold),
+            query_vectors=query_vectors,
+            packer=Packer(sessions, query_vectors=query_vectors, writes_paused=write_lock),
+            write_lock=write_lock,
+            summarizer=summarizer or extractive,
+            extractive=extractive,
+        )
+
+    def pack(
+        self,
+        collections: Sequence[tuple[int, str]],
+        query: str,
+        *,
+        budget: int,
+        tokenizer: str,
+        overview_tokens: int | None,
+        align: bool,
+    ) -> Window:
+        """The one pack path: a window over (collection id, name) pairs, checked once here."""
+        check_query(query)
+        request = PackRequest(
+            query=query,
+            budget=budget,
+            tokenizer=tokenizer,
+            overview_tokens=overview_tokens,
+            align=align,
+        )
+
+        def sources() -> list[Source]:
+            return [(cid, name, self.indexes.current(cid)) for cid, name in collections]
+
+        return self.packer.pack(sources, request)
+
+    def search(
+        self, collection_id: int, query: str, k: int, *, include_summaries: bool
+    ) -> list[Hit]:
+        """The one search path, checked once here."""
+        check_search(query, k)
+        return hybrid_search(
+            query,
+            k,
+            indexes=self.indexes.current(collection_id),
+            query_vectors=self.query_vectors,
+            sessions=self.sessions,
+            include_summaries=include_summaries,
+        )
+
+    def ingest_target(
+        self, collection: Collection, summarizer: Summarizer | None = None
+    ) -> IngestTarget:
+        """What the ingest pipeline writes `collection` with (the store's summarizer unless
+        another is given)."""
+        return IngestTarget(
+            collection_id=collection.collection_id,
+            counter=get_token_counter(collection.tokenizer),
+            chunk_tokens=collection.chunk_tokens,
+            embedder=self.embedder,
+            indexes=self.indexes,
+            sessions=self.sessions,
+            summarizer=summarizer or self.summarizer,
+            fallback_summarizer=self.extractive,
+            fanout=self.config.fanout,
+        )
+
+
 class Store:
     """A database of collections plus the folder of their derived index files."""
 
@@ -95,20 +215,14 @@ class Store:
         summarizer: Summarizer | None = None,
     ) -> None:
         self.config = config
-        self._extractive = ExtractiveSummarizer()
-        self.summarizer: Summarizer = summarizer or self._extractive
         self.url = url
-        self._engine = create_database_engine(url)
-        migrate(self._engine)
-        self._sessions = session_factory(self._engine)
-        self._embedder = get_embedder(config.embedder, batch_size=config.embed_batch_size)
-        self._indexes = IndexStore(
-            index_dir, self._sessions, self._embedder, ann_threshold=config.ann_threshold
-        )
-        self._query_vectors = QueryEmbeddingCache(self._embedder)
-        self._packer = Packer(self._sessions)
-        self._write_lock = threading.Lock()
-        self._api_keys = ApiKeys(self._sessions)
+        self._context = StoreContext.connect(url, index_dir, config, summarizer)
+        self._api_keys = ApiKeys(self._context.sessions)
+
+    @property
+    def summarizer(self) -> Summarizer:
+        """What builds the summary tree of every collection (default: extractive, no LLM)."""
+        return self._context.summarizer
 
     def collection(
         self,
@@ -120,14 +234,14 @@ class Store:
     ) -> Collection:
         """The collection `name`, created on first use unless `create=False`."""
         _check_collection_name(name)
-        with self._sessions.begin() as session:
+        with self._context.sessions.begin() as session:
             row = repository.get_collection(session, name)
             if row is None and not create:
                 raise CollectionNotFoundError(name)
             if row is None:
                 row = self._create_collection_row(session, name, tokenizer, chunk_tokens)
             self._check_settings(row, tokenizer, chunk_tokens)
-            return Collection(self, row.id, row.name, row.tokenizer, row.chunk_tokens)
+            return Collection(self._context, row)
 
     def pack(
         self,
@@ -146,23 +260,14 @@ class Store:
         """
         if not collections:
             raise InvalidArgumentError("collections", "name at least one collection")
-        request = PackRequest(
-            query=query,
+        named = [self.collection(name, create=False) for name in dict.fromkeys(collections)]
+        return self._context.pack(
+            [(col.collection_id, col.name) for col in named],
+            query,
             budget=budget,
             tokenizer=tokenizer,
             overview_tokens=overview_tokens,
             align=align,
-        )
-        validate_pack(request)
-        ids = [
-            (self.collection(name, create=False)._id, name) for name in dict.fromkeys(collections)
-        ]
-
-        def sources() -> list[Source]:
-            return [(cid, name, self._indexes.current(cid)) for cid, name in ids]
-
-        return self._packer.pack(
-            sources, request, query_vectors=self._query_vectors, writes_paused=self._write_lock
         )
 
     def create_collection(
@@ -170,31 +275,31 @@ class Store:
     ) -> Collection:
         """Create the collection `name`; a `ConflictError` if it exists already."""
         _check_collection_name(name)
-        with self._write_lock, self._sessions.begin() as session:
+        with self._context.write_lock, self._context.sessions.begin() as session:
             if repository.get_collection(session, name) is not None:
                 raise ConflictError(f"collection {name!r} already exists")
             row = self._create_collection_row(session, name, tokenizer, chunk_tokens)
-            return Collection(self, row.id, row.name, row.tokenizer, row.chunk_tokens)
+            return Collection(self._context, row)
 
     def collections(self) -> list[str]:
         """Names of every collection, sorted."""
-        with self._sessions() as session:
+        with self._context.sessions() as session:
             return [row.name for row in repository.list_collections(session)]
 
     def index_versions(self) -> dict[str, int]:
         """Each collection's current index version, by name."""
-        with self._sessions() as session:
+        with self._context.sessions() as session:
             return {row.name: row.index_version for row in repository.list_collections(session)}
 
     @property
     def embedder(self) -> Embedder:
         """The store's embedding model (shared per process), for embedding queries alike."""
-        return self._embedder
+        return self._context.embedder
 
     @property
     def window_cache_hits(self) -> int:
         """Packs answered from the window cache since the store was opened."""
-        return self._packer.cache_hits
+        return self._context.packer.cache_hits
 
     @property
     def api_keys(self) -> ApiKeys:
@@ -203,16 +308,16 @@ class Store:
 
     def delete_collection(self, name: str) -> None:
         """Delete a collection, its documents and its index files."""
-        with self._write_lock, self._sessions.begin() as session:
+        with self._context.write_lock, self._context.sessions.begin() as session:
             row = repository.get_collection(session, name)
             if row is None:
                 raise CollectionNotFoundError(name)
             collection_id = row.id
             session.delete(row)
-        self._indexes.forget(collection_id)
+        self._context.indexes.forget(collection_id)
 
     def close(self) -> None:
-        self._engine.dispose()
+        self._context.engine.dispose()
 
     def __enter__(self) -> Store:
         return self
@@ -226,7 +331,7 @@ class Store:
         self.close()
 
     def _create_collection_row(
-        self, session: Any, name: str, tokenizer: str | None, chunk_tokens: int | None
+        self, session: Session, name: str, tokenizer: str | None, chunk_tokens: int | None
     ) -> CollectionRow:
         tokenizer = tokenizer or self.config.tokenizer
         get_token_counter(tokenizer)  # fail now, naming the tokenizer, not at first add
@@ -236,14 +341,14 @@ class Store:
             session,
             name=name,
             tokenizer=tokenizer,
-            embedder=self._embedder.model_id,
+            embedder=self._context.embedder.model_id,
             chunk_tokens=chunk_tokens or self.config.chunk_tokens,
         )
 
     def _check_settings(
         self, row: CollectionRow, tokenizer: str | None, chunk_tokens: int | None
     ) -> None:
-        if row.embedder != self._embedder.model_id:
+        if row.embedder != self._context.embedder.model_id:
             raise ConflictError(
                 f"collection {row.name!r} was built with embedder {row.embedder!r}; "
                 f"open the store with StoreConfig(embedder={row.embedder!r})"
@@ -254,43 +359,15 @@ class Store:
             raise ConflictError(f"collection {row.name!r} uses chunk_tokens={row.chunk_tokens}")
 
 
-@dataclass(frozen=True, kw_only=True)
-class DocumentInfo:
-    """A stored document without its text."""
-
-    id: str
-    title: str | None
-    kind: str
-    tokens: int
-    chunks: int
-    position: int
-    metadata: Mapping[str, Any]
-
-
-@dataclass(frozen=True, kw_only=True)
-class CollectionStats:
-    """A collection's fixed settings and its size at its current index version."""
-
-    name: str
-    tokenizer: str
-    chunk_tokens: int
-    documents: int
-    chunks: int
-    tokens: int
-    index_version: int
-
-
 class Collection:
     """A named set of documents with its own tokenizer, chunk size and indexes."""
 
-    def __init__(
-        self, store: Store, collection_id: int, name: str, tokenizer: str, chunk_tokens: int
-    ) -> None:
-        self._store = store
-        self._id = collection_id
-        self.name = name
-        self.tokenizer = tokenizer
-        self.chunk_tokens = chunk_tokens
+    def __init__(self, context: StoreContext, row: CollectionRow) -> None:
+        self._context = context
+        self.collection_id: int = row.id
+        self.name: str = row.name
+        self.tokenizer: str = row.tokenizer
+        self.chunk_tokens: int = row.chunk_tokens
 
     def add(
         self, documents: Iterable[Document | str], *, progress: ProgressCallback | None = None
@@ -322,7 +399,7 @@ class Collection:
         """
         parsed = parse_paths(
             paths,
-            max_bytes=self._store.config.max_file_bytes,
+            max_bytes=self._context.config.max_file_bytes,
             root=Path(root) if root is not None else None,
         )
         return self._ingest(parsed.documents, progress=progress, skipped=parsed.skipped)
@@ -344,15 +421,8 @@ class Collection:
 
         With `include_summaries=True` summary-tree nodes compete too (`Hit.kind`, `Hit.level`).
         """
-        validate_search(query, k)
-        store = self._store
-        return hybrid_search(
-            query,
-            k,
-            indexes=store._indexes.current(self._id),
-            query_vectors=store._query_vectors,
-            sessions=store._sessions,
-            include_summaries=include_summaries,
+        return self._context.search(
+            self.collection_id, query, k, include_summaries=include_summaries
         )
 
     def pack(
@@ -371,49 +441,41 @@ class Collection:
         default: an eighth of the budget, at most 4,096), padded to a multiple of 256 tokens
         with `align=True`. The same index version and request give the same bytes (cached).
         """
-        store = self._store
-        request = PackRequest(
-            query=query,
+        return self._context.pack(
+            [(self.collection_id, self.name)],
+            query,
             budget=budget,
             tokenizer=tokenizer,
             overview_tokens=overview_tokens,
             align=align,
         )
-        validate_pack(request)
-
-        def sources() -> list[Source]:
-            return [(self._id, self.name, store._indexes.current(self._id))]
-
-        return store._packer.pack(
-            sources, request, query_vectors=store._query_vectors, writes_paused=store._write_lock
-        )
 
     def delete(self, document_id: str) -> None:
         """Delete one document by its id (its summaries go, the collection levels regroup)."""
-        with self._store._write_lock:
-            delete_document(document_id, self.name, self._target(self._store.summarizer))
+        with self._context.write_lock:
+            delete_document(document_id, self.name, self._context.ingest_target(self))
 
     def tree(self) -> TreeOverview:
         """The summary tree's shape: per level, node counts and token totals."""
-        with self._store._sessions() as session:
-            return tree_overview(session, self._id)
+        with self._context.sessions() as session:
+            return tree_overview(session, self.collection_id)
 
     def node(self, node_id: int) -> TreeNode:
         """One summary node: its text, span, parent and children."""
-        with self._store._sessions() as session:
-            return tree_node(session, self._id, node_id, collection=self.name)
+        with self._context.sessions() as session:
+            return tree_node(session, self.collection_id, node_id, collection=self.name)
 
     def rebuild_tree(
         self, summarizer: Summarizer | None = None, *, progress: ProgressCallback | None = None
     ) -> IngestReport:
         """Rebuild every summary node with `summarizer` (default: the store's), atomically."""
-        with self._store._write_lock:
-            return rebuild_tree(self._target(summarizer or self._store.summarizer), progress)
+        with self._context.write_lock:
+            return rebuild_tree(self._context.ingest_target(self, summarizer), progress)
 
     def get(self, document_id: str) -> Document:
         """The stored document with this id."""
-        with self._store._sessions() as session:
-            rows = repository.documents_by_external_id(session, self._id, [document_id])
+        with self._context.sessions() as session:
+            rows = repository.documents_by_external_id(session, self.collection_id, [document_id])
         if document_id not in rows:
             raise DocumentNotFoundError(document_id, self.name)
         row = rows[document_id]
@@ -430,8 +492,10 @@ class Collection:
 
     def documents(self, *, offset: int = 0, limit: int | None = None) -> list[DocumentInfo]:
         """Stored documents in collection order, without their text."""
-        with self._store._sessions() as session:
-            rows = repository.list_documents(session, self._id, offset=offset, limit=limit)
+        with self._context.sessions() as session:
+            rows = repository.list_documents(
+                session, self.collection_id, offset=offset, limit=limit
+            )
             return [
                 DocumentInfo(
                     id=row.external_id,
@@ -447,9 +511,9 @@ class Collection:
 
     def stats(self) -> CollectionStats:
         """Settings and size of the collection: documents, chunks, tokens, index version."""
-        with self._store._sessions() as session:
-            documents, chunks, tokens = repository.collection_totals(session, self._id)
-            version = repository.index_version(session, self._id)
+        with self._context.sessions() as session:
+            documents, chunks, tokens = repository.collection_totals(session, self.collection_id)
+            version = repository.index_version(session, self.collection_id)
         return CollectionStats(
             name=self.name,
             tokenizer=self.tokenizer,
@@ -466,22 +530,21 @@ class Collection:
         For callers comparing other retrievers on the same chunks and vectors (the evals'
         baselines): the vectors come from the embedding cache, so nothing is embedded again.
         """
-        sessions = self._store._sessions
+        sessions = self._context.sessions
         with sessions() as session:
-            _, texts = repository.chunk_texts_and_ids(session, self._id)
-        vectors, _ = embed_with_cache(
-            sessions, self._store.embedder, texts, [content_hash(t) for t in texts]
-        )
+            _, texts = repository.chunk_texts_and_ids(session, self.collection_id)
+        hashes = [content_hash(t) for t in texts]
+        vectors, _ = embed_with_cache(sessions, self._context.embedder, texts, hashes)
         return texts, vectors
 
     def __len__(self) -> int:
-        with self._store._sessions() as session:
-            return repository.count_documents(session, self._id)
+        with self._context.sessions() as session:
+            return repository.count_documents(session, self.collection_id)
 
     @property
     def index_version(self) -> int:
-        with self._store._sessions() as session:
-            return repository.index_version(session, self._id)
+        with self._context.sessions() as session:
+            return repository.index_version(session, self.collection_id)
 
     def _ingest(
         self,
@@ -490,24 +553,9 @@ class Collection:
         progress: ProgressCallback | None,
         skipped: dict[str, str] | None = None,
     ) -> IngestReport:
-        # One writer per store at a time keeps index versions and deltas in step.
-        with self._store._write_lock:
-            target = self._target(self._store.summarizer)
+        with self._context.write_lock:
+            target = self._context.ingest_target(self)
             return ingest_documents(documents, target, progress=progress, skipped=skipped)
-
-    def _target(self, summarizer: Summarizer) -> IngestTarget:
-        store = self._store
-        return IngestTarget(
-            collection_id=self._id,
-            counter=get_token_counter(self.tokenizer),
-            chunk_tokens=self.chunk_tokens,
-            embedder=store._embedder,
-            indexes=store._indexes,
-            sessions=store._sessions,
-            summarizer=summarizer,
-            fallback_summarizer=store._extractive,
-            fanout=store.config.fanout,
-        )
 
 
 def _check_collection_name(name: str) -> None:

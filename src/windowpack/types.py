@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal
 
 DocumentKind = Literal["text", "markdown", "conversation", "records"]
@@ -168,3 +170,111 @@ class IngestProgress:
     embedded: int = 0
     summaries: int = 0
     note: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class DocumentInfo:
+    """A stored document without its text."""
+
+    id: str
+    title: str | None
+    kind: str
+    tokens: int
+    chunks: int
+    position: int
+    metadata: Mapping[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CollectionStats:
+    """A collection's fixed settings and its size at its current index version."""
+
+    name: str
+    tokenizer: str
+    chunk_tokens: int
+    documents: int
+    chunks: int
+    tokens: int
+    index_version: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class LevelStats:
+    """One level of the tree: `scope` is "document" or "collection"."""
+
+    level: int
+    scope: Literal["document", "collection"]
+    nodes: int
+    tokens: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class TreeOverview:
+    """The tree's shape. `summary_ratio` = summary tokens / chunk tokens."""
+
+    documents: int
+    chunks: int
+    chunk_tokens: int
+    summary_tokens: int
+    levels: list[LevelStats]
+    root_id: int | None
+
+    @property
+    def summary_ratio(self) -> float:
+        return self.summary_tokens / self.chunk_tokens if self.chunk_tokens else 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class TreeChild:
+    """A child of a node: another node, a chunk (level 0) or a document's only chunk."""
+
+    kind: Literal["node", "chunk"]
+    node_id: int | None
+    document_id: str | None
+    ordinal: int | None
+    tokens: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class TreeNode:
+    """A summary node: its text, what it stands for, its parent and its children."""
+
+    id: int
+    level: int
+    document_id: str | None
+    parent_id: int | None
+    leaf_start: int
+    leaf_end: int
+    char_start: int | None
+    char_end: int | None
+    text: str
+    tokens: int
+    summarizer: str
+    children: list[TreeChild]
+
+
+ALL_COLLECTIONS = "*"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApiKey:
+    """What a key may do; never its secret."""
+
+    key_id: str
+    name: str
+    collections: tuple[str, ...]
+    can_write: bool
+    created_at: datetime
+    revoked: bool
+
+    def can_see(self, collection: str) -> bool:
+        """Whether the key may use `collection` at all (reading it, or writing with `can_write`)."""
+        return ALL_COLLECTIONS in self.collections or collection in self.collections
+
+
+@dataclass(frozen=True, kw_only=True)
+class CreatedKey:
+    """A new key: `secret` is the full key to hand to the client, shown only this once."""
+
+    key: ApiKey
+    secret: str

@@ -92,8 +92,8 @@ def embed_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[list[str]]]:
 
 
 def _summary_nodes(collection: wp.Collection) -> list[TreeNodeRow]:
-    with collection._store._sessions() as session:
-        return repository.tree_nodes(session, collection._id)
+    with collection._context.sessions() as session:
+        return repository.tree_nodes(session, collection.collection_id)
 
 
 # --- files on disk follow the version -------------------------------------------------------

@@ -426,5 +426,5 @@ def test_a_store_builds_its_tree_with_the_llm_and_falls_back_per_node(
 def _node_ids(col: Any) -> list[int]:
     from windowpack.storage import repository
 
-    with col._store._sessions() as session:
-        return [node.id for node in repository.tree_nodes(session, col._id)]
+    with col._context.sessions() as session:
+        return [node.id for node in repository.tree_nodes(session, col.collection_id)]

@@ -13,8 +13,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from windowpack.jobs import Job
-from windowpack.service import DocumentInfo
-from windowpack.types import Document, DocumentKind, IngestReport, Span, Window, WindowItem
+from windowpack.types import (
+    Document,
+    DocumentInfo,
+    DocumentKind,
+    IngestReport,
+    Span,
+    Window,
+    WindowItem,
+)
 
 _QUERY = Field(min_length=1, max_length=20_000, description="The question or keywords.")
 Tokenizer = Literal["o200k_base", "cl100k_base"]

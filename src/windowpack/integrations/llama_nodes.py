@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from windowpack.errors import MissingDependencyError
-from windowpack.integrations.passages import PackedPassages, Passage
 from windowpack.integrations.pieces import WindowPiece, window_pieces
+from windowpack.pack import PackedPassages, Passage
 from windowpack.types import Window
 
 try:

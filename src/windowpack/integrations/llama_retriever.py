@@ -6,7 +6,7 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from windowpack.errors import MissingDependencyError
-from windowpack.packing import validate_budget
+from windowpack.pack import check_budget
 from windowpack.text.tokens import get_token_counter
 from windowpack.types import Window
 
@@ -46,7 +46,7 @@ class WindowpackRetriever(BaseRetriever):
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
     ) -> None:
-        validate_budget(budget)
+        check_budget(budget)
         get_token_counter(tokenizer)  # fail now, naming the tokenizer, not at the first query
         super().__init__(callback_manager=callback_manager, verbose=verbose)
         self.collection = collection

@@ -14,7 +14,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from windowpack.budget.layout import SEPARATOR
+from windowpack.pack import SEPARATOR
 from windowpack.types import Window, WindowItem
 
 

@@ -1,7 +1,6 @@
 """Loads, rebuilds and publishes a collection's FAISS and BM25 indexes, one version at a time.
 
-Both indexes hold the chunks and the summary-tree nodes. Index ids are chunk ids, and node
-ids shifted by `NODE_ID_OFFSET` (far above any chunk id) so one id space holds both.
+Both indexes hold the chunks and the summary-tree nodes, in the one id space of `index_ids`.
 
 The database is the source of truth. Index files are named by the collection's index
 version; a file whose version differs from the database's (or a missing one) is rebuilt
@@ -23,19 +22,9 @@ from windowpack.errors import StorageError
 from windowpack.retrieval.dense_index import DenseIndex, Ids
 from windowpack.retrieval.embedder import Embedder, Vectors
 from windowpack.retrieval.embedding_cache import embed_with_cache
+from windowpack.retrieval.index_ids import node_index_id
 from windowpack.retrieval.lexical_index import LexicalIndex
 from windowpack.storage import repository
-
-NODE_ID_OFFSET = 1 << 52
-
-
-def node_index_id(node_id: int) -> int:
-    """The index id of a summary node."""
-    return NODE_ID_OFFSET + node_id
-
-
-def is_node_index_id(index_id: int) -> bool:
-    return index_id >= NODE_ID_OFFSET
 
 
 @dataclass(frozen=True, kw_only=True)

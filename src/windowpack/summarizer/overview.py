@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 from sqlalchemy import func, select
@@ -11,61 +10,7 @@ from sqlalchemy.orm import Session
 from windowpack.errors import NotFoundError
 from windowpack.storage import repository
 from windowpack.storage.schema import ChunkRow, DocumentRow, TreeNodeRow
-
-
-@dataclass(frozen=True, kw_only=True)
-class LevelStats:
-    """One level of the tree: `scope` is "document" or "collection"."""
-
-    level: int
-    scope: Literal["document", "collection"]
-    nodes: int
-    tokens: int
-
-
-@dataclass(frozen=True, kw_only=True)
-class TreeOverview:
-    """The tree's shape. `summary_ratio` = summary tokens / chunk tokens."""
-
-    documents: int
-    chunks: int
-    chunk_tokens: int
-    summary_tokens: int
-    levels: list[LevelStats]
-    root_id: int | None
-
-    @property
-    def summary_ratio(self) -> float:
-        return self.summary_tokens / self.chunk_tokens if self.chunk_tokens else 0.0
-
-
-@dataclass(frozen=True, kw_only=True)
-class TreeChild:
-    """A child of a node: another node, a chunk (level 0) or a document's only chunk."""
-
-    kind: Literal["node", "chunk"]
-    node_id: int | None
-    document_id: str | None
-    ordinal: int | None
-    tokens: int
-
-
-@dataclass(frozen=True, kw_only=True)
-class TreeNode:
-    """A summary node: its text, what it stands for, its parent and its children."""
-
-    id: int
-    level: int
-    document_id: str | None
-    parent_id: int | None
-    leaf_start: int
-    leaf_end: int
-    char_start: int | None
-    char_end: int | None
-    text: str
-    tokens: int
-    summarizer: str
-    children: list[TreeChild]
+from windowpack.types import LevelStats, TreeChild, TreeNode, TreeOverview
 
 
 def tree_overview(session: Session, collection_id: int) -> TreeOverview:

@@ -1,0 +1,41 @@
+"""What determines a window (with the index version): the request, checked when it is made."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from windowpack.errors import InvalidArgumentError
+
+MAX_BUDGET = 10_000_000
+
+
+@dataclass(frozen=True, kw_only=True)
+class PackRequest:
+    """Everything that determines a window (with the index version).
+
+    Checked on construction, so a request that exists is valid: the facade builds one per call
+    and nothing below checks it again. The query is checked by the facade (as for search): a
+    window of passages packed for a framework may have none.
+    """
+
+    query: str
+    budget: int
+    tokenizer: str = "o200k_base"
+    overview_tokens: int | None = None
+    align: bool = False
+
+    def __post_init__(self) -> None:
+        check_budget(self.budget)
+        overview = self.overview_tokens
+        if overview is not None and (
+            isinstance(overview, bool) or not isinstance(overview, int) or overview < 0
+        ):
+            raise InvalidArgumentError("overview_tokens", f"must be zero or more, got {overview!r}")
+
+
+def check_budget(budget: int) -> None:
+    """A budget is an integer from 1 to `MAX_BUDGET` tokens (not a bool: `True` is not 1)."""
+    if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= MAX_BUDGET:
+        raise InvalidArgumentError(
+            "budget", f"must be an integer from 1 to {MAX_BUDGET:,}, got {budget!r}"
+        )
