@@ -356,13 +356,14 @@ def _instrumented(store: wp.Store, collection: wp.Collection, timer: _Timer) -> 
     for attribute, value in list(vars(search_module).items()):
         if inspect.isfunction(value) and value.__module__ == fusion_module.__name__:
             patch(search_module, attribute, "fusion")
-    patch(repository, "fetch_chunk_records", "db_fetch")
-    cache = store._context.query_vectors
-    store._context.query_vectors = _UncachedQueryVectors(store._context.embedder, timer)  # type: ignore[assignment]
+    patch(repository, "chunks_with_documents", "db_fetch")
+    # The query-vector cache is bypassed: every query runs the model, timed.
+    uncached = _UncachedQueryVectors(store._context.embedder, timer)
+    patched.append((store._context.query_vectors, "get", None, False))
+    store._context.query_vectors.get = uncached.get  # type: ignore[method-assign]
     try:
         yield
     finally:
-        store._context.query_vectors = cache
         for target, attribute, original, owned in reversed(patched):
             if owned:
                 setattr(target, attribute, original)
@@ -418,7 +419,7 @@ def _print_results(console: Console, figures: dict[str, Any], store_docs: dict[s
         "dense": "  dense search (FAISS)",
         "bm25": "  BM25 search (bm25s)",
         "fusion": f"  fusion ({', '.join(figures['fusion_functions'])})",
-        "db_fetch": "  DB fetch (fetch_chunk_records)",
+        "db_fetch": "  DB fetch (chunks_with_documents)",
         "other": "  other (validation, session, hits)",
     }
     for name, label in labels.items():

@@ -30,7 +30,20 @@ from windowpack.errors import (
     UnsupportedFileError,
     WindowpackError,
 )
-from windowpack.types import Document, Hit, IngestReport, Window, WindowItem
+from windowpack.types import (
+    CollectionStats,
+    Document,
+    DocumentInfo,
+    Hit,
+    IngestProgress,
+    IngestReport,
+    LevelStats,
+    TreeChild,
+    TreeNode,
+    TreeOverview,
+    Window,
+    WindowItem,
+)
 
 if TYPE_CHECKING:
     from windowpack.service import Collection, Store, open
@@ -40,21 +53,28 @@ __version__ = "0.1.0"
 __all__ = [
     "Collection",
     "CollectionNotFoundError",
+    "CollectionStats",
     "ConflictError",
     "Document",
+    "DocumentInfo",
     "DocumentNotFoundError",
     "EmptyDocumentError",
     "FileTooLargeError",
     "Hit",
+    "IngestProgress",
     "IngestReport",
     "InputPathNotFoundError",
     "InvalidArgumentError",
     "InvalidInputError",
+    "LevelStats",
     "MissingDependencyError",
     "NotFoundError",
     "StorageError",
     "Store",
     "StoreConfig",
+    "TreeChild",
+    "TreeNode",
+    "TreeOverview",
     "UnsupportedFileError",
     "Window",
     "WindowItem",

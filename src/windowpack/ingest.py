@@ -17,14 +17,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
-from windowpack.retrieval.chunking import ChunkSpan, chunk_document
+from windowpack.retrieval.chunking import Chunk, chunk_document
 from windowpack.retrieval.documents import checked_identity, fingerprint, reject_duplicate_ids
 from windowpack.retrieval.embedder import Embedder, Vectors
 from windowpack.retrieval.embedding_cache import embed_with_cache
 from windowpack.retrieval.index_ids import node_index_id
 from windowpack.retrieval.indexes import IndexDelta, IndexStore
 from windowpack.storage import repository
-from windowpack.storage.schema import ChunkRow, DocumentRow, TreeNodeRow
+from windowpack.storage.schema import ChunkRow, DocumentRow, TreeNodeRow, new_row
 from windowpack.summarizer.base import Summarizer
 from windowpack.summarizer.persistence import (
     CommittingSummaryCache,
@@ -76,7 +76,7 @@ class _Prepared:
     document: Document
     external_id: str
     text_hash: str
-    chunks: list[ChunkSpan]
+    chunks: list[Chunk]
     position: int | None = None
     # The chunks as tree leaves: each chunk's text sliced and hashed once, reused by the tree,
     # the embedding and the insert.
@@ -372,34 +372,26 @@ def _insert(session: Session, item: _Prepared, target: IngestTarget) -> list[int
     """Insert the document, its chunks and its nodes; returns their index ids in text order."""
     document = item.document
     assert item.position is not None
-    row = DocumentRow(
+    units = [[unit.start, unit.end] for unit in document.units] if document.units else None
+    identity = {"external_id": item.external_id, "text_hash": item.text_hash}
+    tokens = sum(chunk.tokens for chunk in item.chunks)
+    # Text, title, kind and source are the document's own; the rest is where it is stored.
+    row = new_row(
+        DocumentRow,
+        document,
+        **identity,
         collection_id=target.collection_id,
-        external_id=item.external_id,
-        title=document.title,
-        kind=document.kind,
-        text=document.text,
-        text_hash=item.text_hash,
-        units=[[unit.start, unit.end] for unit in document.units] if document.units else None,
+        units=units,
         meta=document.metadata,
-        source=document.source,
         position=item.position,
-        token_count=sum(chunk.tokens for chunk in item.chunks),
+        token_count=tokens,
     )
     session.add(row)
     session.flush()
+    owner = {"collection_id": target.collection_id, "document_id": row.id}
     chunk_rows = [
-        ChunkRow(
-            collection_id=target.collection_id,
-            document_id=row.id,
-            ordinal=ordinal,
-            char_start=chunk.start,
-            char_end=chunk.end,
-            token_count=chunk.tokens,
-            unit=chunk.unit,
-            text_hash=item.leaves[ordinal].content_hash,
-            text=item.leaves[ordinal].text,
-        )
-        for ordinal, chunk in enumerate(item.chunks)
+        new_row(ChunkRow, leaf, **owner, ordinal=ordinal, unit=chunk.unit, **_leaf_hashes(leaf))
+        for ordinal, (chunk, leaf) in enumerate(zip(item.chunks, item.leaves, strict=True))
     ]
     session.add_all(chunk_rows)
     session.flush()
@@ -412,6 +404,11 @@ def _insert(session: Session, item: _Prepared, target: IngestTarget) -> list[int
     )
     node_ids = [node_index_id(node.id) for level in node_rows for node in level]
     return [chunk.id for chunk in chunk_rows] + node_ids
+
+
+def _leaf_hashes(leaf: TreeItem) -> dict[str, object]:
+    """A leaf's count and hash under their chunk column names (its text and span share them)."""
+    return {"token_count": leaf.tokens, "text_hash": leaf.content_hash}
 
 
 def _merged(first: TreeStats, second: TreeStats) -> TreeStats:

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+_Record = TypeVar("_Record", bound="DataclassInstance")
 
 DocumentKind = Literal["text", "markdown", "conversation", "records"]
 
@@ -278,3 +283,15 @@ class CreatedKey:
 
     key: ApiKey
     secret: str
+
+
+def copied(cls: type[_Record], record: object, **values: Any) -> _Record:
+    """A `cls` made of `values`, every other field taken from `record`'s attribute of the same
+    name (fields `record` lacks keep their defaults).
+
+    The one place a record of one type becomes another (a database row the public type the
+    facade returns, say): callers name only what differs, not every field again.
+    """
+    names = [f.name for f in fields(cls) if f.init and f.name not in values]
+    values.update({name: getattr(record, name) for name in names if hasattr(record, name)})
+    return cls(**values)

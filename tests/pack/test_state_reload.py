@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from windowpack.pack.loading import load_state
-from windowpack.pack.state import PackingState, _tiles
 
 import windowpack as wp
 from windowpack.config import StoreConfig
+from windowpack.pack.loading import load_state
+from windowpack.pack.state import PackingState, _tiles
 from windowpack.storage import repository
 from windowpack.text.tokens import TokenCounter, get_token_counter
 from windowpack.types import Document, Window

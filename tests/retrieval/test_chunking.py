@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from windowpack.errors import InvalidArgumentError
-from windowpack.retrieval.chunking import ChunkSpan, chunk_document
+from windowpack.retrieval.chunking import Chunk, chunk_document
 from windowpack.text.sentences import split_sentences
 from windowpack.text.tokens import TokenCounter, get_token_counter
 from windowpack.types import Document, Span
@@ -62,7 +62,7 @@ def essays_text() -> str:
 
 
 def assert_valid_chunks(
-    document: Document, token_counter: TokenCounter, target: int, chunks: list[ChunkSpan]
+    document: Document, token_counter: TokenCounter, target: int, chunks: list[Chunk]
 ) -> None:
     """The chunking invariants every document must satisfy."""
     text, previous_end = document.text, 0
@@ -78,7 +78,7 @@ def assert_valid_chunks(
     assert token_counter.count_many(bodies) == [chunk.tokens for chunk in chunks]
 
 
-def assert_within_units(document: Document, chunks: list[ChunkSpan]) -> None:
+def assert_within_units(document: Document, chunks: list[Chunk]) -> None:
     units = document.units or []
     for chunk in chunks:
         if chunk.unit is None:

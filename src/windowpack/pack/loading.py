@@ -10,6 +10,7 @@ from windowpack.pack.layout import DocumentView, NodeView
 from windowpack.pack.state import PackingState, state_from_views
 from windowpack.storage import repository
 from windowpack.text.tokens import TokenCounter
+from windowpack.types import copied
 
 
 def load_state(
@@ -38,19 +39,7 @@ def load_state(
             for chunk in spans:
                 chunk_ids[chunk.id] = chunk_count
                 chunk_count += 1
-            documents.append(
-                DocumentView(
-                    external_id=row.external_id,
-                    title=row.title,
-                    text=row.text,
-                    chunk_starts=[c.char_start for c in spans],
-                    chunk_ends=[c.char_end for c in spans],
-                    chunk_units=[c.unit for c in spans],
-                    chunk_tokens=[],  # counted in state_from_views, all in one batch
-                    units=len(row.units or []),
-                    metadata=dict(row.meta),
-                )
-            )
+            documents.append(_document_view(row, spans))
         position_of = {row.id: position for position, row in enumerate(rows)}
     nodes, node_ids = _node_views(node_rows, position_of, first_chunk, documents)
     node_index = {row.id: i for i, row in enumerate(node_rows)}
@@ -66,6 +55,17 @@ def load_state(
         node_ids=node_ids,
         previous=previous,
     )
+
+
+def _document_view(row: Any, spans: list[Any]) -> DocumentView:
+    """A document row and its chunk spans; chunk tokens are counted later, all in one batch."""
+    chunks = {
+        "chunk_starts": [c.char_start for c in spans],
+        "chunk_ends": [c.char_end for c in spans],
+        "chunk_units": [c.unit for c in spans],
+    }
+    units, metadata = len(row.units or []), dict(row.meta)
+    return copied(DocumentView, row, **chunks, chunk_tokens=[], units=units, metadata=metadata)
 
 
 def _node_views(
@@ -91,15 +91,7 @@ def _node_views(
             first_document, last_document = row.leaf_start, row.leaf_end
             first, last = first_chunk[first_document], ends[last_document - 1]
             position = -1
-        views.append(
-            NodeView(
-                text=row.text,
-                level=row.level,
-                document=position,
-                first_chunk=first,
-                last_chunk=last,
-                first_document=first_document,
-                last_document=last_document,
-            )
-        )
+        chunks = {"first_chunk": first, "last_chunk": last}
+        covered = {"first_document": first_document, "last_document": last_document}
+        views.append(copied(NodeView, row, document=position, **chunks, **covered))
     return views, ids

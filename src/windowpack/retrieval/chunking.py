@@ -21,7 +21,7 @@ from windowpack.types import Document, Span
 
 
 @dataclass(frozen=True, kw_only=True)
-class ChunkSpan:
+class Chunk:
     """One chunk: `document.text[start:end]`, its exact token count and its unit index."""
 
     start: int
@@ -58,9 +58,7 @@ class _Piece:
     tokens: int = 0
 
 
-def chunk_document(
-    document: Document, counter: TokenCounter, target_tokens: int
-) -> list[ChunkSpan]:
+def chunk_document(document: Document, counter: TokenCounter, target_tokens: int) -> list[Chunk]:
     """Cut `document` into chunks of at most `target_tokens` tokens on natural boundaries.
 
     Chunks are in order, never overlap, have no surrounding whitespace, and cover every
@@ -216,15 +214,15 @@ def _children(document: Document, parent: _Piece, spans: list[Span], level: int)
     return children
 
 
-def _pack(text: str, pieces: list[_Piece], counter: TokenCounter, target: int) -> list[ChunkSpan]:
-    chunks: list[ChunkSpan] = []
+def _pack(text: str, pieces: list[_Piece], counter: TokenCounter, target: int) -> list[Chunk]:
+    chunks: list[Chunk] = []
     first = 0
     while first < len(pieces):
         estimates = _greedy_run(text, pieces, first, target)
         run = pieces[first : first + len(estimates)]
         size, tokens = _back_off_until_fit(text, run, estimates, counter, target)
         start, end, unit = run[0].start, run[size - 1].end, run[0].unit
-        chunks.append(ChunkSpan(start=start, end=end, tokens=tokens, unit=unit))
+        chunks.append(Chunk(start=start, end=end, tokens=tokens, unit=unit))
         first += size
     return chunks
 

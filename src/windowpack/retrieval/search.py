@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -85,46 +86,27 @@ def hybrid_search(
     chunk_ids = [index_id for index_id, _ in fused if not is_node_index_id(index_id)]
     node_ids = [node_id_of(index_id) for index_id, _ in fused if is_node_index_id(index_id)]
     with sessions() as session:
-        chunks = repository.fetch_chunk_records(session, chunk_ids)
-        nodes = repository.fetch_node_records(session, node_ids) if node_ids else {}
+        chunks = repository.chunks_with_documents(session, chunk_ids)
+        nodes = repository.nodes_with_documents(session, node_ids) if node_ids else {}
     hits = []
     for index_id, score in fused:
         if is_node_index_id(index_id):
-            node = nodes.get(node_id_of(index_id))
-            hit = _node_hit(node, score) if node is not None else None
+            found = nodes.get(node_id_of(index_id))
         else:
-            chunk = chunks.get(index_id)
-            hit = _chunk_hit(chunk, score) if chunk is not None else None
-        if hit is not None:  # None: deleted by a concurrent writer since the index was read
-            hits.append(hit)
+            found = chunks.get(index_id)
+        if found is not None:  # None: deleted by a concurrent writer since the index was read
+            hits.append(_hit(found, score, summary=is_node_index_id(index_id)))
     return hits
 
 
-def _chunk_hit(record: repository.ChunkRecord, score: float) -> Hit:
-    return Hit(
-        text=record.text,
-        score=score,
-        document_id=record.document_external_id,
-        title=record.document_title,
-        ordinal=record.ordinal,
-        span=Span(start=record.char_start, end=record.char_end),
-        chunk_id=record.id,
-        unit=record.unit,
-    )
-
-
-def _node_hit(record: repository.NodeRecord, score: float) -> Hit:
-    has_span = record.char_start is not None and record.char_end is not None
-    return Hit(
-        text=record.text,
-        score=score,
-        document_id=record.document_external_id,
-        title=record.document_title,
-        ordinal=record.leaf_start,
-        last_ordinal=record.leaf_end - 1,
-        span=Span(start=record.char_start or 0, end=record.char_end or 0) if has_span else None,
-        chunk_id=None,
-        kind="summary",
-        level=record.level,
-        node_id=record.id,
-    )
+def _hit(found: repository.WithDocument, score: float, *, summary: bool) -> Hit:
+    """A hit from a chunk row or a summary node row, with its document's provenance."""
+    row, document_id, title = found
+    has_span = row.char_start is not None and row.char_end is not None
+    span = Span(start=row.char_start, end=row.char_end) if has_span else None
+    common: dict[str, Any] = {"score": score, "text": row.text, "span": span}
+    common.update(document_id=document_id, title=title)
+    if not summary:
+        return Hit(**common, ordinal=row.ordinal, chunk_id=row.id, unit=row.unit)
+    ordinals = {"ordinal": row.leaf_start, "last_ordinal": row.leaf_end - 1}
+    return Hit(**common, **ordinals, chunk_id=None, kind="summary", level=row.level, node_id=row.id)
