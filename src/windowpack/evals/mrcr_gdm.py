@@ -1,0 +1,442 @@
+"""MRCR cases in the shape of Google DeepMind's MRCR v2, and its grading rule.
+
+A case is one transcript text: a few-shot preamble, then turns of
+`User: Write a {format} about {topic} in {style} style.` / `Assistant: {reply}`. A key is a
+(format, topic, style) triple. The asked key is requested `needles` times (2, 4 or 8), each
+time with a different reply; so are a few other key groups (as in v2, where every group has
+as many instances as the asked one). Near misses share two fields with the asked key and
+differ in exactly one (format, topic or style); each is asked 1 to `needles` times. Two near
+misses per field and three other groups are planted when they fit in half the conversation
+(a short one gets fewer). Fillers differ from every planted key in at least two fields, so
+they are neither instances nor near misses of any. The question:
+`Prepend {12-character random string} to the {first|second|...} {format} about {topic} in a
+{style} style. Do not include any other text in your response.`
+
+Replies come from a fixed pool cut from the haystack (200 to 700 tokens); the replies of
+every planted key (asked, other groups, near misses) are distinct and used once in the
+conversation, so a reply found in a window is the instance it belongs to. Fillers reuse the
+rest of the pool, cycling when a long conversation needs more text than the haystack holds.
+The word lists and the preamble are this project's own; only the shape follows v2.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+from windowpack.errors import InvalidArgumentError
+from windowpack.evals.cases import Case
+from windowpack.evals.haystack import Haystack
+from windowpack.evals.replies import Reply, ReplyRange, reply_pool
+from windowpack.retrieval.conversation import transcript_document
+from windowpack.text.tokens import TokenCounter
+
+HASH_LENGTH = 12
+REPLY_TOKENS = ReplyRange(low=200, high=700, spread=True)
+OTHER_GROUPS = 3  # repeated keys besides the asked one
+NEAR_MISSES_PER_FIELD = 2
+PLANTED_SHARE = 0.5  # planted turns take at most this share of a conversation
+INDEX_NAMES = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
+FIELDS = ("format", "topic", "style")
+SEPARATOR = "\n\n"
+
+# Every format and style starts with a consonant, so "a {format}" and "in a {style} style"
+# read right, as v2's fixed templates assume.
+FORMATS = (
+    "poem",
+    "haiku",
+    "limerick",
+    "riddle",
+    "sonnet",
+    "short story",
+    "song",
+    "speech",
+    "letter",
+    "diary entry",
+    "blog post",
+    "tweet",
+    "news report",
+    "product review",
+    "toast",
+    "dialogue",
+    "fable",
+    "recipe",
+    "ballad",
+    "postcard",
+)
+TOPICS = (
+    "tapirs",
+    "saffron",
+    "lighthouses",
+    "glaciers",
+    "origami",
+    "beekeeping",
+    "comets",
+    "sourdough bread",
+    "lichen",
+    "tide pools",
+    "clockmaking",
+    "jellyfish",
+    "the Silk Road",
+    "volcanoes",
+    "typewriters",
+    "carnivorous plants",
+    "sea otters",
+    "chess openings",
+    "paper kites",
+    "moss gardens",
+    "fireflies",
+    "cartography",
+    "hot air balloons",
+    "lentils",
+    "night trains",
+    "marmalade",
+    "bicycles",
+    "coral reefs",
+    "thunderstorms",
+    "pocket watches",
+    "salt marshes",
+    "hedgehogs",
+    "stained glass",
+    "monsoons",
+    "wool sweaters",
+    "radio telescopes",
+    "figs",
+    "canal boats",
+    "penguins",
+    "library cards",
+)
+STYLES = (
+    "pirate",
+    "Shakespearean",
+    "noir",
+    "cowboy",
+    "bureaucratic",
+    "professorial",
+    "sarcastic",
+    "cheerful",
+    "gloomy",
+    "royal",
+    "surfer",
+    "Victorian",
+    "minimalist",
+    "sports commentator",
+    "fairy tale",
+    "telegraph",
+    "pompous",
+    "nervous",
+    "jazz",
+    "robotic",
+)
+
+_FEW_SHOT_POEM = (
+    "Rain on the tin roof counts the hours for me,\n"
+    "each drop a clerk who never learned to rest.\n"
+    "The gutter hums its one unfinished song,\n"
+    "and puddles keep the sky they like the best."
+)
+_FEW_SHOT_NOTES = (
+    "Dear team, the kettle in the third-floor kitchen has been replaced, and the new one "
+    "switches itself off. Please stop propping the lid open with a spoon. Thank you.",
+    "Dear team, a reminder that the new kettle needs no spoon. It boils, it clicks, it "
+    "stops. The spoon drawer has been moved out of reach for everyone's sake.",
+)
+FEW_SHOT = (
+    "Here are some examples of conversations followed by a question about them, answered "
+    "correctly:\n\n"
+    "==== EXAMPLE 1 ====\n\n"
+    f"User: Write a poem about rainwater in a quiet style.\n\nAssistant: {_FEW_SHOT_POEM}\n\n"
+    "User: Write a memo about spoons in a stern style.\n\n"
+    "Assistant: Spoons belong in the drawer, not in the kettle.\n\n"
+    "User: Prepend Qw3rTy7uIo9P to the first poem about rainwater in a quiet style. "
+    "Do not include any other text in your response.\n\n"
+    f"Assistant: Qw3rTy7uIo9P {_FEW_SHOT_POEM}\n\n"
+    "==== END EXAMPLE 1 ====\n\n"
+    "==== EXAMPLE 2 ====\n\n"
+    f"User: Write a memo about kettles in a polite style.\n\nAssistant: {_FEW_SHOT_NOTES[0]}\n\n"
+    f"User: Write a memo about kettles in a polite style.\n\nAssistant: {_FEW_SHOT_NOTES[1]}\n\n"
+    "User: Prepend Zx8cVb2nMa5S to the second memo about kettles in a polite style. "
+    "Do not include any other text in your response.\n\n"
+    f"Assistant: Zx8cVb2nMa5S {_FEW_SHOT_NOTES[1]}\n\n"
+    "==== END EXAMPLE 2 ===="
+)
+
+
+@dataclass(frozen=True)
+class Key:
+    """What a request asks for."""
+
+    format: str
+    topic: str
+    style: str
+
+    @property
+    def request(self) -> str:
+        return f"Write a {self.format} about {self.topic} in {self.style} style."
+
+    def differences(self, other: Key) -> int:
+        return sum(getattr(self, name) != getattr(other, name) for name in FIELDS)
+
+    def label(self) -> str:
+        return f"{self.format} | {self.topic} | {self.style}"
+
+
+@dataclass(frozen=True)
+class _Turn:
+    key: Key
+    reply: Reply
+
+    @property
+    def text(self) -> str:
+        return f"User: {self.key.request}{SEPARATOR}Assistant: {self.reply.text}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Draft:
+    """A conversation before its question is drawn."""
+
+    seed: int
+    length: int
+    asked: Key
+    plan: list[_Planted]
+    turns: list[_Turn]
+    text: str
+
+
+def gdm_mrcr_case(
+    haystack: Haystack, counter: TokenCounter, *, length: int, needles: int, seed: int
+) -> Case:
+    """A v2-shaped transcript of at most `length` tokens whose asked key has `needles`
+    instances; the question asks for the k-th (k drawn in 1..needles).
+
+    Near misses and other groups are planted while the planted turns stay within
+    `PLANTED_SHARE` of the length, so a short conversation has fewer of them."""
+    if not 1 <= needles <= len(INDEX_NAMES):
+        raise InvalidArgumentError("needles", f"must be 1 to {len(INDEX_NAMES)}, got {needles}")
+    rng = random.Random(f"mrcr-gdm:{seed}:{length}:{needles}")
+    pool = reply_pool(haystack, counter, REPLY_TOKENS)
+    asked = _random_key(rng)
+    plan = _plan(rng, asked, needles)
+    replies = _draw(rng, pool, sum(entry.count for entry in plan))
+    cost = _TurnCosts(counter)
+    plan, planted = _within(plan, _planted_turns(plan, replies), cost, PLANTED_SHARE * length)
+    fillers = _fillers(rng, pool, replies, {entry.key for entry in plan})
+    turns = _fit(rng, cost, planted, fillers, length)
+    text = _text(turns)
+    draft = _Draft(seed=seed, length=length, asked=asked, plan=plan, turns=turns, text=text)
+    return _case(rng, counter, draft)
+
+
+@dataclass(frozen=True)
+class _Planted:
+    """A planted key, how often it is asked, and what it is: the asked key, another
+    repeated group, or a near miss named by the one field it changes."""
+
+    key: Key
+    count: int
+    role: str  # "asked", "group", or the field a near miss differs in
+
+
+def _plan(rng: random.Random, asked: Key, needles: int) -> list[_Planted]:
+    """The planted keys, most important first: the asked key (`needles` times), then
+    rounds of one near miss per field (each 1 to `needles` times) and one other group
+    (`needles` times)."""
+    near: dict[str, list[str]] = {}
+    for field in FIELDS:
+        choices = [value for value in _values(field) if value != getattr(asked, field)]
+        near[field] = rng.sample(choices, NEAR_MISSES_PER_FIELD)
+    taken = {asked}
+    groups = []
+    for _ in range(OTHER_GROUPS):
+        groups.append(_key_apart(rng, asked, taken))
+        taken.add(groups[-1])
+    plan = [_Planted(asked, needles, "asked")]
+    for round_ in range(max(NEAR_MISSES_PER_FIELD, OTHER_GROUPS)):
+        for field in FIELDS:
+            if round_ < NEAR_MISSES_PER_FIELD:
+                key = _replace(asked, field, near[field][round_])
+                plan.append(_Planted(key, rng.randint(1, needles), field))
+        if round_ < OTHER_GROUPS:
+            plan.append(_Planted(groups[round_], needles, "group"))
+    return plan
+
+
+class _TurnCosts:
+    """A turn's estimated tokens: its request and roles (counted once per key), its reply's
+    own count and the separator after it."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self._requests: dict[Key, int] = {}
+        self._separator = counter.count(SEPARATOR)
+
+    def __call__(self, turn: _Turn) -> int:
+        if turn.key not in self._requests:
+            opening = f"User: {turn.key.request}{SEPARATOR}Assistant: "
+            self._requests[turn.key] = self.counter.count(opening)
+        return self._requests[turn.key] + turn.reply.tokens + self._separator
+
+
+def _within(
+    plan: list[_Planted], turns: list[_Turn], cost: _TurnCosts, room: float
+) -> tuple[list[_Planted], list[_Turn]]:
+    """The longest head of `plan` whose turns cost at most `room` (the asked key always)."""
+    kept, used = 0, 0
+    for number, entry in enumerate(plan):
+        entry_cost = sum(cost(turn) for turn in turns[used : used + entry.count])
+        room -= entry_cost
+        if room < 0 and number > 0:
+            break
+        kept, used = number + 1, used + entry.count
+    return plan[:kept], turns[:used]
+
+
+def _values(field: str) -> tuple[str, ...]:
+    return {"format": FORMATS, "topic": TOPICS, "style": STYLES}[field]
+
+
+def _replace(key: Key, field: str, value: str) -> Key:
+    values = {name: getattr(key, name) for name in FIELDS}
+    values[field] = value
+    return Key(**values)
+
+
+def _random_key(rng: random.Random) -> Key:
+    return Key(rng.choice(FORMATS), rng.choice(TOPICS), rng.choice(STYLES))
+
+
+def _key_apart(rng: random.Random, asked: Key, taken: set[Key]) -> Key:
+    """A random key differing from `asked` in at least two fields and not in `taken`."""
+    while True:
+        key = _random_key(rng)
+        if key.differences(asked) >= 2 and key not in taken:
+            return key
+
+
+def _draw(rng: random.Random, pool: Sequence[Reply], count: int) -> list[Reply]:
+    if count > len(pool):
+        raise InvalidArgumentError(
+            "haystack", f"holds {len(pool)} replies of 200-700 tokens; a case plants {count}"
+        )
+    return rng.sample(list(pool), count)
+
+
+def _planted_turns(plan: Sequence[_Planted], replies: Sequence[Reply]) -> list[_Turn]:
+    keys = [entry.key for entry in plan for _ in range(entry.count)]
+    return [_Turn(key, reply) for key, reply in zip(keys, replies, strict=True)]
+
+
+def _fillers(
+    rng: random.Random, pool: Sequence[Reply], planted: Sequence[Reply], keys: set[Key]
+) -> Iterator[_Turn]:
+    """Endless filler turns: keys at least two fields from every planted key (so they are
+    neither instances nor near misses of any), replies cycling through the unplanted pool."""
+    used = set(planted)
+    rest = [reply for reply in pool if reply not in used]
+    if not rest:
+        raise InvalidArgumentError("haystack", "has no replies left for filler turns")
+    while True:
+        rng.shuffle(rest)
+        for reply in rest:
+            key = _random_key(rng)
+            while any(key.differences(planted_key) < 2 for planted_key in keys):
+                key = _random_key(rng)
+            yield _Turn(key, reply)
+
+
+def _fit(
+    rng: random.Random,
+    cost: _TurnCosts,
+    planted: list[_Turn],
+    fillers: Iterator[_Turn],
+    length: int,
+) -> list[_Turn]:
+    """Planted turns and as many fillers as fit in `length` tokens with the preamble, in a
+    random order. Costs are estimated per turn, then corrected once by the exact count of
+    the whole (tokens merge across joins); a filler is dropped while the total is over."""
+    counter = cost.counter
+    turns = list(planted)
+    used: float = counter.count(FEW_SHOT) + sum(cost(turn) for turn in planted)
+    if used > length:
+        raise InvalidArgumentError("lengths", f"{length} tokens cannot hold the planted turns")
+    for correction in (0.0, None):
+        if correction is None:  # second pass: what the estimate overshot, per turn
+            exact = _count(counter, turns)
+            correction = (used - exact) / len(turns)
+            used = exact
+        for turn in fillers:
+            if used + cost(turn) - correction > length:
+                break
+            turns.append(turn)
+            used += cost(turn) - correction
+    rng.shuffle(turns)
+    while _count(counter, turns) > length:
+        turns.remove(next(t for t in reversed(turns) if t not in planted))
+    return turns
+
+
+def _count(counter: TokenCounter, turns: Sequence[_Turn]) -> int:
+    return counter.count(_text(turns))
+
+
+def _text(turns: Sequence[_Turn]) -> str:
+    return SEPARATOR.join([FEW_SHOT, *(turn.text for turn in turns)])
+
+
+def _case(rng: random.Random, counter: TokenCounter, draft: _Draft) -> Case:
+    asked, needles = draft.asked, draft.plan[0].count
+    k = rng.randint(1, needles)
+    code = "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(HASH_LENGTH))
+    question = (
+        f"Prepend {code} to the {INDEX_NAMES[k - 1]} {asked.format} about {asked.topic} in a "
+        f"{asked.style} style. Do not include any other text in your response."
+    )
+    instances = tuple(turn.reply.text for turn in draft.turns if turn.key == asked)
+    return Case(
+        task=f"mrcr-gdm-{needles}",
+        name=f"mrcr-gdm-{needles}-L{draft.length}-s{draft.seed}",
+        length=draft.length,
+        tokens=counter.count(draft.text),
+        depth=None,
+        documents=(transcript_document(draft.text, id="conversation", title="conversation"),),
+        question=question,
+        needles=instances,
+        answers=(f"{code} {instances[k - 1]}",),
+        grading="mrcr-gdm",
+        params={
+            "format": asked.format,
+            "topic": asked.topic,
+            "style": asked.style,
+            "k": k,
+            "prefix": code,
+            "n": needles,
+            "request": asked.request,
+            "turns": len(draft.turns),
+            "groups": [entry.key.label() for entry in draft.plan if entry.role == "group"],
+            "near_misses": {
+                field: [entry.key.label() for entry in draft.plan if entry.role == field]
+                for field in FIELDS
+            },
+            "planted": {entry.key.label(): entry.count for entry in draft.plan},
+        },
+    )
+
+
+def grade_mrcr_gdm(prediction: str, target: str) -> float:
+    """MRCR v2's rule: 0 unless the target's leading 12-character random string occurs in
+    the (stripped) prediction; else the difflib SequenceMatcher ratio of the target's text
+    after that string against the prediction's text after the string's last occurrence,
+    both stripped."""
+    target = target.strip()
+    if len(target) < HASH_LENGTH or not prediction:
+        return 0.0
+    code, expected = target[:HASH_LENGTH], target[HASH_LENGTH:].strip()
+    prediction = prediction.strip()
+    at = prediction.rfind(code)
+    if at < 0:
+        return 0.0
+    produced = prediction[at + HASH_LENGTH :].strip()
+    return float(SequenceMatcher(a=expected, b=produced).ratio())
