@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 SYSTEMS = ("windowpack", "truncation", "dense", "bm25", "llama-index")
 SEPARATOR = "\n\n"
+_HEAD_CHARS_PER_TOKEN = 8  # English runs ~4.5 chars a token in o200k and cl100k
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,9 +84,19 @@ class TruncationSystem:
 
     def context(self, question: str, budget: int) -> Context:
         started = time.perf_counter()
-        cuts = self._counter.cut_points(self._text, budget)
-        text = self._text[: cuts[0]] if cuts else self._text
-        return exact_context(text, self._counter, started)
+        # Only a head of the text is encoded, grown until it holds more than B tokens:
+        # encoding all of a 1M-token conversation for a 2K window would cost ~100x more.
+        # tiktoken's pieces are words, so only the head's last one can tokenize otherwise
+        # than in the whole text, and the exact count below checks the cut anyway.
+        size = budget * _HEAD_CHARS_PER_TOKEN
+        while True:
+            head = self._text[:size]
+            cuts = self._counter.cut_points(head, budget)
+            if cuts or size >= len(self._text):
+                break
+            size *= 2
+        text = head[: cuts[0]] if cuts else head
+        return exact_context(text, self._counter, started, budget)
 
 
 class _RankedChunksSystem:
