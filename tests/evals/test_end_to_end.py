@@ -192,3 +192,28 @@ def test_the_embedding_cache_outlives_a_deleted_case(
         assert len(store.collection("eval-mrcr-o200k_base").documents()) == 0
         report = store.collection("again").add(case.documents)
     assert report.chunks > 0 and report.embedded == 0
+
+
+def test_a_leftover_of_an_interrupted_run_does_not_leak_into_cases(
+    tmp_path: Path, small_haystack: Haystack
+) -> None:
+    with wp.open(tmp_path / "store", config=StoreConfig(embedder="hash")) as store:
+        leftover = "One of the special magic numbers for amber-anchor-111 is: 4242."
+        store.collection("eval-niah-o200k_base").add([wp.Document(text=leftover, id="stale")])
+        evaluation = NiahEval(
+            haystack=small_haystack,
+            budgets=(16_384,),
+            lengths=(4000,),
+            depths=(0.5,),
+            systems=("truncation",),
+        )
+        result = evaluation(store)
+        assert store.collection("eval-niah-o200k_base").documents() == []
+    # The whole case fits: truncation's context is exactly the case's passages, no more.
+    from windowpack.evals import niah_case
+
+    counter = get_token_counter("o200k_base")
+    case = niah_case(small_haystack, counter, length=4000, depth=0.5, seed=0)
+    expected = counter.count("\n\n".join(document.text for document in case.documents))
+    assert result["rows"][0]["tokens"] == expected
+    assert result["summary"]["truncation"]["16384"]["needle_recall"] == 1.0
