@@ -22,11 +22,9 @@ charged to the first budget). Where the run's time went is kept per case and in 
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import re
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -40,6 +38,7 @@ from windowpack.evals.options import size_label
 from windowpack.evals.readers import DeterministicReader, Reader, score_reply
 from windowpack.evals.summary import summarise, summarise_cells
 from windowpack.evals.systems import SYSTEMS, System, Target, make_system
+from windowpack.evals.timing import StageClock
 from windowpack.text.tokens import TokenCounter, get_token_counter
 
 if TYPE_CHECKING:
@@ -66,35 +65,6 @@ class Cell:
 
     label: str
     build: Callable[..., Case]
-
-
-class _Clock:
-    """Wall and CPU seconds spent per stage of a run, per case and in total.
-
-    CPU seconds (this process, all its threads) say what a stage costs when the machine is
-    shared: wall time then also counts the waits for a core.
-    """
-
-    def __init__(self) -> None:
-        self.total: dict[str, float] = {}
-        self.total_cpu: dict[str, float] = {}
-        self.case: dict[str, float] = {}
-
-    @contextlib.contextmanager
-    def __call__(self, stage: str) -> Iterator[None]:
-        started, started_cpu = time.perf_counter(), time.process_time()
-        try:
-            yield
-        finally:
-            seconds = time.perf_counter() - started
-            self.case[stage] = self.case.get(stage, 0.0) + seconds
-            self.total[stage] = self.total.get(stage, 0.0) + seconds
-            cpu = time.process_time() - started_cpu
-            self.total_cpu[stage] = self.total_cpu.get(stage, 0.0) + cpu
-
-    def take_case(self) -> dict[str, float]:
-        taken, self.case = self.case, {}
-        return taken
 
 
 @dataclass(kw_only=True)
@@ -125,7 +95,7 @@ class _Eval:
         cells = self.cells(counter)
         if progress is not None:
             progress.start(len(cells) * self.samples * len(self.systems) * len(self.budgets))
-        clock = _Clock()
+        clock = StageClock()
         rows: list[dict[str, Any]] = []
         cases: list[dict[str, Any]] = []
         place = _CasePlace(store, self.task, self.tokenizer, keep=self.keep_collections)
@@ -135,9 +105,9 @@ class _Eval:
                 with clock("generate"):
                     case = cell.build(seed=seed)
                 with clock("ingest"):
-                    collection = place.holding(case)
+                    collection, embedded = place.holding(case, clock)
                 rows += self._run_case(store, collection, case, run, progress)
-                cases.append(run.record(case))
+                cases.append({**run.record(case), "embedded": embedded})
         with clock("delete"):
             place.empty()
         return {
@@ -249,8 +219,9 @@ class _CasePlace:
             None if keep else store.collection(f"eval-{task}-{suffix}", tokenizer=tokenizer)
         )
 
-    def holding(self, case: Case) -> Collection:
-        """A collection holding exactly `case.documents`."""
+    def holding(self, case: Case, clock: StageClock) -> tuple[Collection, int]:
+        """A collection holding exactly `case.documents`, and how many texts were embedded
+        afresh (the rest came from the embedding cache)."""
         if self._shared is None:
             collection = self._store.collection(f"eval-{case.name}", tokenizer=self._tokenizer)
         else:
@@ -259,8 +230,8 @@ class _CasePlace:
             for info in collection.documents():
                 if info.id not in wanted:
                     collection.delete(info.id)
-        collection.add(case.documents)
-        return collection
+        report = collection.add(case.documents, progress=clock.ingest_stages())
+        return collection, report.embedded
 
     def empty(self) -> None:
         """Delete the last case's documents (unless every case keeps its collection)."""
@@ -276,7 +247,7 @@ class _Run:
     cell: str
     seed: int
     counter: TokenCounter
-    clock: _Clock
+    clock: StageClock
 
     def record(self, case: Case) -> dict[str, Any]:
         """The case's line of the report: its size and the seconds of each stage."""
