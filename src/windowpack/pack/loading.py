@@ -12,6 +12,9 @@ from windowpack.storage import repository
 from windowpack.text.tokens import TokenCounter
 from windowpack.types import copied
 
+# What a window calls the units of each kind of document in its passage headers.
+_UNIT_NAMES = {"conversation": "turn", "records": "record", "markdown": "section"}
+
 
 def load_state(
     sessions: sessionmaker[Session],
@@ -64,8 +67,8 @@ def _document_view(row: Any, spans: list[Any]) -> DocumentView:
         "chunk_ends": [c.char_end for c in spans],
         "chunk_units": [c.unit for c in spans],
     }
-    units, metadata = len(row.units or []), dict(row.meta)
-    return copied(DocumentView, row, **chunks, chunk_tokens=[], units=units, metadata=metadata)
+    units = {"units": len(row.units or []), "unit_name": _UNIT_NAMES.get(row.kind, "part")}
+    return copied(DocumentView, row, **chunks, **units, chunk_tokens=[], metadata=dict(row.meta))
 
 
 def _node_views(

@@ -8,14 +8,16 @@ tier comes first, then the allocation rendered by collection and document.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
 
 from windowpack.pack import layout
-from windowpack.pack.allocate import Corpus, allocate, combined, lossless_cost, overview_cut
+from windowpack.pack.allocate import allocate, lossless_cost, overview_cut
+from windowpack.pack.corpus import Corpus, combined
 from windowpack.pack.layout import Block
+from windowpack.pack.repeats import Focus
 from windowpack.pack.request import PackRequest
 from windowpack.pack.state import PackingState
 from windowpack.text.tokens import TokenCounter
@@ -34,6 +36,8 @@ class Part:
 
     state: PackingState
     corpus: Corpus
+    focus: Focus = field(default_factory=Focus)
+    """Turns the question refers to (`repeats.focus`): pinned first, labelled."""
 
 
 _Placed = tuple[Part, Block]
@@ -56,8 +60,13 @@ def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounte
     prefix = _aligned(prefix, counter, budget) if request.align and prefix else prefix
     prefix_tokens = layout.count_exactly(counter, prefix) if prefix else 0
     room = budget - prefix_tokens
+    pins = [
+        chunk_offset + pin
+        for part, (chunk_offset, _) in zip(parts, _offsets_of(parts), strict=True)
+        for pin in part.focus.pins
+    ]
     for attempt in range(_MAX_TRIMS):
-        allocation = allocate(corpus, room, overheads)
+        allocation = allocate(corpus, room, overheads, pins)
         blocks = list(overview)
         for part, (chunk_offset, node_offset) in zip(parts, _offsets_of(parts), strict=True):
             chunks = allocation.chunks[
@@ -97,7 +106,8 @@ def _offsets_of(parts: Sequence[Part]) -> list[tuple[int, int]]:
 def _rendered(part: Part, chunks: np.ndarray, nodes: np.ndarray) -> list[_Placed]:
     corpus = part.corpus
     scores = (corpus.chunk_score.tolist(), corpus.node_score.tolist())
-    chosen = layout.choose(part.state, chunks.tolist(), nodes.tolist(), scores)
+    labels = part.focus.labels
+    chosen = layout.choose(part.state, chunks.tolist(), nodes.tolist(), scores, labels)
     blocks = layout.render_documents(part.state, chosen)
     if all(block.kind == "gap" for block in blocks):
         return []  # nothing of this collection made it in
