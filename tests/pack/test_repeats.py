@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -199,3 +200,28 @@ def test_a_turn_is_whole_or_absent_unless_too_big_for_its_share_then_marked(
                 assert counter.count(reply) > UNIT_SHARE * budget, (budget, item.unit)
                 assert "tokens of this turn left out" in window.text
     assert cut > 0  # the smallest budget does cut some turn: the check above ran
+
+
+def test_the_overview_yields_to_the_instances_an_ordinal_question_needs(
+    tmp_path: Path,
+) -> None:
+    rng = random.Random(9)
+    turns, needles = [], []
+    for index in range(40):
+        reply = " ".join(rng.choice(WORDS) for _ in range(220)) + f" (reply {index})"
+        request = "poem about tapirs" if index % 5 == 0 else f"note about item {index}"
+        turns.append(f"User: write a {request}\n\nAssistant: {reply}")
+        if index % 5 == 0:
+            needles.append(reply)
+    with wp.open(tmp_path / "store", config=CONFIG) as store:
+        col = store.collection("chat")
+        col.add_conversation("\n\n".join(turns), id="chat")
+        counter = get_token_counter("o200k_base")
+        # Room for the 8 turns with their headers, and not for an eighth of the budget more.
+        needed = sum(counter.count(t) + 40 for i, t in enumerate(turns) if i % 5 == 0)
+        budget = needed + 300
+        plain = col.pack("songs about distant harbors", budget=budget)
+        asked = col.pack("the 8th poem about tapirs", budget=budget)
+    assert plain.cacheable_prefix_tokens > 0  # an overview for ordinary questions
+    assert all(reply in asked.text for reply in needles)  # all 8, though they need the room
+    assert asked.cacheable_prefix_tokens < plain.cacheable_prefix_tokens

@@ -106,6 +106,9 @@ class Focus:
 
     pins: tuple[int, ...] = ()
     labels: dict[tuple[int, int], str] | None = None
+    essential: int = 0
+    """How many of the first pins the question cannot be answered without (the asked
+    instance and every one before it): the overview yields room to them."""
 
 
 def parse_reference(question: str) -> Reference | None:
@@ -163,11 +166,15 @@ def focus(turns: Sequence[Turn], question: str) -> Focus:
         return Focus()
     pins: list[int] = []
     labels: dict[tuple[int, int], str] = {}
+    essential = 0
     for matches in _instances(turns, reference.terms):
         for number, turn in enumerate(matches, start=1):
             labels[(turn.document, turn.unit)] = f"instance {number} of {len(matches)}"
-        pins.extend(turn.first_chunk for turn in _needed_order(matches, reference))
-    return Focus(pins=tuple(pins), labels=labels)
+        needed = _needed_order(matches, reference)
+        # Only the first conversation's count: the pins of the next ones come after its rest.
+        essential = essential or len(pins) + _asked_number(matches, reference)
+        pins.extend(turn.first_chunk for turn in needed)
+    return Focus(pins=tuple(pins), labels=labels, essential=essential)
 
 
 def _instances(turns: Sequence[Turn], terms: frozenset[str]) -> list[list[Turn]]:
@@ -183,18 +190,25 @@ def _instances(turns: Sequence[Turn], terms: frozenset[str]) -> list[list[Turn]]
     return [by_document[document] for document in sorted(by_document)]
 
 
-def _needed_order(matches: list[Turn], reference: Reference) -> list[Turn]:
-    """The asked instance first, then the ones before it (latest first), then the rest."""
+def _asked_number(matches: list[Turn], reference: Reference) -> int:
+    """The 1-based number of the asked instance; the count of instances when the question
+    asks for every one, or for more instances than there are."""
     count = len(matches)
     if reference.every:
-        return matches
-    asked = (
-        reference.ordinal
-        if reference.ordinal is not None
-        else count + 1 - (reference.from_end or 1)
-    )
-    if not 1 <= asked <= count:
-        return matches  # "the 5th" of 3: every one, so a reader can say there are only 3
+        return count
+    if reference.ordinal is not None:
+        asked = reference.ordinal
+    else:
+        asked = count + 1 - (reference.from_end or 1)
+    return asked if 1 <= asked <= count else count
+
+
+def _needed_order(matches: list[Turn], reference: Reference) -> list[Turn]:
+    """The asked instance first, then the ones before it (latest first), then the rest."""
+    ordinal = reference.ordinal
+    if reference.every or (ordinal is not None and not 1 <= ordinal <= len(matches)):
+        return matches  # every one (or "the 5th" of 3: all, so a reader sees there are 3)
+    asked = _asked_number(matches, reference)
     before = matches[: asked - 1][::-1]
     return [matches[asked - 1], *before, *matches[asked:]]
 

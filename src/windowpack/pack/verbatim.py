@@ -132,6 +132,18 @@ def _runs(members: list[int]) -> list[tuple[int, int]]:
     return runs
 
 
+def pinned_cost(corpus: Corpus, pins: list[int], overheads: Overheads) -> int:
+    """What the whole units of `pins` cost together, headers included (0 without pins)."""
+    if not pins:
+        return 0
+    units = units_of(corpus, 0)
+    runs = sorted({int(units.of_chunk[pin]) for pin in pins})
+    documents = {int(corpus.chunk_document[pin]) for pin in pins}
+    per_unit = overheads.passage + overheads.gap
+    total = sum(int(units.cost[run]) + per_unit for run in runs)
+    return int(total + len(documents) * overheads.document)
+
+
 def verbatim_phase(
     corpus: Corpus, budget: int, overheads: Overheads, pins: list[int] | None = None
 ) -> tuple[BoolArray, int]:

@@ -20,6 +20,7 @@ from windowpack.pack.layout import Block
 from windowpack.pack.repeats import Focus
 from windowpack.pack.request import PackRequest
 from windowpack.pack.state import PackingState
+from windowpack.pack.verbatim import pinned_cost
 from windowpack.text.tokens import TokenCounter
 from windowpack.types import Span, Window, WindowItem
 
@@ -55,16 +56,19 @@ def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounte
         window = _window(parts, request, blocks, counter, prefix_blocks=len(blocks))
         if window.tokens <= budget:
             return window
-    overview = [block for part in parts for block in _overview(part, request, len(parts))]
-    prefix = layout.join_blocks([b for _, b in overview]) + layout.SEPARATOR if overview else ""
-    prefix = _aligned(prefix, counter, budget) if request.align and prefix else prefix
-    prefix_tokens = layout.count_exactly(counter, prefix) if prefix else 0
-    room = budget - prefix_tokens
     pins = [
         chunk_offset + pin
         for part, (chunk_offset, _) in zip(parts, _offsets_of(parts), strict=True)
         for pin in part.focus.pins
     ]
+    essential = sum(part.focus.essential for part in parts)
+    # The turns an ordinal question needs come before the overview: it yields what they take.
+    yielded = pinned_cost(corpus, pins[:essential], overheads)
+    overview = [block for part in parts for block in _overview(part, request, len(parts), yielded)]
+    prefix = layout.join_blocks([b for _, b in overview]) + layout.SEPARATOR if overview else ""
+    prefix = _aligned(prefix, counter, budget) if request.align and prefix else prefix
+    prefix_tokens = layout.count_exactly(counter, prefix) if prefix else 0
+    room = budget - prefix_tokens
     for attempt in range(_MAX_TRIMS):
         allocation = allocate(corpus, room, overheads, pins)
         blocks = list(overview)
@@ -121,13 +125,14 @@ def _with_title(parts: Sequence[Part], part: Part, blocks: list[_Placed]) -> lis
     return [(part, title), *blocks]
 
 
-def _overview(part: Part, request: PackRequest, parts: int) -> list[_Placed]:
-    """The query-independent tier of one collection: the finest top cut that fits its share."""
+def _overview(part: Part, request: PackRequest, parts: int, yielded: int) -> list[_Placed]:
+    """The query-independent tier of one collection: the finest top cut that fits its share
+    (of what is left of the budget after `yielded` tokens the question's turns need)."""
     state = part.state
     share = request.overview_tokens
     if share is None:
         share = min(request.budget // _OVERVIEW_SHARE, _OVERVIEW_CAP)
-    share //= parts
+    share = min(share, request.budget - yielded) // parts
     cut = overview_cut(part.corpus, share, state.overheads) if share > 0 else []
     if not cut:
         return []
