@@ -147,3 +147,15 @@ def test_importing_the_evals_stays_light() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_timing_table_lists_ingest_parts_under_the_ingest_and_counts_them_once() -> None:
+    from windowpack.evals.report import timing_table
+
+    timing = {"ingest": 60.0, "ingest: embed": 40.0, "ingest: index": 15.0, "generate": 40.0}
+    table = timing_table({"timing": timing, "cpu_timing": {"ingest": 30.0}})
+    assert table.startswith("Where the time went (100 s in stages):")
+    rows = [line.split(" | ")[0].lstrip("| ") for line in table.splitlines()[4:]]
+    assert rows == ["ingest", "&nbsp;&nbsp;ingest: embed", "&nbsp;&nbsp;ingest: index", "generate"]
+    assert "| ingest | 60.0 | 60.0% | 30.0 |" in table
+    assert "| generate | 40.0 | 40.0% | - |" in table

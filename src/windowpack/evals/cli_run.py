@@ -24,6 +24,7 @@ from windowpack.evals.readers import OpenAIReader, Reader
 from windowpack.evals.report import write_report
 from windowpack.evals.runner import EVALS, MRCR_SHAPES, MrcrEval, NiahEval
 from windowpack.evals.systems import SYSTEMS
+from windowpack.evals.timing import is_part
 
 if TYPE_CHECKING:
     from windowpack.service import Store
@@ -101,8 +102,9 @@ def _samples(samples: int) -> int:
 
 
 def _stages(timing: Mapping[str, float]) -> str:
-    total = sum(timing.values()) or 1.0
-    largest = sorted(timing.items(), key=lambda item: -item[1])[:6]
+    stages = {stage: seconds for stage, seconds in timing.items() if not is_part(stage)}
+    total = sum(stages.values()) or 1.0
+    largest = sorted(stages.items(), key=lambda item: -item[1])[:6]
     return ", ".join(
         f"{stage} {seconds:.0f} s ({seconds / total:.0%})" for stage, seconds in largest
     )

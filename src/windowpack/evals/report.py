@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from windowpack.evals.options import size_label
+from windowpack.evals.timing import is_part
 
 # The metrics each task is judged by: recall of the needles; for MRCR whether the window
 # holds every instance up to the asked one, and the MRCR grade of the reader's reply.
@@ -138,12 +139,21 @@ def timing_table(result: Mapping[str, Any]) -> str:
     and the process's CPU seconds in it (below the wall time when the cores were shared)."""
     timing: Mapping[str, float] = result["timing"]
     cpu: Mapping[str, float] = result.get("cpu_timing", {})
-    total = sum(timing.values()) or 1.0
+    total = sum(seconds for stage, seconds in timing.items() if not is_part(stage)) or 1.0
     lines = ["| stage | seconds | share | CPU seconds |", "|---|---:|---:|---:|"]
-    for stage, seconds in sorted(timing.items(), key=lambda item: -item[1]):
+    for stage in sorted(timing, key=lambda name: _stage_order(name, timing)):
+        seconds = timing[stage]
         used = f"{cpu[stage]:,.1f}" if stage in cpu else "-"
-        lines.append(f"| {stage} | {seconds:,.1f} | {seconds / total:.1%} | {used} |")
+        shown = f"&nbsp;&nbsp;{stage}" if is_part(stage) else stage
+        lines.append(f"| {shown} | {seconds:,.1f} | {seconds / total:.1%} | {used} |")
     return f"Where the time went ({total:,.0f} s in stages):\n\n" + "\n".join(lines)
+
+
+def _stage_order(stage: str, timing: Mapping[str, float]) -> tuple[float, int, float]:
+    """Largest stage first, each ingest part right after the ingest, largest first."""
+    if is_part(stage):
+        return (-timing.get("ingest", 0.0), 1, -timing[stage])
+    return (-timing[stage], 0, 0.0)
 
 
 def _settings_line(result: Mapping[str, Any]) -> str:

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 
 from windowpack.types import IngestProgress
 
+PART_OF_INGEST = "ingest: "
+
 
 class StageClock:
     """Wall and CPU seconds per named stage; `case` holds the current case's wall seconds."""
@@ -51,17 +53,21 @@ class IngestStages:
 
     def __init__(self, clock: StageClock) -> None:
         self._clock = clock
-        self._stage: str | None = None
+        self._stage: str | None = None  # "chunk" until the first report says otherwise
         self._since = (time.perf_counter(), time.process_time())
 
     def __call__(self, progress: IngestProgress) -> None:
-        if progress.stage != self._stage:
-            self._close()
-            self._stage = progress.stage
-
-    def _close(self) -> None:
-        now = (time.perf_counter(), time.process_time())
-        if self._stage is not None and self._stage != "done":
+        if progress.stage == self._stage:
+            return
+        # The first report comes once the chunking is done: it opens no new stage.
+        if self._stage is not None:
+            now = (time.perf_counter(), time.process_time())
             wall, cpu = now[0] - self._since[0], now[1] - self._since[1]
-            self._clock.add(f"ingest: {self._stage}", wall, cpu)
-        self._since = now
+            self._clock.add(f"{PART_OF_INGEST}{self._stage}", wall, cpu)
+            self._since = now
+        self._stage = progress.stage
+
+
+def is_part(stage: str) -> bool:
+    """Whether `stage` is a part of another one (an ingest's), already counted in it."""
+    return stage.startswith(PART_OF_INGEST)
