@@ -204,6 +204,7 @@ class _Draft:
     plan: list[_Planted]
     turns: list[_Turn]
     text: str
+    tokens: int  # of the text, counted exactly
 
 
 def gdm_mrcr_case(
@@ -224,10 +225,12 @@ def gdm_mrcr_case(
     cost = _TurnCosts(counter)
     plan, planted = _within(plan, _planted_turns(plan, replies), cost, PLANTED_SHARE * length)
     fillers = _fillers(rng, pool, replies, {entry.key for entry in plan})
-    turns = _fit(rng, cost, planted, fillers, length)
+    turns, tokens = _fit(rng, cost, planted, fillers, length)
     text = _text(turns)
-    draft = _Draft(seed=seed, length=length, asked=asked, plan=plan, turns=turns, text=text)
-    return _case(rng, counter, draft)
+    draft = _Draft(
+        seed=seed, length=length, asked=asked, plan=plan, turns=turns, text=text, tokens=tokens
+    )
+    return _case(rng, draft)
 
 
 @dataclass(frozen=True)
@@ -353,10 +356,11 @@ def _fit(
     planted: list[_Turn],
     fillers: Iterator[_Turn],
     length: int,
-) -> list[_Turn]:
+) -> tuple[list[_Turn], int]:
     """Planted turns and as many fillers as fit in `length` tokens with the preamble, in a
-    random order. Costs are estimated per turn, then corrected once by the exact count of
-    the whole (tokens merge across joins); a filler is dropped while the total is over."""
+    random order, and the exact token count of their text. Costs are estimated per turn,
+    then corrected once by the exact count of the whole (tokens merge across joins); a
+    filler is dropped while the total is over."""
     counter = cost.counter
     turns = list(planted)
     used: float = counter.count(FEW_SHOT) + sum(cost(turn) for turn in planted)
@@ -373,9 +377,9 @@ def _fit(
             turns.append(turn)
             used += cost(turn) - correction
     rng.shuffle(turns)
-    while _count(counter, turns) > length:
+    while (exact := _count(counter, turns)) > length:
         turns.remove(next(t for t in reversed(turns) if t not in planted))
-    return turns
+    return turns, exact
 
 
 def _count(counter: TokenCounter, turns: Sequence[_Turn]) -> int:
@@ -386,7 +390,7 @@ def _text(turns: Sequence[_Turn]) -> str:
     return SEPARATOR.join([FEW_SHOT, *(turn.text for turn in turns)])
 
 
-def _case(rng: random.Random, counter: TokenCounter, draft: _Draft) -> Case:
+def _case(rng: random.Random, draft: _Draft) -> Case:
     asked, needles = draft.asked, draft.plan[0].count
     k = rng.randint(1, needles)
     code = "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(HASH_LENGTH))
@@ -399,7 +403,7 @@ def _case(rng: random.Random, counter: TokenCounter, draft: _Draft) -> Case:
         task=f"mrcr-gdm-{needles}",
         name=f"mrcr-gdm-{needles}-L{draft.length}-s{draft.seed}",
         length=draft.length,
-        tokens=counter.count(draft.text),
+        tokens=draft.tokens,
         depth=None,
         documents=(transcript_document(draft.text, id="conversation", title="conversation"),),
         question=question,
