@@ -143,7 +143,11 @@ def test_samples_draw_seeded_cases_per_cell(sampled_mrcr: dict[str, Any]) -> Non
     assert len({row["case"] for row in rows}) == 6
     assert set(sampled_mrcr["cells"]) == {"mrcr-gdm-2 · 16K", "mrcr-gdm-4 · 16K"}
     assert sampled_mrcr["settings"]["samples"] == 3
-    assert [case["seed"] for case in sampled_mrcr["cases"]] == [5, 6, 7, 5, 6, 7]
+    # The cells of 2 and 4 needles share each seed's conversation: one ingest per seed.
+    draws = sampled_mrcr["cases"]
+    assert [draw["seed"] for draw in draws] == [5, 6, 7]
+    assert [draw["cells"] for draw in draws] == [["mrcr-gdm-2 · 16K", "mrcr-gdm-4 · 16K"]] * 3
+    assert {row["case"] for row in rows} == {name for draw in draws for name in draw["cases"]}
 
 
 def test_every_cell_has_means_with_intervals(sampled_mrcr: dict[str, Any]) -> None:

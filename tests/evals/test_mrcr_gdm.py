@@ -74,6 +74,45 @@ def test_plants_exactly_its_keys_near_misses_and_fillers(
     assert len(turns) == case.params["turns"]
 
 
+def test_cases_of_several_needle_counts_can_share_one_conversation(
+    haystack: Haystack, counter: TokenCounter
+) -> None:
+    cases = {
+        n: gdm_mrcr_case(haystack, counter, length=128_000, needles=n, seed=3, together=(2, 4, 8))
+        for n in (2, 4, 8)
+    }
+    texts = {case.documents[0].text for case in cases.values()}
+    assert len(texts) == 1  # one conversation, ingested once for the three cases
+    turns = _turns(cases[2])
+    counts = Counter(key for key, _ in turns)
+    asked = {n: _asked(case) for n, case in cases.items()}
+    assert {n: counts[key] for n, key in asked.items()} == {2: 2, 4: 4, 8: 8}
+    assert all(a.differences(b) == 3 for a in asked.values() for b in asked.values() if a != b)
+    planted_keys = {key for key in counts if key.label() in cases[2].params["planted"]}
+    for n, case in cases.items():
+        assert case.task == f"mrcr-gdm-{n}" and len(case.needles) == n
+        assert sorted(case.params["other_asked"]) == sorted(
+            key.label() for m, key in asked.items() if m != n
+        )
+        near = [
+            key
+            for key in counts
+            if any(key.label() in v for v in case.params["near_misses"].values())
+        ]
+        assert len(near) == 6
+        assert all(key.differences(asked[n]) == 1 for key in near)
+        # A near miss of one asked key is no near miss of another.
+        assert all(key.differences(asked[m]) == 3 for key in near for m in asked if m != n)
+        assert all(1 <= counts[key] <= n for key in near)
+    fillers = [key for key in counts if key not in planted_keys]
+    assert all(key.differences(other) >= 2 for key in fillers for other in planted_keys)
+    assert len({case.question for case in cases.values()}) == 3
+    # Asked alone, a count gets a conversation of its own.
+    alone = gdm_mrcr_case(haystack, counter, length=128_000, needles=2, seed=3)
+    assert alone.documents[0].text not in texts and "other_asked" in alone.params
+    assert alone.params["other_asked"] == []
+
+
 def test_replies_are_200_to_700_tokens_and_planted_ones_are_used_once(
     haystack: Haystack, counter: TokenCounter
 ) -> None:

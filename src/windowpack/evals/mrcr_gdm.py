@@ -21,6 +21,7 @@ The word lists and the preamble are this project's own; only the shape follows v
 
 from __future__ import annotations
 
+import functools
 import random
 import string
 from collections.abc import Iterator, Sequence
@@ -32,7 +33,8 @@ from windowpack.evals.cases import Case
 from windowpack.evals.haystack import Haystack
 from windowpack.evals.replies import Reply, ReplyRange, reply_pool
 from windowpack.retrieval.conversation import transcript_document
-from windowpack.text.tokens import TokenCounter
+from windowpack.text.tokens import TokenCounter, get_token_counter
+from windowpack.types import Document
 
 HASH_LENGTH = 12
 REPLY_TOKENS = ReplyRange(low=200, high=700, spread=True)
@@ -194,77 +196,131 @@ class _Turn:
         return f"User: {self.key.request}{SEPARATOR}Assistant: {self.reply.text}"
 
 
-@dataclass(frozen=True, kw_only=True)
-class _Draft:
-    """A conversation before its question is drawn."""
+@dataclass(kw_only=True)
+class _Conversation:
+    """A transcript with one asked key per needle count, before any question is drawn."""
 
     seed: int
     length: int
-    asked: Key
     plan: list[_Planted]
     turns: list[_Turn]
     text: str
     tokens: int  # of the text, counted exactly
 
+    @functools.cached_property
+    def document(self) -> Document:
+        """The transcript as one conversation document, shared by the cases asking about it."""
+        return transcript_document(self.text, id="conversation", title="conversation")
+
+    def case(self, needles: int) -> Case:
+        """The case asking about the key planted `needles` times."""
+        asked = next(e for e in self.plan if e.role == "asked" and e.count == needles).key
+        return _case(random.Random(f"mrcr-gdm-question:{self.seed}:{needles}"), self, asked)
+
 
 def gdm_mrcr_case(
-    haystack: Haystack, counter: TokenCounter, *, length: int, needles: int, seed: int
+    haystack: Haystack,
+    counter: TokenCounter,
+    *,
+    length: int,
+    needles: int,
+    seed: int,
+    together: Sequence[int] | None = None,
 ) -> Case:
     """A v2-shaped transcript of at most `length` tokens whose asked key has `needles`
     instances; the question asks for the k-th (k drawn in 1..needles).
 
-    Near misses and other groups are planted while the planted turns stay within
-    `PLANTED_SHARE` of the length, so a short conversation has fewer of them."""
-    if not 1 <= needles <= len(INDEX_NAMES):
-        raise InvalidArgumentError("needles", f"must be 1 to {len(INDEX_NAMES)}, got {needles}")
-    rng = random.Random(f"mrcr-gdm:{seed}:{length}:{needles}")
+    `together` lists needle counts whose cases share one conversation (built once): it then
+    holds an asked key for each count, each with its own near misses, and the case for each
+    count asks about its own key. Sharing cuts what a grid of 2, 4 and 8 needles ingests by
+    three; the cases of one count stay independent draws (one per seed). Near misses and
+    other groups are planted while the planted turns stay within `PLANTED_SHARE` of the
+    length, so a short conversation has fewer of them."""
+    counts = tuple(sorted({needles, *(together or ())}))
+    if not all(1 <= count <= len(INDEX_NAMES) for count in counts):
+        raise InvalidArgumentError("needles", f"must be 1 to {len(INDEX_NAMES)}, got {counts}")
+    return _conversation(haystack, counter.name, length=length, counts=counts, seed=seed).case(
+        needles
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def _conversation(
+    haystack: Haystack, tokenizer: str, *, length: int, counts: tuple[int, ...], seed: int
+) -> _Conversation:
+    counter = get_token_counter(tokenizer)
+    rng = random.Random(f"mrcr-gdm:{seed}:{length}:{counts}")
     pool = reply_pool(haystack, counter, REPLY_TOKENS)
-    asked = _random_key(rng)
-    plan = _plan(rng, asked, needles)
+    plan = _plan(rng, counts)
     replies = _draw(rng, pool, sum(entry.count for entry in plan))
     cost = _TurnCosts(counter)
     plan, planted = _within(plan, _planted_turns(plan, replies), cost, PLANTED_SHARE * length)
     fillers = _fillers(rng, pool, replies, {entry.key for entry in plan})
     turns, tokens = _fit(rng, cost, planted, fillers, length)
-    text = _text(turns)
-    draft = _Draft(
-        seed=seed, length=length, asked=asked, plan=plan, turns=turns, text=text, tokens=tokens
+    return _Conversation(
+        seed=seed, length=length, plan=plan, turns=turns, text=_text(turns), tokens=tokens
     )
-    return _case(rng, draft)
 
 
 @dataclass(frozen=True)
 class _Planted:
-    """A planted key, how often it is asked, and what it is: the asked key, another
-    repeated group, or a near miss named by the one field it changes."""
+    """A planted key, how often it is asked, what it is (an asked key, another repeated
+    group, or a near miss named by the one field it changes) and, for a near miss, the
+    asked key it is near."""
 
     key: Key
     count: int
     role: str  # "asked", "group", or the field a near miss differs in
+    near: Key | None = None
 
 
-def _plan(rng: random.Random, asked: Key, needles: int) -> list[_Planted]:
-    """The planted keys, most important first: the asked key (`needles` times), then
-    rounds of one near miss per field (each 1 to `needles` times) and one other group
-    (`needles` times)."""
-    near: dict[str, list[str]] = {}
-    for field in FIELDS:
-        choices = [value for value in _values(field) if value != getattr(asked, field)]
-        near[field] = rng.sample(choices, NEAR_MISSES_PER_FIELD)
-    taken = {asked}
-    groups = []
-    for _ in range(OTHER_GROUPS):
-        groups.append(_key_apart(rng, asked, taken))
-        taken.add(groups[-1])
-    plan = [_Planted(asked, needles, "asked")]
+def _plan(rng: random.Random, counts: Sequence[int]) -> list[_Planted]:
+    """The planted keys, most important first: an asked key per count (each asked that many
+    times; any two differ in every field), then rounds of one near miss per field of each
+    asked key (each 1 to its count times) and one other group (asked as often as one of the
+    asked keys)."""
+    asked = _apart_keys(rng, len(counts))
+    taken = set(asked)
+    plan = [_Planted(key, count, "asked") for key, count in zip(asked, counts, strict=True)]
+    near: list[list[_Planted]] = []
+    for key, count in zip(asked, counts, strict=True):
+        near.append(_near_misses(rng, key, count, asked, taken))
     for round_ in range(max(NEAR_MISSES_PER_FIELD, OTHER_GROUPS)):
-        for field in FIELDS:
-            if round_ < NEAR_MISSES_PER_FIELD:
-                key = _replace(asked, field, near[field][round_])
-                plan.append(_Planted(key, rng.randint(1, needles), field))
+        for misses in near:
+            plan += misses[round_ * len(FIELDS) : (round_ + 1) * len(FIELDS)]
         if round_ < OTHER_GROUPS:
-            plan.append(_Planted(groups[round_], needles, "group"))
+            group = _key_apart(rng, asked, taken)
+            taken.add(group)
+            plan.append(_Planted(group, counts[round_ % len(counts)], "group"))
     return plan
+
+
+def _apart_keys(rng: random.Random, number: int) -> list[Key]:
+    """`number` random keys, any two different in every field."""
+    fields = [rng.sample(_values(field), number) for field in FIELDS]
+    return [Key(*values) for values in zip(*fields, strict=True)]
+
+
+def _near_misses(
+    rng: random.Random, key: Key, count: int, asked: Sequence[Key], taken: set[Key]
+) -> list[_Planted]:
+    """`NEAR_MISSES_PER_FIELD` rounds of one near miss per field of `key`. A near miss's new
+    value is none of the asked keys' values, so it differs from every other asked key in all
+    fields and is no near miss of theirs."""
+    values = {
+        field: rng.sample(
+            [v for v in _values(field) if v not in {getattr(a, field) for a in asked}],
+            NEAR_MISSES_PER_FIELD,
+        )
+        for field in FIELDS
+    }
+    misses = []
+    for round_ in range(NEAR_MISSES_PER_FIELD):
+        for field in FIELDS:
+            miss = _replace(key, field, values[field][round_])
+            taken.add(miss)
+            misses.append(_Planted(miss, rng.randint(1, count), field, near=key))
+    return misses
 
 
 class _TurnCosts:
@@ -286,12 +342,11 @@ class _TurnCosts:
 def _within(
     plan: list[_Planted], turns: list[_Turn], cost: _TurnCosts, room: float
 ) -> tuple[list[_Planted], list[_Turn]]:
-    """The longest head of `plan` whose turns cost at most `room` (the asked key always)."""
+    """The longest head of `plan` whose turns cost at most `room` (asked keys always)."""
     kept, used = 0, 0
     for number, entry in enumerate(plan):
-        entry_cost = sum(cost(turn) for turn in turns[used : used + entry.count])
-        room -= entry_cost
-        if room < 0 and number > 0:
+        room -= sum(cost(turn) for turn in turns[used : used + entry.count])
+        if room < 0 and entry.role != "asked":
             break
         kept, used = number + 1, used + entry.count
     return plan[:kept], turns[:used]
@@ -311,11 +366,11 @@ def _random_key(rng: random.Random) -> Key:
     return Key(rng.choice(FORMATS), rng.choice(TOPICS), rng.choice(STYLES))
 
 
-def _key_apart(rng: random.Random, asked: Key, taken: set[Key]) -> Key:
-    """A random key differing from `asked` in at least two fields and not in `taken`."""
+def _key_apart(rng: random.Random, asked: Sequence[Key], taken: set[Key]) -> Key:
+    """A random key differing from each asked key in at least two fields, not in `taken`."""
     while True:
         key = _random_key(rng)
-        if key.differences(asked) >= 2 and key not in taken:
+        if all(key.differences(other) >= 2 for other in asked) and key not in taken:
             return key
 
 
@@ -390,22 +445,23 @@ def _text(turns: Sequence[_Turn]) -> str:
     return SEPARATOR.join([FEW_SHOT, *(turn.text for turn in turns)])
 
 
-def _case(rng: random.Random, draft: _Draft) -> Case:
-    asked, needles = draft.asked, draft.plan[0].count
+def _case(rng: random.Random, conversation: _Conversation, asked: Key) -> Case:
+    needles = next(entry.count for entry in conversation.plan if entry.key == asked)
     k = rng.randint(1, needles)
     code = "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(HASH_LENGTH))
     question = (
         f"Prepend {code} to the {INDEX_NAMES[k - 1]} {asked.format} about {asked.topic} in a "
         f"{asked.style} style. Do not include any other text in your response."
     )
-    instances = tuple(turn.reply.text for turn in draft.turns if turn.key == asked)
+    instances = tuple(turn.reply.text for turn in conversation.turns if turn.key == asked)
+    plan = conversation.plan
     return Case(
         task=f"mrcr-gdm-{needles}",
-        name=f"mrcr-gdm-{needles}-L{draft.length}-s{draft.seed}",
-        length=draft.length,
-        tokens=draft.tokens,
+        name=f"mrcr-gdm-{needles}-L{conversation.length}-s{conversation.seed}",
+        length=conversation.length,
+        tokens=conversation.tokens,
         depth=None,
-        documents=(transcript_document(draft.text, id="conversation", title="conversation"),),
+        documents=(conversation.document,),
         question=question,
         needles=instances,
         answers=(f"{code} {instances[k - 1]}",),
@@ -418,13 +474,14 @@ def _case(rng: random.Random, draft: _Draft) -> Case:
             "prefix": code,
             "n": needles,
             "request": asked.request,
-            "turns": len(draft.turns),
-            "groups": [entry.key.label() for entry in draft.plan if entry.role == "group"],
+            "turns": len(conversation.turns),
+            "other_asked": [e.key.label() for e in plan if e.role == "asked" and e.key != asked],
+            "groups": [e.key.label() for e in plan if e.role == "group"],
             "near_misses": {
-                field: [entry.key.label() for entry in draft.plan if entry.role == field]
+                field: [e.key.label() for e in plan if e.role == field and e.near == asked]
                 for field in FIELDS
             },
-            "planted": {entry.key.label(): entry.count for entry in draft.plan},
+            "planted": {entry.key.label(): entry.count for entry in plan},
         },
     )
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -40,6 +40,7 @@ from windowpack.evals.summary import summarise, summarise_cells
 from windowpack.evals.systems import SYSTEMS, System, Target, make_system
 from windowpack.evals.timing import StageClock
 from windowpack.text.tokens import TokenCounter, get_token_counter
+from windowpack.types import Document
 
 if TYPE_CHECKING:
     from windowpack.evals.chunk_view import ChunkView
@@ -61,10 +62,39 @@ class Progress(Protocol):
 
 @dataclass(frozen=True, kw_only=True)
 class Cell:
-    """One point of an eval's grid; `build(seed=...)` draws one of its cases."""
+    """One point of an eval's grid; `build(seed=...)` draws one of its cases. Cells with
+    the same `shares` draw cases over the same documents for a seed (one MRCR conversation
+    for 2, 4 and 8 needles): those cases are run together on one ingest."""
 
     label: str
     build: Callable[..., Case]
+    shares: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Draw:
+    """Cases of one seed over the same documents, each with its cell's label."""
+
+    seed: int
+    cases: list[tuple[str, Case]]
+
+    @property
+    def documents(self) -> tuple[Document, ...]:
+        documents = self.cases[0][1].documents
+        if any(case.documents != documents for _, case in self.cases):
+            raise AssertionError("cells that share documents built different ones")
+        return documents
+
+    def record(self, clock: StageClock, embedded: int) -> dict[str, Any]:
+        """The draw's line of the report: its cases, size, fresh embeddings and seconds."""
+        return {
+            "cases": [case.name for _, case in self.cases],
+            "cells": [cell for cell, _ in self.cases],
+            "seed": self.seed,
+            "tokens": self.cases[0][1].tokens,
+            "embedded": embedded,
+            "seconds": clock.take_case(),
+        }
 
 
 @dataclass(kw_only=True)
@@ -97,17 +127,17 @@ class _Eval:
             progress.start(len(cells) * self.samples * len(self.systems) * len(self.budgets))
         clock = StageClock()
         rows: list[dict[str, Any]] = []
-        cases: list[dict[str, Any]] = []
+        draws: list[dict[str, Any]] = []
         place = _CasePlace(store, self.task, self.tokenizer, keep=self.keep_collections)
-        for cell in cells:
-            for seed in range(self.seed, self.seed + self.samples):
-                run = _Run(cell=cell.label, seed=seed, counter=counter, clock=clock)
-                with clock("generate"):
-                    case = cell.build(seed=seed)
-                with clock("ingest"):
-                    collection, embedded = place.holding(case, clock)
-                rows += self._run_case(store, collection, case, run, progress)
-                cases.append({**run.record(case), "embedded": embedded})
+        for cells_of_draw, seed in self._draws(cells):
+            with clock("generate"):
+                draw = _Draw(
+                    seed=seed, cases=[(cell.label, cell.build(seed=seed)) for cell in cells_of_draw]
+                )
+            with clock("ingest"):
+                collection, embedded = place.holding(draw.cases[0][1], draw.documents, clock)
+            rows += self._run_draw(store, collection, draw, _Run(counter, clock, progress))
+            draws.append(draw.record(clock, embedded))
         with clock("delete"):
             place.empty()
         return {
@@ -116,7 +146,7 @@ class _Eval:
             "rows": rows,
             "summary": summarise(rows),
             "cells": summarise_cells(rows),
-            "cases": cases,
+            "cases": draws,
             "timing": clock.total,
             "cpu_timing": clock.total_cpu,
         }
@@ -146,14 +176,21 @@ class _Eval:
         if self.samples < 1:
             raise InvalidArgumentError("samples", f"must be at least 1, got {self.samples}")
 
-    def _run_case(
-        self,
-        store: Store,
-        collection: Collection,
-        case: Case,
-        run: _Run,
-        progress: Progress | None,
+    def _draws(self, cells: Sequence[Cell]) -> Iterator[tuple[list[Cell], int]]:
+        """The cells to draw together and their seed: every cell alone, seed after seed,
+        except cells sharing documents, drawn together for each seed."""
+        together: dict[str, list[Cell]] = {}
+        for cell in cells:
+            together.setdefault(cell.shares or f"alone: {cell.label}", []).append(cell)
+        for group in together.values():
+            for seed in range(self.seed, self.seed + self.samples):
+                yield group, seed
+
+    def _run_draw(
+        self, store: Store, collection: Collection, draw: _Draw, run: _Run
     ) -> list[dict[str, Any]]:
+        """Every system prepared once over the draw's collection, then asked each case's
+        question at every budget."""
         chunks: list[ChunkView] = []
 
         def chunk_view() -> ChunkView:
@@ -171,21 +208,23 @@ class _Eval:
             with run.clock(f"prepare {name_of_system}"):
                 system.prepare(target)
                 system.context(_WARM_UP_QUESTION, min(self.budgets))
-            for budget in self.budgets:
-                with run.clock(f"contexts {name_of_system}"):
-                    rows.append(self._row(case, run, system, budget))
-                if progress is not None:
-                    progress.advance(f"{case.name} · {name_of_system} · {budget:,}")
+            for cell, case in draw.cases:
+                for budget in self.budgets:
+                    with run.clock(f"contexts {name_of_system}"):
+                        rows.append(self._row(case, (cell, draw.seed), system, budget))
+                    run.advance(f"{case.name} · {name_of_system} · {budget:,}")
         return rows
 
-    def _row(self, case: Case, run: _Run, system: System, budget: int) -> dict[str, Any]:
+    def _row(
+        self, case: Case, drawn: tuple[str, int], system: System, budget: int
+    ) -> dict[str, Any]:
         context = system.context(case.question, budget)
         reply = DeterministicReader().answer(case, context.text)
         row: dict[str, Any] = {
             "task": case.task,
             "case": case.name,
-            "cell": run.cell,
-            "seed": run.seed,
+            "cell": drawn[0],
+            "seed": drawn[1],
             "length": case.length,
             "haystack_tokens": case.tokens,
             "depth": case.depth,
@@ -219,18 +258,20 @@ class _CasePlace:
             None if keep else store.collection(f"eval-{task}-{suffix}", tokenizer=tokenizer)
         )
 
-    def holding(self, case: Case, clock: StageClock) -> tuple[Collection, int]:
-        """A collection holding exactly `case.documents`, and how many texts were embedded
-        afresh (the rest came from the embedding cache)."""
+    def holding(
+        self, case: Case, documents: Sequence[Document], clock: StageClock
+    ) -> tuple[Collection, int]:
+        """A collection holding exactly `documents` (named for `case` when each case keeps
+        its own), and how many texts were embedded afresh (the rest came from the cache)."""
         if self._shared is None:
             collection = self._store.collection(f"eval-{case.name}", tokenizer=self._tokenizer)
         else:
             collection = self._shared
-            wanted = {document.id for document in case.documents}
+            wanted = {document.id for document in documents}
             for info in collection.documents():
                 if info.id not in wanted:
                     collection.delete(info.id)
-        report = collection.add(case.documents, progress=clock.ingest_stages())
+        report = collection.add(documents, progress=clock.ingest_stages())
         return collection, report.embedded
 
     def empty(self) -> None:
@@ -240,25 +281,17 @@ class _CasePlace:
                 self._shared.delete(info.id)
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True)
 class _Run:
-    """What the rows of one case share: its cell, its seed, the counter and the clock."""
+    """What every draw of a run shares: the counter, the clock and the progress bar."""
 
-    cell: str
-    seed: int
     counter: TokenCounter
     clock: StageClock
+    progress: Progress | None
 
-    def record(self, case: Case) -> dict[str, Any]:
-        """The case's line of the report: its size and the seconds of each stage."""
-        seconds = self.clock.take_case()
-        return {
-            "case": case.name,
-            "cell": self.cell,
-            "seed": self.seed,
-            "tokens": case.tokens,
-            "seconds": seconds,
-        }
+    def advance(self, description: str) -> None:
+        if self.progress is not None:
+            self.progress.advance(description)
 
 
 @dataclass(kw_only=True)
@@ -317,12 +350,21 @@ class MrcrEval(_Eval):
         for shape in self.shapes:
             for length in self.lengths:
                 tokens = self._length(length, counter)
+                # A GDM conversation holds an asked key per needle count (one ingest for the
+                # cases of all counts); an OpenAI one is drawn per count.
+                shares = f"{shape} · {tokens}" if shape == "gdm" else None
+                together = {"together": tuple(self.needles)} if shares else {}
                 for needles in self.needles:
                     build = functools.partial(
-                        MRCR_SHAPES[shape], self.haystack, counter, length=tokens, needles=needles
+                        MRCR_SHAPES[shape],
+                        self.haystack,
+                        counter,
+                        length=tokens,
+                        needles=needles,
+                        **together,
                     )
                     label = f"mrcr-{shape}-{needles} · {size_label(tokens)}"
-                    cells.append(Cell(label=label, build=build))
+                    cells.append(Cell(label=label, build=build, shares=shares))
         return cells
 
     def settings(self, counter: TokenCounter) -> dict[str, Any]:
