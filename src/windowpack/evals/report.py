@@ -169,4 +169,10 @@ def _settings_line(result: Mapping[str, Any]) -> str:
     if "shapes" in settings:
         line += "; shapes " + ", ".join(settings["shapes"])
         line += "; needles " + ", ".join(str(n) for n in settings["needles"])
+    if "gdm" in settings.get("shapes", ()) and len(settings.get("needles", ())) > 1:
+        line += (
+            ". A GDM conversation of one length and seed serves every needle count (an asked "
+            "key per count): a cell's cases are independent draws, the pooled figures hold "
+            "one question per count of each conversation"
+        )
     return line + "."
