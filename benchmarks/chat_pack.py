@@ -55,7 +55,8 @@ from rich.table import Table
 import windowpack as wp
 from windowpack.config import StoreConfig
 from windowpack.evals import Case, DeterministicReader, load_haystack, score_reply
-from windowpack.evals.mrcr_gdm import FEW_SHOT, INDEX_NAMES, gdm_mrcr_case
+from windowpack.evals.mrcr_gdm import INDEX_NAMES, gdm_mrcr_case
+from windowpack.evals.mrcr_words import FEW_SHOT
 from windowpack.text.tokens import get_token_counter
 
 BUDGETS = (4_096, 8_192, 32_768)

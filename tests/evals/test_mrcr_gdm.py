@@ -10,7 +10,8 @@ import pytest
 
 from windowpack.errors import InvalidArgumentError
 from windowpack.evals import Case, Haystack, generated_haystack
-from windowpack.evals.mrcr_gdm import FEW_SHOT, INDEX_NAMES, Key, gdm_mrcr_case, grade_mrcr_gdm
+from windowpack.evals.mrcr_gdm import INDEX_NAMES, Key, gdm_mrcr_case, grade_mrcr_gdm
+from windowpack.evals.mrcr_words import FEW_SHOT
 from windowpack.retrieval.conversation import transcript_turns
 from windowpack.text.tokens import TokenCounter
 
