@@ -25,6 +25,7 @@ def test_all_is_pinned() -> None:
             "InvalidInputError",
             "MissingDependencyError",
             "NotFoundError",
+            "PROMPT_CACHE_MINIMUMS",
             "StorageError",
             "Store",
             "StoreConfig",

@@ -30,7 +30,14 @@ from windowpack.errors import (
     UnsupportedFileError,
     WindowpackError,
 )
-from windowpack.types import Document, Hit, IngestReport, Window, WindowItem
+from windowpack.types import (
+    PROMPT_CACHE_MINIMUMS,
+    Document,
+    Hit,
+    IngestReport,
+    Window,
+    WindowItem,
+)
 
 if TYPE_CHECKING:
     from windowpack.service import Collection, Store, open
@@ -38,6 +45,7 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 __all__ = [
+    "PROMPT_CACHE_MINIMUMS",
     "Collection",
     "CollectionNotFoundError",
     "ConflictError",

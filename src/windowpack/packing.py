@@ -54,7 +54,8 @@ class PackRequest:
     budget: int
     tokenizer: str = "o200k_base"
     overview_tokens: int | None = None
-    align: bool = False
+    align: bool | int = False
+    """True: the stable tier ends on a multiple of 256 tokens; N: also at least N tokens."""
 
 
 def validate_pack(request: PackRequest) -> None:
@@ -62,6 +63,20 @@ def validate_pack(request: PackRequest) -> None:
     validate_budget(request.budget)
     if request.overview_tokens is not None and request.overview_tokens < 0:
         raise InvalidArgumentError("overview_tokens", "must be zero or more")
+    align = request.align
+    if not isinstance(align, bool) and (not isinstance(align, int) or align < 1):
+        raise InvalidArgumentError(
+            "align", f"must be true, false or a positive number of tokens, got {align!r}"
+        )
+
+
+def _cache_minimum(request: PackRequest) -> int:
+    """The stable tier's minimum length asked by `align=N`, if half the budget allows it:
+    the rest stays for the question's material."""
+    align = request.align
+    if isinstance(align, bool) or 2 * align > request.budget:
+        return 0
+    return align
 
 
 def validate_budget(budget: int) -> None:
@@ -340,7 +355,8 @@ def _pack(parts: list[_Part], request: PackRequest, counter: TokenCounter) -> Wi
             return window
     overview = [block for part in parts for block in _overview(part, request, len(parts))]
     prefix = layout.join_blocks([b for _, b in overview]) + layout.SEPARATOR if overview else ""
-    prefix = _aligned(prefix, counter, budget) if request.align and prefix else prefix
+    minimum = _cache_minimum(request)
+    prefix = _aligned(prefix, counter, budget, minimum) if request.align and prefix else prefix
     prefix_tokens = layout.count_exactly(counter, prefix) if prefix else 0
     room = budget - prefix_tokens
     for attempt in range(_MAX_TRIMS):
@@ -442,7 +458,8 @@ def _overview(part: _Part, request: PackRequest, parts: int) -> list[tuple[_Part
     share = request.overview_tokens
     if share is None:
         share = min(request.budget // _OVERVIEW_SHARE, _OVERVIEW_CAP)
-    share //= parts
+    # A tier that must reach a provider's cache minimum is filled with summaries first.
+    share = max(share, _cache_minimum(request)) // parts
     cut = overview_cut(part.corpus, share, state.overheads) if share > 0 else []
     if not cut:
         return []
@@ -457,17 +474,19 @@ def _overview(part: _Part, request: PackRequest, parts: int) -> list[tuple[_Part
     return blocks
 
 
-def _aligned(prefix: str, counter: TokenCounter, budget: int) -> str:
-    """Pad the stable tier so that it ends on a multiple of 256 tokens, if the budget allows.
+def _aligned(prefix: str, counter: TokenCounter, budget: int, minimum: int = 0) -> str:
+    """Pad the stable tier so that it ends on a multiple of 256 tokens, and is at least
+    `minimum` tokens long, if the budget allows.
 
     The padding goes before the tier's closing blank line, so the tier still ends at a
     boundary no tokenizer merges across.
     """
     body = prefix.removesuffix(layout.SEPARATOR)
-    target = -(-counter.count(prefix) // ALIGNMENT) * ALIGNMENT
+    target = -(-max(counter.count(prefix), minimum) // ALIGNMENT) * ALIGNMENT
     if target >= budget:
         return prefix
-    padding = ""
+    # " ." is about one token: start near the target and step, rather than count ~1K times.
+    padding = " ." * max(0, target - counter.count(prefix) - 8)
     while counter.count(body + padding + layout.SEPARATOR) < target:
         padding += " ."
     padded = body + padding + layout.SEPARATOR
@@ -567,6 +586,7 @@ def _item(part: _Part, block: Block, tokens: int, offset: int) -> WindowItem:
         collection=state.name,
         text=block.text,
         offset=offset,
+        document_range=block.documents,
     )
     if block.document is None:
         return item

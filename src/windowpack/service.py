@@ -136,7 +136,7 @@ class Store:
         budget: int,
         tokenizer: str = "o200k_base",
         overview_tokens: int | None = None,
-        align: bool = False,
+        align: bool | int = False,
     ) -> Window:
         """One window over several collections, dividing the budget by relevance (§4.7).
 
@@ -361,14 +361,17 @@ class Collection:
         budget: int,
         tokenizer: str = "o200k_base",
         overview_tokens: int | None = None,
-        align: bool = False,
+        align: bool | int = False,
     ) -> Window:
         """The best window for `query` in at most `budget` tokens of `tokenizer` (design §4).
 
         The most relevant chunks verbatim, summaries of the rest, gap markers for what is left
         out, in document order; a query-independent overview first (`overview_tokens` caps it;
         default: an eighth of the budget, at most 4,096), padded to a multiple of 256 tokens
-        with `align=True`. The same index version and request give the same bytes (cached).
+        with `align=True`. `align=N` (e.g. 1024, see `PROMPT_CACHE_MINIMUMS`) also makes that
+        tier at least N tokens, filled with more overview first, when N is at most half the
+        budget; `window.prefix_cache()` says which providers' minimums it reaches. The same
+        index version and request give the same bytes (cached).
         """
         store = self._store
         request = PackRequest(

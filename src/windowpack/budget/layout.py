@@ -54,6 +54,8 @@ class Block:
     char_start: int | None = None
     char_end: int | None = None
     score: float = 0.0
+    # A collection-level summary's documents (first and last, inclusive).
+    documents: tuple[int, int] | None = None
 
 
 def overheads(counter: TokenCounter) -> Overheads:
@@ -274,4 +276,5 @@ def summary_block(
         char_start=view.chunk_starts[node.first_chunk - offset] if node.document >= 0 else None,
         char_end=view.chunk_ends[node.last_chunk - offset - 1] if node.document >= 0 else None,
         score=score,
+        documents=(node.first_document, node.last_document - 1) if node.document < 0 else None,
     )

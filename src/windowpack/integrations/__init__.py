@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from windowpack.integrations.langchain_retriever import WindowpackLangChainRetriever
-    from windowpack.integrations.llama_nodes import window_nodes
+    from windowpack.integrations.llama_nodes import window_node, window_nodes
     from windowpack.integrations.llama_packer import WindowpackPacker
     from windowpack.integrations.llama_retriever import WindowpackRetriever
     from windowpack.integrations.passages import PackedPassages, Passage, pack_passages
-    from windowpack.integrations.pieces import WindowPiece, window_pieces
+    from windowpack.integrations.pieces import WindowPiece, best_pieces, window_pieces
 
 __all__ = [
     "PackedPassages",
@@ -28,7 +28,9 @@ __all__ = [
     "WindowpackLangChainRetriever",
     "WindowpackPacker",
     "WindowpackRetriever",
+    "best_pieces",
     "pack_passages",
+    "window_node",
     "window_nodes",
     "window_pieces",
 ]
@@ -40,7 +42,9 @@ _MODULES = {
     "WindowpackLangChainRetriever": "langchain_retriever",
     "WindowpackPacker": "llama_packer",
     "WindowpackRetriever": "llama_retriever",
+    "best_pieces": "pieces",
     "pack_passages": "passages",
+    "window_node": "llama_nodes",
     "window_nodes": "llama_nodes",
     "window_pieces": "pieces",
 }
