@@ -29,6 +29,7 @@ def test_all_is_pinned() -> None:
             "StorageError",
             "Store",
             "StoreConfig",
+            "StoreNotFoundError",
             "UnsupportedFileError",
             "Window",
             "WindowItem",

@@ -124,7 +124,7 @@ def test_messages_end_with_the_question_unless_left_out(two_sources: wp.Store) -
     window = col.pack("routine orchard records", budget=400, overview_tokens=120)
 
     *_, last = window.messages()
-    without = window.messages(question=False)
+    without = window.messages(include_question=False)
 
     assert last == {"role": "user", "content": [{"type": "text", "text": window.query}]}
     assert len(without) == 2 and without[-1]["content"][0]["text"] != window.query

@@ -27,6 +27,7 @@ from windowpack.errors import (
     MissingDependencyError,
     NotFoundError,
     StorageError,
+    StoreNotFoundError,
     UnsupportedFileError,
     WindowpackError,
 )
@@ -63,6 +64,7 @@ __all__ = [
     "StorageError",
     "Store",
     "StoreConfig",
+    "StoreNotFoundError",
     "UnsupportedFileError",
     "Window",
     "WindowItem",

@@ -13,6 +13,7 @@ to, so one handler turns any of them into `{"error": {"code", "message"}}`.
     ├── AuthenticationError          401  no API key, or an unknown or revoked one
     ├── PermissionDeniedError        403  the key may read this collection but not write it
     ├── NotFoundError                404
+    │   ├── StoreNotFoundError       404  a store opened to read is not there (names the place)
     │   ├── CollectionNotFoundError  404  (also what a key sees for a collection outside its scope)
     │   ├── DocumentNotFoundError    404
     │   ├── JobNotFoundError         404  an ingest job id this server does not know
@@ -23,6 +24,8 @@ to, so one handler turns any of them into `{"error": {"code", "message"}}`.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 
 class WindowpackError(Exception):
@@ -115,12 +118,29 @@ class NotFoundError(WindowpackError):
     http_status = 404
 
 
+class StoreNotFoundError(NotFoundError):
+    """A store opened with `create=False` (every read path of the CLI) is not there."""
+
+    code = "store_not_found"
+
+    def __init__(self, where: str, problem: str) -> None:
+        super().__init__(f"no windowpack store at {where!r}: {problem}")
+        self.where = where
+
+
 class CollectionNotFoundError(NotFoundError):
+    """The collection does not exist; `existing` (when known) lists those that do."""
+
     code = "collection_not_found"
 
-    def __init__(self, name: str) -> None:
-        super().__init__(f"collection {name!r} does not exist")
+    def __init__(self, name: str, *, existing: Sequence[str] | None = None) -> None:
+        message = f"collection {name!r} does not exist"
+        if existing is not None:
+            names = ", ".join(repr(name) for name in existing)
+            message += f"; collections here: {names}" if names else "; there are no collections yet"
+        super().__init__(message)
         self.name = name
+        self.existing = list(existing) if existing is not None else None
 
 
 class DocumentNotFoundError(NotFoundError):

@@ -348,6 +348,9 @@ def _pack(parts: list[_Part], request: PackRequest, counter: TokenCounter) -> Wi
     budget = request.budget
     combined, offsets = _combined(parts)
     overheads = parts[0].state.overheads
+    if not combined.chunks:
+        names = ", ".join(repr(part.state.name) for part in parts)
+        return _empty(parts, request, f"nothing to pack: no documents in {names} yet")
     if combined.chunks and lossless_cost(combined, overheads) <= budget:
         blocks = [block for part in parts for block in _with_title(parts, part, _lossless(part))]
         window = _window(parts, request, blocks, counter, prefix_blocks=len(blocks))

@@ -16,12 +16,13 @@ from types import TracebackType
 from typing import Any
 
 from windowpack.budget.tokens import get_token_counter
-from windowpack.config import StoreConfig
+from windowpack.config import DEFAULT_STORE, StoreConfig
 from windowpack.errors import (
     CollectionNotFoundError,
     ConflictError,
     DocumentNotFoundError,
     InvalidArgumentError,
+    StoreNotFoundError,
 )
 from windowpack.ingest import (
     IngestTarget,
@@ -42,6 +43,7 @@ from windowpack.storage import repository
 from windowpack.storage.api_keys import ApiKeys
 from windowpack.storage.database import (
     create_database_engine,
+    current_revision,
     migrate,
     session_factory,
     sqlite_url,
@@ -57,30 +59,40 @@ _DATABASE_FILE = "windowpack.db"
 
 
 def open(
-    target: str | os.PathLike[str] = "./wp-store",
+    target: str | os.PathLike[str] = DEFAULT_STORE,
     *,
+    create: bool = True,
     index_dir: str | os.PathLike[str] | None = None,
     config: StoreConfig | None = None,
     summarizer: Summarizer | None = None,
+    root: str | os.PathLike[str] | None = None,
 ) -> Store:
-    """Open (creating if needed) a store: a folder for the embedded default, or a database URL.
+    """Open a store: a folder for the embedded default, or a database URL.
 
     A folder holds `windowpack.db` (SQLite, WAL) and the index files. A URL such as
     `postgresql+psycopg://...` needs `index_dir`, where the derived FAISS/BM25 files live.
-    `summarizer` builds the summary tree (default: the extractive one, no LLM).
+    With `create=False` a store that is not there is a `StoreNotFoundError` (nothing is
+    created); by default it is created. `summarizer` builds the summary tree (default: the
+    extractive one, no LLM). `root` is the folder file ids are relative to (`Store.root`).
     """
     config = config or StoreConfig()
     text = os.fspath(target)
     if "://" in text:
         if index_dir is None:
             raise InvalidArgumentError("index_dir", f"is required with a database URL ({text})")
-        return Store(text, Path(index_dir), config, summarizer)
+        base = Path(root) if root is not None else Path.cwd()
+        return Store(text, Path(index_dir), config, summarizer, create=create, root=base)
     folder = Path(text)
     if folder.exists() and not folder.is_dir():
         raise InvalidArgumentError("target", f"{folder} exists and is not a folder")
+    if not create and not (folder / _DATABASE_FILE).is_file():
+        problem = "the folder has no windowpack.db" if folder.is_dir() else "no such folder"
+        raise StoreNotFoundError(text, problem)
     folder.mkdir(parents=True, exist_ok=True)
     indexes = Path(index_dir) if index_dir is not None else folder / "indexes"
-    return Store(sqlite_url(folder / _DATABASE_FILE), indexes, config, summarizer)
+    base = Path(root) if root is not None else Path(os.path.abspath(folder)).parent
+    url = sqlite_url(folder / _DATABASE_FILE)
+    return Store(url, indexes, config, summarizer, create=create, root=base)
 
 
 class Store:
@@ -92,12 +104,23 @@ class Store:
         index_dir: Path,
         config: StoreConfig,
         summarizer: Summarizer | None = None,
+        *,
+        create: bool = True,
+        root: Path | None = None,
     ) -> None:
         self.config = config
         self._extractive = ExtractiveSummarizer()
         self.summarizer: Summarizer = summarizer or self._extractive
         self.url = url
+        self.root = Path(os.path.abspath(root or Path.cwd()))
+        """File ids are paths relative to this folder (`Collection.add_files`): by default the
+        folder holding an embedded store's folder, or the working directory when a database
+        URL is opened."""
         self._engine = create_database_engine(url)
+        if not create and current_revision(self._engine) is None:
+            shown = self._engine.url.render_as_string(hide_password=True)
+            self._engine.dispose()
+            raise StoreNotFoundError(shown, "the database holds no windowpack store")
         migrate(self._engine)
         self._sessions = session_factory(self._engine)
         self._embedder = get_embedder(config.embedder, batch_size=config.embed_batch_size)
@@ -117,16 +140,29 @@ class Store:
         tokenizer: str | None = None,
         chunk_tokens: int | None = None,
     ) -> Collection:
-        """The collection `name`, created on first use unless `create=False`."""
+        """The collection `name`; with `create=False` it must exist (else the error lists
+        those that do).
+
+        A new collection is created by its first write (`add`, `add_files`, ...), with
+        `tokenizer` and `chunk_tokens`; until then reading it (search, pack, tree, ...) is a
+        `CollectionNotFoundError`, so a misspelt name creates nothing.
+        """
         _check_collection_name(name)
-        with self._sessions.begin() as session:
+        with self._sessions() as session:
             row = repository.get_collection(session, name)
-            if row is None and not create:
-                raise CollectionNotFoundError(name)
-            if row is None:
-                row = self._create_collection_row(session, name, tokenizer, chunk_tokens)
+        if row is not None:
             self._check_settings(row, tokenizer, chunk_tokens)
             return Collection(self, row.id, row.name, row.tokenizer, row.chunk_tokens)
+        if not create:
+            raise CollectionNotFoundError(name, existing=self.collections())
+        self._check_new_settings(tokenizer, chunk_tokens)
+        return Collection(
+            self,
+            None,
+            name,
+            tokenizer or self.config.tokenizer,
+            chunk_tokens or self.config.chunk_tokens,
+        )
 
     def pack(
         self,
@@ -180,6 +216,11 @@ class Store:
         with self._sessions() as session:
             return [row.name for row in repository.list_collections(session)]
 
+    def stats(self) -> list[CollectionStats]:
+        """Every collection's settings and size, by name (for listings: no embedder needed)."""
+        with self._sessions() as session:
+            return [_stats(session, row) for row in repository.list_collections(session)]
+
     def index_versions(self) -> dict[str, int]:
         """Each collection's current index version, by name."""
         with self._sessions() as session:
@@ -205,7 +246,7 @@ class Store:
         with self._write_lock, self._sessions.begin() as session:
             row = repository.get_collection(session, name)
             if row is None:
-                raise CollectionNotFoundError(name)
+                raise CollectionNotFoundError(name, existing=self.collections())
             collection_id = row.id
             session.delete(row)
         self._indexes.forget(collection_id)
@@ -224,13 +265,33 @@ class Store:
     ) -> None:
         self.close()
 
+    def _existing_row(self, name: str) -> CollectionRow:
+        """The collection's row; not there is a `CollectionNotFoundError` naming those that are."""
+        with self._sessions() as session:
+            row = repository.get_collection(session, name)
+        if row is None:
+            raise CollectionNotFoundError(name, existing=self.collections())
+        return row
+
+    def _row_for_write(self, name: str, tokenizer: str, chunk_tokens: int) -> CollectionRow:
+        """The collection's row, created now if this is its first write (under the write lock)."""
+        with self._sessions.begin() as session:
+            row = repository.get_collection(session, name)
+            if row is None:
+                row = self._create_collection_row(session, name, tokenizer, chunk_tokens)
+            self._check_settings(row, tokenizer, chunk_tokens)
+            return row
+
+    def _check_new_settings(self, tokenizer: str | None, chunk_tokens: int | None) -> None:
+        get_token_counter(tokenizer or self.config.tokenizer)  # fail now, naming the tokenizer
+        if chunk_tokens is not None:
+            StoreConfig(chunk_tokens=chunk_tokens)  # same validation as the store option
+
     def _create_collection_row(
         self, session: Any, name: str, tokenizer: str | None, chunk_tokens: int | None
     ) -> CollectionRow:
         tokenizer = tokenizer or self.config.tokenizer
-        get_token_counter(tokenizer)  # fail now, naming the tokenizer, not at first add
-        if chunk_tokens is not None:
-            StoreConfig(chunk_tokens=chunk_tokens)  # same validation as the store option
+        self._check_new_settings(tokenizer, chunk_tokens)
         return repository.create_collection(
             session,
             name=name,
@@ -283,13 +344,35 @@ class Collection:
     """A named set of documents with its own tokenizer, chunk size and indexes."""
 
     def __init__(
-        self, store: Store, collection_id: int, name: str, tokenizer: str, chunk_tokens: int
+        self,
+        store: Store,
+        collection_id: int | None,
+        name: str,
+        tokenizer: str,
+        chunk_tokens: int,
     ) -> None:
         self._store = store
-        self._id = collection_id
+        self._known_id = collection_id  # None until the collection's first write creates it
         self.name = name
         self.tokenizer = tokenizer
         self.chunk_tokens = chunk_tokens
+
+    @property
+    def _id(self) -> int:
+        """The row id; reading a collection that no write has created yet is not found."""
+        if self._known_id is None:
+            self._adopt(self._store._existing_row(self.name))
+        assert self._known_id is not None
+        return self._known_id
+
+    def _adopt(self, row: CollectionRow) -> None:
+        self._known_id = row.id
+        self.tokenizer, self.chunk_tokens = row.tokenizer, row.chunk_tokens
+
+    def _created(self) -> None:
+        """Create the collection if this is its first write (the caller holds the write lock)."""
+        if self._known_id is None:
+            self._adopt(self._store._row_for_write(self.name, self.tokenizer, self.chunk_tokens))
 
     def add(
         self, documents: Iterable[Document | str], *, progress: ProgressCallback | None = None
@@ -317,13 +400,12 @@ class Collection:
     ) -> IngestReport:
         """Parse files and folders and add them; files skipped inside folders are reported.
 
-        Ids are the files' paths, relative to `root` when given (uploads use their names).
+        Ids are the files' paths relative to `root` (default: `Store.root`, the folder that
+        holds the store folder), whatever the working directory; a file outside it keeps its
+        absolute path. Markdown and HTML files are titled by their first level-1 heading.
         """
-        parsed = parse_paths(
-            paths,
-            max_bytes=self._store.config.max_file_bytes,
-            root=Path(root) if root is not None else None,
-        )
+        base = Path(root) if root is not None else self._store.root
+        parsed = parse_paths(paths, max_bytes=self._store.config.max_file_bytes, root=base)
         return self._ingest(parsed.documents, progress=progress, skipped=parsed.skipped)
 
     def add_conversation(
@@ -449,18 +531,9 @@ class Collection:
 
     def stats(self) -> CollectionStats:
         """Settings and size of the collection: documents, chunks, tokens, index version."""
+        row = self._store._existing_row(self.name)
         with self._store._sessions() as session:
-            documents, chunks, tokens = repository.collection_totals(session, self._id)
-            version = repository.index_version(session, self._id)
-        return CollectionStats(
-            name=self.name,
-            tokenizer=self.tokenizer,
-            chunk_tokens=self.chunk_tokens,
-            documents=documents,
-            chunks=chunks,
-            tokens=tokens,
-            index_version=version,
-        )
+            return _stats(session, row)
 
     def chunk_vectors(self) -> tuple[list[str], Vectors]:
         """Every chunk's text in document order, with the vector it was indexed under.
@@ -494,6 +567,7 @@ class Collection:
     ) -> IngestReport:
         # One writer per store at a time keeps index versions and deltas in step.
         with self._store._write_lock:
+            self._created()
             target = self._target(self._store.summarizer)
             return ingest_documents(documents, target, progress=progress, skipped=skipped)
 
@@ -510,6 +584,19 @@ class Collection:
             fallback_summarizer=store._extractive,
             fanout=store.config.fanout,
         )
+
+
+def _stats(session: Any, row: CollectionRow) -> CollectionStats:
+    documents, chunks, tokens = repository.collection_totals(session, row.id)
+    return CollectionStats(
+        name=row.name,
+        tokenizer=row.tokenizer,
+        chunk_tokens=row.chunk_tokens,
+        documents=documents,
+        chunks=chunks,
+        tokens=tokens,
+        index_version=repository.index_version(session, row.id),
+    )
 
 
 def _check_collection_name(name: str) -> None:

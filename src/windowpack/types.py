@@ -118,13 +118,13 @@ class Window:
     index_versions: tuple[tuple[str, int], ...] = ()
 
     def messages(
-        self, *, cache_control: bool = False, question: bool = True
+        self, *, cache_control: bool = False, include_question: bool = True
     ) -> list[dict[str, Any]]:
         """The window as chat messages: the stable tier, the question's material, the question.
 
         The stable tier is a system message (with `cache_control`, carrying an Anthropic
         cache breakpoint), the material a user message, and the question (`query`, verbatim)
-        the last user message unless `question=False`. Content is a list of text parts, the
+        the last user message unless `include_question=False`. Content is a list of text parts, the
         shape both the OpenAI and the Anthropic chat APIs accept.
         """
         stable = self.text[: self.cacheable_prefix_chars]
@@ -135,7 +135,7 @@ class Window:
             if cache_control:
                 part["cache_control"] = {"type": "ephemeral"}
             messages.append({"role": "system", "content": [part]})
-        for text in (specific, self.query if question else ""):
+        for text in (specific, self.query if include_question else ""):
             if text:
                 messages.append({"role": "user", "content": [{"type": "text", "text": text}]})
         return messages

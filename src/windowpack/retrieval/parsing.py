@@ -4,9 +4,10 @@ A file named explicitly must parse or its error is raised, so the caller stores 
 found while walking a folder are best effort: one that cannot be parsed is recorded in
 `ParseResult.skipped` with the reason and the walk goes on.
 
-Each document's id is its path (as given, joined with the path inside the folder, in POSIX
-form), so ingesting the same files again yields the same ids and unchanged files are
-recognised.
+Each document's id is its path in POSIX form: relative to `root` when one is given (the
+facade always gives one: the folder that holds the store), else as given. So ingesting the
+same files again yields the same ids, whatever the working directory, and unchanged files
+are recognised. Markdown and HTML files are titled by their first level-1 heading.
 """
 
 from __future__ import annotations
@@ -64,14 +65,17 @@ def parse_paths(
     file named in `paths` that cannot be parsed raises its `FileInputError`; a file found
     inside a folder that cannot be parsed is recorded in `skipped` instead. A document reached
     twice (a file also inside a named folder) is returned once. With `root`, names (ids,
-    sources, error messages, `skipped`) are relative to it: files uploaded to a temporary
+    sources, error messages, `skipped`) are paths relative to it, the same from any working
+    directory (a file outside it keeps its absolute path); files uploaded to a temporary
     folder keep the names the client gave them.
     """
     if root is None:
         return _parse_paths(paths, max_bytes=max_bytes)
-    prefix = root.as_posix().rstrip("/") + "/"
+    # Absolute, normalised paths ("..", "." resolved; links kept) from any working directory.
+    prefix = Path(os.path.abspath(root)).as_posix().rstrip("/") + "/"
+    absolute = [os.path.abspath(path) for path in paths]
     try:
-        result = _parse_paths(paths, max_bytes=max_bytes)
+        result = _parse_paths(absolute, max_bytes=max_bytes)
     except FileInputError as error:
         raise type(error)(error.path.removeprefix(prefix), error.problem) from None
     documents = [_relative(document, prefix) for document in result.documents]
@@ -279,7 +283,28 @@ def _parse_text(data: bytes, path: Path, name: str) -> Document:
 
 
 def _parse_markdown(data: bytes, path: Path, name: str) -> Document:
-    return _document(_decode_text(data, name), path, file_format="markdown", kind="markdown")
+    text = _decode_text(data, name)
+    title = markdown_title(text)
+    return _document(text, path, file_format="markdown", kind="markdown", title=title)
+
+
+def markdown_title(text: str) -> str | None:
+    """The text of the first level-1 heading (`# Title` or a `===` underline), if any.
+
+    Parsed with markdown-it (CommonMark), so a `#` line inside a code block is not a title;
+    inline markup (`*em*`, links) is dropped, its text kept.
+    """
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").parse(text)
+    for index, token in enumerate(tokens[:-1]):
+        if token.type == "heading_open" and token.tag == "h1":
+            parts = tokens[index + 1].children or []
+            words = "".join(p.content for p in parts if p.type in ("text", "code_inline"))
+            title = " ".join(words.split())
+            if title:
+                return title
+    return None
 
 
 def _parse_html(data: bytes, path: Path, name: str) -> Document:
@@ -292,38 +317,44 @@ def _parse_html(data: bytes, path: Path, name: str) -> Document:
     markdown = _normalise_newlines(str(converter.handle(source))).strip()
     if not markdown:
         raise EmptyDocumentError(name, "has no text")
-    return _document(markdown, path, file_format="html", kind="markdown", title=_html_title(source))
+    return _document(markdown, path, file_format="html", kind="markdown", title=html_title(source))
 
 
 class _TitleParser(HTMLParser):
-    """Collects the text of the first `<title>` element."""
+    """Collects the text of the first `<h1>` and of the first `<title>` element."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.parts: list[str] = []
-        self._inside = False
-        self._done = False
+        self.parts: dict[str, list[str]] = {"h1": [], "title": []}
+        self._inside: str | None = None
+        self._done: set[str] = set()
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "title" and not self._done:
-            self._inside = True
+        if tag in self.parts and tag not in self._done and self._inside is None:
+            self._inside = tag
 
     def handle_endtag(self, tag: str) -> None:
-        if tag == "title" and self._inside:
-            self._inside = False
-            self._done = True
+        if tag == self._inside:
+            self._inside = None
+            # An empty element (an icon-only heading) does not count as the first one.
+            if "".join(self.parts[tag]).strip():
+                self._done.add(tag)
 
     def handle_data(self, data: str) -> None:
-        if self._inside:
-            self.parts.append(data)
+        if self._inside is not None:
+            self.parts[self._inside].append(data)
 
 
-def _html_title(source: str) -> str | None:
+def html_title(source: str) -> str | None:
+    """The text of the first `<h1>`, else of `<title>`, if any."""
     parser = _TitleParser()
     parser.feed(source)
     parser.close()
-    title = " ".join("".join(parser.parts).split())
-    return title or None
+    for tag in ("h1", "title"):
+        title = " ".join("".join(parser.parts[tag]).split())
+        if title:
+            return title
+    return None
 
 
 # --- PDF -------------------------------------------------------------------------------------
