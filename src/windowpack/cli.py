@@ -26,8 +26,8 @@ from windowpack.config import DEFAULT_COLLECTION, DEFAULT_STORE
 from windowpack.errors import CollectionNotFoundError, InvalidArgumentError, WindowpackError
 
 if TYPE_CHECKING:
-    from windowpack.service import Collection, CollectionStats, Store
-    from windowpack.types import IngestProgress, IngestReport
+    from windowpack.service import Collection, Store
+    from windowpack.types import CollectionStats, IngestProgress, IngestReport
 
 app = typer.Typer(
     help="windowpack: the best context window for one question, at any token budget.",

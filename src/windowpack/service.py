@@ -10,7 +10,6 @@ import os
 import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -52,7 +51,15 @@ from windowpack.storage.schema import CollectionRow
 from windowpack.summarizer.base import Summarizer
 from windowpack.summarizer.extractive import ExtractiveSummarizer
 from windowpack.summarizer.overview import TreeNode, TreeOverview, tree_node, tree_overview
-from windowpack.types import Document, Hit, IngestReport, Span, Window
+from windowpack.types import (
+    CollectionStats,
+    Document,
+    DocumentInfo,
+    Hit,
+    IngestReport,
+    Span,
+    Window,
+)
 
 _COLLECTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _DATABASE_FILE = "windowpack.db"
@@ -312,32 +319,6 @@ class Store:
             raise ConflictError(f"collection {row.name!r} uses tokenizer {row.tokenizer!r}")
         if chunk_tokens is not None and chunk_tokens != row.chunk_tokens:
             raise ConflictError(f"collection {row.name!r} uses chunk_tokens={row.chunk_tokens}")
-
-
-@dataclass(frozen=True, kw_only=True)
-class DocumentInfo:
-    """A stored document without its text."""
-
-    id: str
-    title: str | None
-    kind: str
-    tokens: int
-    chunks: int
-    position: int
-    metadata: Mapping[str, Any]
-
-
-@dataclass(frozen=True, kw_only=True)
-class CollectionStats:
-    """A collection's fixed settings and its size at its current index version."""
-
-    name: str
-    tokenizer: str
-    chunk_tokens: int
-    documents: int
-    chunks: int
-    tokens: int
-    index_version: int
 
 
 class Collection:

@@ -163,6 +163,32 @@ silently caches nothing. `align=N` in `pack` pads the stable tier to reach N."""
 
 
 @dataclass(frozen=True, kw_only=True)
+class DocumentInfo:
+    """A stored document without its text."""
+
+    id: str
+    title: str | None
+    kind: str
+    tokens: int
+    chunks: int
+    position: int
+    metadata: dict[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CollectionStats:
+    """A collection's fixed settings and its size at its current index version."""
+
+    name: str
+    tokenizer: str
+    chunk_tokens: int
+    documents: int
+    chunks: int
+    tokens: int
+    index_version: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class IngestReport:
     """What one `add`/`add_files` call did.
 

@@ -8,13 +8,14 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
 
 from windowpack import __version__
 from windowpack.api.deps import Service
 from windowpack.api.errors import install_error_handlers
 from windowpack.api.limits import BodySizeLimit
 from windowpack.api.metrics import Metrics, RequestMetrics
-from windowpack.api.routes import ERRORS, collections, documents, jobs, ops, query
+from windowpack.api.routes import ERRORS, collections, documents, jobs, ops, query, ui
 from windowpack.api.settings import ApiSettings
 from windowpack.config import StoreConfig
 from windowpack.errors import InvalidArgumentError
@@ -58,13 +59,20 @@ def create_app(settings: ApiSettings | None = None, *, store: Store | None = Non
         if owned:
             store.close()
 
-    app = FastAPI(
-        title="windowpack", version=__version__, description=_DESCRIPTION, lifespan=lifespan
+    # /docs (Swagger UI) and /redoc from files installed with fastapi-offline, not a CDN:
+    # the interactive docs work on a machine without internet.
+    app = FastAPIOffline(
+        title="windowpack",
+        version=__version__,
+        description=_DESCRIPTION,
+        lifespan=lifespan,
+        static_url="/static/docs",
     )
     app.state.service = service
     for router in (collections.router, documents.router, query.router, jobs.router):
         app.include_router(router, prefix="/v1", responses=ERRORS)
     app.include_router(ops.router, responses=ERRORS)
+    app.include_router(ui.router)
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
     app.add_middleware(RequestMetrics, metrics=metrics)

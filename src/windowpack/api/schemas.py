@@ -13,8 +13,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from windowpack.jobs import Job
-from windowpack.service import DocumentInfo
-from windowpack.types import Document, DocumentKind, IngestReport, Span, Window, WindowItem
+from windowpack.types import (
+    Document,
+    DocumentInfo,
+    DocumentKind,
+    IngestReport,
+    Span,
+    Window,
+    WindowItem,
+)
 
 _QUERY = Field(min_length=1, max_length=20_000, description="The question or keywords.")
 Tokenizer = Literal["o200k_base", "cl100k_base"]
@@ -109,9 +116,17 @@ class PackOptions(_Body):
     overview_tokens: int | None = Field(
         default=None, ge=0, description="Cap on the query-independent overview tier."
     )
-    align: bool = Field(default=False, description="Pad the stable tier to 256-token multiples.")
+    align: bool | int = Field(
+        default=False,
+        description="true: pad the stable tier to a multiple of 256 tokens; N (e.g. 1024, the "
+        "OpenAI and Anthropic cache minimum): to at least N tokens, if N is at most half the "
+        "budget.",
+    )
     cache_control: bool = Field(
         default=False, description="With format=messages: an Anthropic cache breakpoint."
+    )
+    include_question: bool = Field(
+        default=True, description="With format=messages: the question as the last user message."
     )
 
     def window_options(self) -> dict[str, Any]:
@@ -151,6 +166,9 @@ class PackItem(BaseModel):
     offset: int
     chars: int
     metadata: dict[str, Any]
+    document_range: tuple[int, int] | None = Field(
+        default=None, description="A collection-level summary's documents (first, last)."
+    )
 
     @classmethod
     def of(cls, item: WindowItem) -> PackItem:
@@ -174,13 +192,22 @@ class PackOut(BaseModel):
     index_versions: dict[str, int]
     items: list[PackItem]
     reason: str | None
+    prefix_cache: dict[str, bool] = Field(
+        default_factory=dict,
+        description="Whether the cacheable prefix reaches each provider's minimum cacheable "
+        "prompt (openai: 1,024 tokens; anthropic: 1,024; anthropic-haiku-4.5: 4,096).",
+    )
 
     @classmethod
     def of(cls, window: Window, options: PackOptions) -> PackOut:
         as_messages = options.format == "messages"
         return cls.model_construct(
             text=None if as_messages else window.text,
-            messages=window.messages(cache_control=options.cache_control) if as_messages else None,
+            messages=window.messages(
+                cache_control=options.cache_control, include_question=options.include_question
+            )
+            if as_messages
+            else None,
             tokens=window.tokens,
             budget=window.budget,
             tokenizer=window.tokenizer,
@@ -190,6 +217,7 @@ class PackOut(BaseModel):
             index_versions=dict(window.index_versions),
             items=[PackItem.of(item) for item in window.items],
             reason=window.reason,
+            prefix_cache=window.prefix_cache(),
         )
 
 

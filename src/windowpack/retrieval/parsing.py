@@ -77,7 +77,9 @@ def parse_paths(
     try:
         result = _parse_paths(absolute, max_bytes=max_bytes)
     except FileInputError as error:
-        raise type(error)(error.path.removeprefix(prefix), error.problem) from None
+        raise type(error)(str(error.path).removeprefix(prefix), str(error.problem)) from None
+    except InputPathNotFoundError as error:
+        raise InputPathNotFoundError(str(error.path).removeprefix(prefix)) from None
     documents = [_relative(document, prefix) for document in result.documents]
     skipped = {
         path.removeprefix(prefix): reason.replace(prefix, "")

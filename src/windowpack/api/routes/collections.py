@@ -8,7 +8,7 @@ from fastapi import APIRouter, Path, Response
 
 from windowpack.api.deps import AccessDep, ServiceDep
 from windowpack.api.schemas import CollectionCreate, CollectionList
-from windowpack.service import CollectionStats
+from windowpack.types import CollectionStats
 
 router = APIRouter(tags=["collections"])
 CollectionName = Annotated[str, Path(min_length=1, max_length=64, description="Collection name.")]
