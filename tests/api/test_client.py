@@ -102,9 +102,9 @@ def test_files_and_background_jobs(client: wp.Client, tmp_path: Path) -> None:
 def test_errors_are_the_library_exception_tree(client: wp.Client) -> None:
     client.collection("docs").add(DOCUMENTS)
 
-    with pytest.raises(wp.CollectionNotFoundError, match="'nope' does not exist.*'docs'"):
+    with pytest.raises(wp.CollectionNotFoundError, match=r"'nope' does not exist.*'docs'"):
         client.collection("nope").search("x")
-    with pytest.raises(wp.InvalidInputError, match="body.budget") as raised:
+    with pytest.raises(wp.InvalidInputError, match=r"body\.budget") as raised:
         client.collection("docs").pack("x", budget=0)
     assert raised.value.code == "validation_error" and raised.value.http_status == 422
     with pytest.raises(wp.DocumentNotFoundError, match="'missing'"):

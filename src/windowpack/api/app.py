@@ -8,10 +8,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI
-from fastapi_offline import FastAPIOffline
 
 from windowpack import __version__
 from windowpack.api.deps import Service
+from windowpack.api.docs import install_docs
 from windowpack.api.errors import install_error_handlers
 from windowpack.api.limits import BodySizeLimit
 from windowpack.api.metrics import Metrics, RequestMetrics
@@ -59,15 +59,15 @@ def create_app(settings: ApiSettings | None = None, *, store: Store | None = Non
         if owned:
             store.close()
 
-    # /docs (Swagger UI) and /redoc from files installed with fastapi-offline, not a CDN:
-    # the interactive docs work on a machine without internet.
-    app = FastAPIOffline(
+    app = FastAPI(
         title="windowpack",
         version=__version__,
         description=_DESCRIPTION,
         lifespan=lifespan,
-        static_url="/static/docs",
+        docs_url=None,
+        redoc_url=None,
     )
+    install_docs(app)  # /docs and /redoc from installed files: they work offline
     app.state.service = service
     for router in (collections.router, documents.router, query.router, jobs.router):
         app.include_router(router, prefix="/v1", responses=ERRORS)
