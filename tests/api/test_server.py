@@ -23,6 +23,19 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def _wait_until_up(url: str, process: subprocess.Popen[str]) -> None:
+    """Until the server answers /healthz (a minute at most); fails if the process died."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            time.sleep(0.1)
+        assert process.poll() is None, process.stdout.read() if process.stdout else ""
+    raise AssertionError(f"{url} did not answer within 60 s")
+
+
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     """`windowpack serve` on a free loopback port over an empty hash-embedder store."""
@@ -37,14 +50,7 @@ def server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
-            assert process.poll() is None, process.stdout.read() if process.stdout else ""
+        _wait_until_up(url, process)
         yield url, process
     finally:
         process.terminate()
@@ -100,13 +106,7 @@ def _serve_and_stop(tmp_path: Path, *flags: str) -> str:
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
+        _wait_until_up(url, process)
         assert httpx.get(f"{url}/v1/collections/nope", timeout=10).status_code == 404
     finally:
         process.terminate()
