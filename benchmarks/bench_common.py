@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from windowpack.budget.tokens import TokenCounter
 from windowpack.evals.haystack import split_bounds
 from windowpack.retrieval.parsing import parse_paths
+from windowpack.text.tokens import TokenCounter
 from windowpack.types import Document, IngestProgress
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -401,7 +401,7 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]")
 
 
 def corpus_sentences(texts: Sequence[str]) -> list[str]:
-    from windowpack.retrieval.chunking import split_sentences
+    from windowpack.text.sentences import split_sentences
 
     return [text[span.start : span.end] for text in texts for span in split_sentences(text)]
 

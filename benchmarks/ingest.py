@@ -81,14 +81,15 @@ from rich.table import Table
 
 import windowpack as wp
 from windowpack import ingest as ingest_module
-from windowpack.budget.tokens import get_token_counter
 from windowpack.config import DEFAULT_EMBEDDER, StoreConfig
 from windowpack.retrieval.chunking import chunk_document
 from windowpack.retrieval.embedder import Embedder, SentenceTransformerEmbedder, get_embedder
-from windowpack.retrieval.embedding_cache import content_hash, embed_with_cache
+from windowpack.retrieval.embedding_cache import embed_with_cache
 from windowpack.retrieval.indexes import IndexStore
 from windowpack.storage import repository
 from windowpack.storage.database import create_database_engine, migrate, session_factory, sqlite_url
+from windowpack.text.hashing import content_hash
+from windowpack.text.tokens import get_token_counter
 from windowpack.types import Document
 
 COLLECTION = "ingest-bench"
@@ -153,8 +154,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 clock.start()
                 report = collection.add(documents, progress=clock)
                 clock.finish()
-            with store._sessions() as session:
-                nodes = repository.tree_nodes(session, collection._id)
+            with store._context.sessions() as session:
+                nodes = repository.tree_nodes(session, collection.collection_id)
             console.print("Re-ingesting the unchanged corpus (col.add, same ids) ...")
             started = time.perf_counter()
             again = collection.add(documents)

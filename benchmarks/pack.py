@@ -73,12 +73,12 @@ from rich.console import Console
 from rich.table import Table
 
 import windowpack as wp
-from windowpack import packing
-from windowpack.budget import layout
-from windowpack.budget.tokens import TokenCounter, get_token_counter
 from windowpack.config import StoreConfig
 from windowpack.evals.chunk_view import chunk_view
 from windowpack.evals.llama_baseline import LlamaIndexRetriever
+from windowpack.pack import layout, scoring
+from windowpack.pack import window as pack_window
+from windowpack.text.tokens import TokenCounter, get_token_counter
 from windowpack.types import Document, Window
 
 BUDGETS = (8_192, 131_072, 1_048_576)
@@ -91,13 +91,13 @@ _PARAGRAPH = re.compile(r"\n[ \t]*\n")
 SPLIT_PACKS = 5  # further distinct questions per budget, packed with the parts below timed
 # Parts of a pack (package internals, looked up at call time; missing ones are left out).
 _PARTS = {
-    "retrieve+fuse": (packing, "_fused_scores"),
-    "scores": (packing, "_scores"),
-    "allocate": (packing, "allocate"),
-    "render": (packing, "_rendered"),
-    "window": (packing, "_window"),
+    "retrieve+fuse": (scoring, "_fused_scores"),
+    "scores": (scoring, "_scores"),
+    "allocate": (pack_window, "allocate"),
+    "render": (pack_window, "_rendered"),
+    "window": (pack_window, "_window"),
     "count_exactly": (layout, "count_exactly"),
-    "items": (packing, "_item"),
+    "items": (pack_window, "_item"),
 }
 
 
@@ -320,7 +320,7 @@ def _measure(
                 llama.append(seconds)
                 llama_used.append(counter.count(text))
                 ran_out += exhausted
-        hits_before = store._packer.cache_hits
+        hits_before = store._context.packer.cache_hits
         warm = [_timed_pack(collection, asked[1], budget)[0] for _ in range(args.queries)]
         parts = {name: target for name, target in _PARTS.items() if hasattr(*target)}
         with CallTimer(parts) as timer:
@@ -332,7 +332,7 @@ def _measure(
             "first_call_ms": first_s * 1000.0,
             "cold": latency_stats(cold),
             "warm": latency_stats(warm),
-            "warm_cache_hits": store._packer.cache_hits - hits_before,
+            "warm_cache_hits": store._context.packer.cache_hits - hits_before,
             "windows": len(windows),
             "over_budget": sum(count > budget for count in counted),
             "tokens_mismatch": sum(c != w.tokens for c, w in zip(counted, windows, strict=True)),

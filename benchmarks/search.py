@@ -54,12 +54,12 @@ from rich.console import Console
 from rich.table import Table
 
 import windowpack as wp
-from windowpack.budget.tokens import get_token_counter
 from windowpack.config import DEFAULT_EMBEDDER, StoreConfig
 from windowpack.retrieval import fusion as fusion_module
 from windowpack.retrieval import search as search_module
 from windowpack.retrieval.embedder import Embedder, Vectors
 from windowpack.storage import repository
+from windowpack.text.tokens import get_token_counter
 from windowpack.types import Hit, IngestProgress
 
 COLLECTION = "search-bench"
@@ -342,7 +342,7 @@ def _instrumented(store: wp.Store, collection: wp.Collection, timer: _Timer) -> 
     the index version check, the query embedding (never cached here), the dense and BM25
     searches of the loaded indexes, the fusion function `retrieval.search` imports, and the
     chunk fetch. What is left (validation, session, building hits) is "other"."""
-    indexes = store._indexes.current(collection._id)
+    indexes = store._context.indexes.current(collection.collection_id)
     patched: list[tuple[Any, str, Any, bool]] = []
 
     def patch(target: Any, attribute: str, name: str) -> None:
@@ -350,19 +350,20 @@ def _instrumented(store: wp.Store, collection: wp.Collection, timer: _Timer) -> 
         patched.append((target, attribute, own.get(attribute), attribute in own))
         setattr(target, attribute, timer.wrap(name, getattr(target, attribute)))
 
-    patch(store._indexes, "current", "version_check")
+    patch(store._context.indexes, "current", "version_check")
     patch(indexes.dense, "search", "dense")
     patch(indexes.lexical, "search", "bm25")
     for attribute, value in list(vars(search_module).items()):
         if inspect.isfunction(value) and value.__module__ == fusion_module.__name__:
             patch(search_module, attribute, "fusion")
-    patch(repository, "fetch_chunk_records", "db_fetch")
-    cache = store._query_vectors
-    store._query_vectors = _UncachedQueryVectors(store._embedder, timer)  # type: ignore[assignment]
+    patch(repository, "chunks_with_documents", "db_fetch")
+    # The query-vector cache is bypassed: every query runs the model, timed.
+    uncached = _UncachedQueryVectors(store._context.embedder, timer)
+    patched.append((store._context.query_vectors, "get", None, False))
+    store._context.query_vectors.get = uncached.get  # type: ignore[method-assign]
     try:
         yield
     finally:
-        store._query_vectors = cache
         for target, attribute, original, owned in reversed(patched):
             if owned:
                 setattr(target, attribute, original)
@@ -418,7 +419,7 @@ def _print_results(console: Console, figures: dict[str, Any], store_docs: dict[s
         "dense": "  dense search (FAISS)",
         "bm25": "  BM25 search (bm25s)",
         "fusion": f"  fusion ({', '.join(figures['fusion_functions'])})",
-        "db_fetch": "  DB fetch (fetch_chunk_records)",
+        "db_fetch": "  DB fetch (chunks_with_documents)",
         "other": "  other (validation, session, hits)",
     }
     for name, label in labels.items():

@@ -34,10 +34,11 @@ import numpy as np
 from bench_common import ESSAYS_JSON, load_corpus, reusable_store_folder
 
 import windowpack as wp
-from windowpack.budget.state import PackingState, load_state
-from windowpack.budget.tokens import get_token_counter
 from windowpack.config import StoreConfig
+from windowpack.pack.loading import load_state
+from windowpack.pack.state import PackingState
 from windowpack.storage import repository
+from windowpack.text.tokens import get_token_counter
 
 COLLECTION = "essays"
 CONFIG = StoreConfig(embedder="hash")
@@ -85,7 +86,7 @@ def _measure(folder: Path, documents: list[wp.Document], repeats: int) -> None:
 
 def _load(store: wp.Store, previous: PackingState | None) -> PackingState:
     """The state of the collection's current version, lent `previous`'s counts if given."""
-    sessions = store._sessions  # the benchmark times the loader itself
+    sessions = store._context.sessions  # the benchmark times the loader itself
     with sessions() as session:
         row = repository.get_collection(session, COLLECTION)
         assert row is not None

@@ -67,13 +67,13 @@ from rich.table import Table
 
 import windowpack as wp
 from windowpack import ingest as ingest_module
-from windowpack.budget.tokens import get_token_counter
 from windowpack.config import DEFAULT_EMBEDDER, StoreConfig
 from windowpack.retrieval.embedder import get_embedder
 from windowpack.retrieval.indexes import IndexStore
 from windowpack.storage import repository
 from windowpack.summarizer.extractive import ExtractiveSummarizer
 from windowpack.summarizer.overview import TreeOverview
+from windowpack.text.tokens import get_token_counter
 from windowpack.types import IngestReport
 
 COLLECTION = "tree-bench"
@@ -161,9 +161,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             before = _node_rows(store, col)
             timed("add_one", lambda clock: col.add([new_document], progress=clock))
             after = _node_rows(store, col)
-            with store._sessions() as session:
+            with store._context.sessions() as session:
                 rows = repository.documents_by_external_id(
-                    session, col._id, [new_document.id or ""]
+                    session, col.collection_id, [new_document.id or ""]
                 )
                 new_row_id = rows[new_document.id or ""].id
             final = col.tree()
@@ -245,12 +245,12 @@ def _tree_dict(tree: TreeOverview) -> dict[str, Any]:
 
 
 def _node_rows(store: wp.Store, col: wp.Collection) -> dict[int, NodeKey]:
-    with store._sessions() as session:
+    with store._context.sessions() as session:
         return {
             row.id: NodeKey(
                 row.document_id, row.level, row.children_hash, row.text_hash, row.parent_id
             )
-            for row in repository.tree_nodes(session, col._id)
+            for row in repository.tree_nodes(session, col.collection_id)
         }
 
 

@@ -24,11 +24,13 @@ def test_all_is_pinned() -> None:
             "EmptyDocumentError",
             "FileTooLargeError",
             "Hit",
+            "IngestProgress",
             "IngestReport",
             "InputPathNotFoundError",
             "InvalidArgumentError",
             "InvalidInputError",
             "JobNotFoundError",
+            "LevelStats",
             "MissingDependencyError",
             "NotFoundError",
             "PermissionDeniedError",
@@ -38,6 +40,9 @@ def test_all_is_pinned() -> None:
             "Store",
             "StoreConfig",
             "StoreNotFoundError",
+            "TreeChild",
+            "TreeNode",
+            "TreeOverview",
             "UnsupportedFileError",
             "Window",
             "WindowItem",
@@ -45,6 +50,25 @@ def test_all_is_pinned() -> None:
             "open",
         ]
     )
+
+
+def test_the_facade_return_types_are_exported() -> None:
+    """What `Collection` and `Store` methods return can be named from the package root."""
+    import inspect
+    import typing
+
+    returned = set()
+    for cls in (windowpack.Collection, windowpack.Store):
+        for name, method in inspect.getmembers(cls, inspect.isfunction):
+            if not name.startswith("_"):
+                hint = typing.get_type_hints(method).get("return")
+                returned.update(getattr(hint, "__args__", ()) or (hint,))
+    ours = {t for t in returned if getattr(t, "__module__", "").startswith("windowpack")}
+    assert {"Window", "DocumentInfo", "CollectionStats", "TreeNode", "TreeOverview"} <= {
+        t.__name__ for t in ours
+    }
+    missing = {t.__name__ for t in ours if getattr(windowpack, t.__name__, None) is not t}
+    assert missing <= {"ApiKeys"}, missing
 
 
 def test_every_exported_name_resolves() -> None:

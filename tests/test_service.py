@@ -204,7 +204,7 @@ def test_re_adding_unchanged_documents_never_touches_the_embedder(
 ) -> None:
     documents = [wp.Document(text="Seals sleep on ice floes.", id="s")]
     empty_collection.add(documents)
-    embedder = empty_collection._store._embedder
+    embedder = empty_collection._context.embedder
 
     def refuse(*_args: object) -> None:
         raise AssertionError("the embedder was used for unchanged documents")

@@ -12,8 +12,7 @@ from rich.padding import Padding
 from rich.table import Table
 
 if TYPE_CHECKING:
-    from windowpack.summarizer.overview import TreeNode, TreeOverview
-    from windowpack.types import Hit, IngestReport, Window
+    from windowpack.types import Hit, IngestReport, TreeNode, TreeOverview, Window
 
 console = Console()
 errors = Console(stderr=True)

@@ -32,7 +32,6 @@ class StoreConfig:
     ann_threshold: int = 100_000
     fanout: int = 8
     max_file_bytes: int = 64 * 1024 * 1024
-    show_progress: bool = False
 
     def __post_init__(self) -> None:
         _require_positive("chunk_tokens", self.chunk_tokens)

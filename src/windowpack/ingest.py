@@ -17,14 +17,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
-from windowpack.budget.tokens import TokenCounter
-from windowpack.retrieval.chunking import ChunkSpan, chunk_document
+from windowpack.retrieval.chunking import Chunk, chunk_document
 from windowpack.retrieval.documents import checked_identity, fingerprint, reject_duplicate_ids
 from windowpack.retrieval.embedder import Embedder, Vectors
-from windowpack.retrieval.embedding_cache import content_hash, embed_with_cache
-from windowpack.retrieval.indexes import NODE_ID_OFFSET, IndexDelta, IndexStore, node_index_id
+from windowpack.retrieval.embedding_cache import embed_with_cache
+from windowpack.retrieval.index_ids import node_index_id
+from windowpack.retrieval.indexes import IndexDelta, IndexStore
 from windowpack.storage import repository
-from windowpack.storage.schema import ChunkRow, DocumentRow, TreeNodeRow
+from windowpack.storage.schema import ChunkRow, DocumentRow, TreeNodeRow, new_row
 from windowpack.summarizer.base import Summarizer
 from windowpack.summarizer.persistence import (
     CommittingSummaryCache,
@@ -41,6 +41,8 @@ from windowpack.summarizer.tree import (
     TreeStats,
     estimate_tree_cost,
 )
+from windowpack.text.hashing import content_hash
+from windowpack.text.tokens import TokenCounter
 from windowpack.types import Document, IngestProgress, IngestReport
 
 
@@ -74,7 +76,7 @@ class _Prepared:
     document: Document
     external_id: str
     text_hash: str
-    chunks: list[ChunkSpan]
+    chunks: list[Chunk]
     position: int | None = None
     # The chunks as tree leaves: each chunk's text sliced and hashed once, reused by the tree,
     # the embedding and the insert.
@@ -208,8 +210,9 @@ def rebuild_tree(target: IngestTarget, progress: ProgressCallback | None = None)
     vectors, embedded = _embed(node_texts, node_hashes, target, tracker)
     tracker.stage("index")
     with target.sessions.begin() as session:
-        removed = [node_index_id(i) for i in repository.all_node_ids(session, target.collection_id)]
-        repository.delete_nodes(session, [i - NODE_ID_OFFSET for i in removed])
+        old_nodes = repository.all_node_ids(session, target.collection_id)
+        repository.delete_nodes(session, old_nodes)
+        removed = [node_index_id(node_id) for node_id in old_nodes]
         added: list[int] = []
         for doc in documents:
             rows = insert_levels(
@@ -369,34 +372,26 @@ def _insert(session: Session, item: _Prepared, target: IngestTarget) -> list[int
     """Insert the document, its chunks and its nodes; returns their index ids in text order."""
     document = item.document
     assert item.position is not None
-    row = DocumentRow(
+    units = [[unit.start, unit.end] for unit in document.units] if document.units else None
+    identity = {"external_id": item.external_id, "text_hash": item.text_hash}
+    tokens = sum(chunk.tokens for chunk in item.chunks)
+    # Text, title, kind and source are the document's own; the rest is where it is stored.
+    row = new_row(
+        DocumentRow,
+        document,
+        **identity,
         collection_id=target.collection_id,
-        external_id=item.external_id,
-        title=document.title,
-        kind=document.kind,
-        text=document.text,
-        text_hash=item.text_hash,
-        units=[[unit.start, unit.end] for unit in document.units] if document.units else None,
+        units=units,
         meta=document.metadata,
-        source=document.source,
         position=item.position,
-        token_count=sum(chunk.tokens for chunk in item.chunks),
+        token_count=tokens,
     )
     session.add(row)
     session.flush()
+    owner = {"collection_id": target.collection_id, "document_id": row.id}
     chunk_rows = [
-        ChunkRow(
-            collection_id=target.collection_id,
-            document_id=row.id,
-            ordinal=ordinal,
-            char_start=chunk.start,
-            char_end=chunk.end,
-            token_count=chunk.tokens,
-            unit=chunk.unit,
-            text_hash=item.leaves[ordinal].content_hash,
-            text=item.leaves[ordinal].text,
-        )
-        for ordinal, chunk in enumerate(item.chunks)
+        new_row(ChunkRow, leaf, **owner, ordinal=ordinal, unit=chunk.unit, **_leaf_hashes(leaf))
+        for ordinal, (chunk, leaf) in enumerate(zip(item.chunks, item.leaves, strict=True))
     ]
     session.add_all(chunk_rows)
     session.flush()
@@ -409,6 +404,11 @@ def _insert(session: Session, item: _Prepared, target: IngestTarget) -> list[int
     )
     node_ids = [node_index_id(node.id) for level in node_rows for node in level]
     return [chunk.id for chunk in chunk_rows] + node_ids
+
+
+def _leaf_hashes(leaf: TreeItem) -> dict[str, object]:
+    """A leaf's count and hash under their chunk column names (its text and span share them)."""
+    return {"token_count": leaf.tokens, "text_hash": leaf.content_hash}
 
 
 def _merged(first: TreeStats, second: TreeStats) -> TreeStats:

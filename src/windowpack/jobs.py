@@ -37,25 +37,25 @@ _LOG = logging.getLogger("windowpack.jobs")
 class Job:
     """A snapshot of one ingest job.
 
-    `stage` follows the ingest pipeline (queued, chunk, summarize, embed, index, done).
-    `failures` maps a file to why it was skipped; `error` says why a failed job failed
-    (its `code` and `message`, as the REST API reports errors), and then nothing was stored.
+    `progress` is the ingest pipeline's own (its `stage`: queued, chunk, summarize, embed,
+    index, done). `failures` maps a file to why it was skipped; `error` says why a failed job
+    failed (its `code` and `message`, as the REST API reports errors), and then nothing was
+    stored.
     """
 
     id: str
     collection: str
     status: JobStatus = "queued"
-    stage: str = "queued"
-    documents_total: int = 0
-    documents: int = 0
-    chunks: int = 0
-    tokens: int = 0
-    embedded: int = 0
+    progress: IngestProgress = field(default_factory=lambda: _queued(0))
     failures: dict[str, str] = field(default_factory=dict)
     error: tuple[str, str] | None = None
     report: IngestReport | None = None
     created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     finished_at: datetime | None = None
+
+
+def _queued(documents_total: int) -> IngestProgress:
+    return IngestProgress(stage="queued", documents_total=documents_total)
 
 
 class JobRunner:
@@ -86,7 +86,7 @@ class JobRunner:
         job = Job(
             id=f"job-{next(self._counter)}-{secrets.token_hex(4)}",
             collection=collection,
-            documents_total=documents_total,
+            progress=_queued(documents_total),
         )
         self._save(job)
         self._executor.submit(self._run, job.id, work, cleanup)
@@ -119,32 +119,28 @@ class JobRunner:
             _LOG.exception("ingest job %s failed", job_id)
             self._finish(job_id, started, status="failed", error=("internal_error", str(error)))
         else:
-            self._finish(
-                job_id,
-                started,
-                status="succeeded",
-                report=report,
-                failures=dict(report.skipped),
-                chunks=report.chunks,
-                tokens=report.tokens,
-            )
+            self._finish(job_id, started, report, status="succeeded")
         finally:
             if cleanup is not None:
                 cleanup()
 
     def _progress(self, job_id: str, progress: IngestProgress) -> None:
-        self._update(
-            job_id,
-            stage=progress.stage,
-            documents_total=progress.documents_total,
-            documents=progress.documents,
-            chunks=progress.chunks,
-            tokens=progress.tokens,
-            embedded=progress.embedded,
-        )
+        # A copy: the pipeline goes on updating its own object after this snapshot.
+        self._update(job_id, progress=replace(progress, note=None))
 
-    def _finish(self, job_id: str, started: datetime, **changes: object) -> None:
-        job = self._update(job_id, stage="done", finished_at=datetime.now(UTC), **changes)
+    def _finish(
+        self,
+        job_id: str,
+        started: datetime,
+        report: IngestReport | None = None,
+        **changes: object,
+    ) -> None:
+        with self._lock:
+            progress = replace(self._jobs[job_id].progress, stage="done")
+        if report is not None:
+            progress = replace(progress, chunks=report.chunks, tokens=report.tokens)
+            changes.update(report=report, failures=dict(report.skipped))
+        job = self._update(job_id, progress=progress, finished_at=datetime.now(UTC), **changes)
         if self._on_finish is not None:
             self._on_finish(job, (datetime.now(UTC) - started).total_seconds())
 

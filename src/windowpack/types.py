@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+_Record = TypeVar("_Record", bound="DataclassInstance")
 
 DocumentKind = Literal["text", "markdown", "conversation", "records"]
 
@@ -163,32 +170,6 @@ silently caches nothing. `align=N` in `pack` pads the stable tier to reach N."""
 
 
 @dataclass(frozen=True, kw_only=True)
-class DocumentInfo:
-    """A stored document without its text."""
-
-    id: str
-    title: str | None
-    kind: str
-    tokens: int
-    chunks: int
-    position: int
-    metadata: dict[str, Any]
-
-
-@dataclass(frozen=True, kw_only=True)
-class CollectionStats:
-    """A collection's fixed settings and its size at its current index version."""
-
-    name: str
-    tokenizer: str
-    chunk_tokens: int
-    documents: int
-    chunks: int
-    tokens: int
-    index_version: int
-
-
-@dataclass(frozen=True, kw_only=True)
 class IngestReport:
     """What one `add`/`add_files` call did.
 
@@ -225,3 +206,123 @@ class IngestProgress:
     embedded: int = 0
     summaries: int = 0
     note: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class DocumentInfo:
+    """A stored document without its text."""
+
+    id: str
+    title: str | None
+    kind: str
+    tokens: int
+    chunks: int
+    position: int
+    metadata: Mapping[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CollectionStats:
+    """A collection's fixed settings and its size at its current index version."""
+
+    name: str
+    tokenizer: str
+    chunk_tokens: int
+    documents: int
+    chunks: int
+    tokens: int
+    index_version: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class LevelStats:
+    """One level of the tree: `scope` is "document" or "collection"."""
+
+    level: int
+    scope: Literal["document", "collection"]
+    nodes: int
+    tokens: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class TreeOverview:
+    """The tree's shape. `summary_ratio` = summary tokens / chunk tokens."""
+
+    documents: int
+    chunks: int
+    chunk_tokens: int
+    summary_tokens: int
+    levels: list[LevelStats]
+    root_id: int | None
+
+    @property
+    def summary_ratio(self) -> float:
+        return self.summary_tokens / self.chunk_tokens if self.chunk_tokens else 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class TreeChild:
+    """A child of a node: another node, a chunk (level 0) or a document's only chunk."""
+
+    kind: Literal["node", "chunk"]
+    node_id: int | None
+    document_id: str | None
+    ordinal: int | None
+    tokens: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class TreeNode:
+    """A summary node: its text, what it stands for, its parent and its children."""
+
+    id: int
+    level: int
+    document_id: str | None
+    parent_id: int | None
+    leaf_start: int
+    leaf_end: int
+    char_start: int | None
+    char_end: int | None
+    text: str
+    tokens: int
+    summarizer: str
+    children: list[TreeChild]
+
+
+ALL_COLLECTIONS = "*"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApiKey:
+    """What a key may do; never its secret."""
+
+    key_id: str
+    name: str
+    collections: tuple[str, ...]
+    can_write: bool
+    created_at: datetime
+    revoked: bool
+
+    def can_see(self, collection: str) -> bool:
+        """Whether the key may use `collection` at all (reading it, or writing with `can_write`)."""
+        return ALL_COLLECTIONS in self.collections or collection in self.collections
+
+
+@dataclass(frozen=True, kw_only=True)
+class CreatedKey:
+    """A new key: `secret` is the full key to hand to the client, shown only this once."""
+
+    key: ApiKey
+    secret: str
+
+
+def copied(cls: type[_Record], record: object, **values: Any) -> _Record:
+    """A `cls` made of `values`, every other field taken from `record`'s attribute of the same
+    name (fields `record` lacks keep their defaults).
+
+    The one place a record of one type becomes another (a database row the public type the
+    facade returns, say): callers name only what differs, not every field again.
+    """
+    names = [f.name for f in fields(cls) if f.init and f.name not in values]
+    values.update({name: getattr(record, name) for name in names if hasattr(record, name)})
+    return cls(**values)

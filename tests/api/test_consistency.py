@@ -10,7 +10,7 @@ from windowpack.types import Document
 
 
 def test_packs_during_ingests_each_see_one_consistent_version(filled_client: TestClient) -> None:
-    store = filled_client.app.state.service.store  # type: ignore[attr-defined]
+    store = filled_client.app.state.api.store  # type: ignore[attr-defined]
     collection = store.collection("docs", create=False)
     body = {"query": "ferry seals owls", "budget": 1_000_000}  # lossless: the whole collection
     baseline = filled_client.post("/v1/collections/docs/pack", json=body).json()

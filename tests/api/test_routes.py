@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 
 import windowpack as wp
 from windowpack.api import create_app
-from windowpack.budget.tokens import get_token_counter
+from windowpack.text.tokens import get_token_counter
 
 
 def test_collection_lifecycle(client: TestClient) -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from windowpack.budget.tokens import TokenCounter, get_token_counter
 from windowpack.evals import Haystack, generated_haystack
 from windowpack.evals.haystack import split_passage
+from windowpack.text.tokens import TokenCounter, get_token_counter
 
 
 @pytest.fixture(scope="session")

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 import windowpack as wp
-from windowpack.budget.tokens import get_token_counter
 from windowpack.config import StoreConfig
 from windowpack.evals import SYSTEMS, Haystack, MrcrEval, NiahEval, RulerEval
 from windowpack.evals.systems import fill_to_budget
+from windowpack.text.tokens import get_token_counter
 
 BUDGETS = (1024, 4096)
 

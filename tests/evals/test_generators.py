@@ -6,10 +6,10 @@ import re
 
 import pytest
 
-from windowpack.budget.tokens import TokenCounter
 from windowpack.errors import InvalidArgumentError
 from windowpack.evals import RULER_TASKS, Case, Haystack, mrcr_case, niah_case, ruler_case
 from windowpack.evals.mrcr import request
+from windowpack.text.tokens import TokenCounter
 
 MAGIC = re.compile(r"One of the special magic (?:number|uuid)s for \S+ is: \S+\.")
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")

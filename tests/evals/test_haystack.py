@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from windowpack.budget.tokens import TokenCounter
 from windowpack.errors import InputPathNotFoundError, InvalidArgumentError, UnsupportedFileError
 from windowpack.evals import Haystack, generated_haystack, load_haystack
 from windowpack.evals.haystack import PASSAGE_CHARS, insert_at_depth, passages_of_length
+from windowpack.text.tokens import TokenCounter
 
 LONG = "A sentence of filler text. " * 8_000  # ~216K chars: over the split threshold
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from windowpack.budget.tokens import TokenCounter
 from windowpack.errors import InvalidArgumentError
 from windowpack.evals import (
     DeterministicReader,
@@ -17,6 +16,7 @@ from windowpack.evals import (
     score_reply,
 )
 from windowpack.evals.mrcr import request
+from windowpack.text.tokens import TokenCounter
 
 
 def test_niah_reader_reads_the_value_of_the_asked_key(

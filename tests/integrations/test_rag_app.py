@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from windowpack.budget.tokens import get_token_counter
+from windowpack.text.tokens import get_token_counter
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "rag_app.py"
 QUESTION = "When is the backup generator next serviced?"

@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from windowpack.budget.tokens import TokenCounter, get_token_counter
 from windowpack.errors import InvalidArgumentError
-from windowpack.retrieval.chunking import ChunkSpan, chunk_document, split_sentences
+from windowpack.retrieval.chunking import Chunk, chunk_document
+from windowpack.text.sentences import split_sentences
+from windowpack.text.tokens import TokenCounter, get_token_counter
 from windowpack.types import Document, Span
 
 ESSAYS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "ruler"
@@ -61,7 +62,7 @@ def essays_text() -> str:
 
 
 def assert_valid_chunks(
-    document: Document, token_counter: TokenCounter, target: int, chunks: list[ChunkSpan]
+    document: Document, token_counter: TokenCounter, target: int, chunks: list[Chunk]
 ) -> None:
     """The chunking invariants every document must satisfy."""
     text, previous_end = document.text, 0
@@ -77,7 +78,7 @@ def assert_valid_chunks(
     assert token_counter.count_many(bodies) == [chunk.tokens for chunk in chunks]
 
 
-def assert_within_units(document: Document, chunks: list[ChunkSpan]) -> None:
+def assert_within_units(document: Document, chunks: list[Chunk]) -> None:
     units = document.units or []
     for chunk in chunks:
         if chunk.unit is None:
@@ -243,55 +244,3 @@ def test_overlapping_units_are_an_invalid_argument() -> None:
     with pytest.raises(InvalidArgumentError) as raised:
         chunk_document(document, counter(), 10)
     assert raised.value.argument == "units"
-
-
-# --- sentences --------------------------------------------------------------------------------
-
-
-def sentences(text: str) -> list[str]:
-    return [text[span.start : span.end] for span in split_sentences(text)]
-
-
-def test_split_sentences_handles_abbreviations_initials_and_quotes() -> None:
-    text = (
-        'Mr. Smith met Dr. J. Watson, e.g. at 5 p.m. in the U.S. office. "Really?" she asked. '
-        "(Yes.) Then 3 more came!\nlowercase after a newline ends one too. Wait... Done."
-    )
-    assert sentences(text) == [
-        "Mr. Smith met Dr. J. Watson, e.g. at 5 p.m. in the U.S. office.",
-        '"Really?" she asked.',
-        "(Yes.)",
-        "Then 3 more came!",
-        "lowercase after a newline ends one too.",
-        "Wait...",
-        "Done.",
-    ]
-
-
-def test_split_sentences_does_not_split_before_lowercase_or_without_space() -> None:
-    assert sentences("It costs 3.5 dollars. and more.Next one") == [
-        "It costs 3.5 dollars. and more.Next one"
-    ]
-
-
-@FAST
-@given(text=any_text, data=st.data())
-def test_split_sentences_covers_every_non_space_char_of_the_range(
-    text: str, data: st.DataObject
-) -> None:
-    start = data.draw(st.integers(0, len(text)))
-    end = data.draw(st.integers(start, len(text)))
-    spans = split_sentences(text, start, end)
-    position = start
-    for span in spans:
-        assert text[position : span.start].strip() == ""
-        piece = text[span.start : span.end]
-        assert piece and piece == piece.strip()
-        position = span.end
-    assert text[position:end].strip() == ""
-    assert position <= end
-
-
-def test_split_sentences_rejects_a_bad_range() -> None:
-    with pytest.raises(InvalidArgumentError):
-        split_sentences("short", 2, 99)

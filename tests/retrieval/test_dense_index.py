@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from windowpack.errors import StorageError
-from windowpack.retrieval.dense_index import DenseIndex
+from windowpack.retrieval.dense_index import FaissIndex
 
 Matrix = npt.NDArray[np.float32]
 
@@ -41,12 +41,12 @@ def _sparse_ids(rng: np.random.Generator, count: int) -> npt.NDArray[np.int64]:
     return rng.choice(10**9, size=count, replace=False).astype(np.int64)
 
 
-def _ivf_fixture(seed: int = 7) -> tuple[DenseIndex, DenseIndex, Matrix, npt.NDArray[np.int64]]:
+def _ivf_fixture(seed: int = 7) -> tuple[FaissIndex, FaissIndex, Matrix, npt.NDArray[np.int64]]:
     rng = np.random.default_rng(seed)
     vectors, centres = _clustered(rng, 1000, 32)
     ids = _sparse_ids(rng, 1000)
-    ivf = DenseIndex.build(32, ids, vectors, ann_threshold=500)
-    exact = DenseIndex.build(32, ids, vectors, ann_threshold=NEVER_ANN)
+    ivf = FaissIndex.build(32, ids, vectors, ann_threshold=500)
+    exact = FaissIndex.build(32, ids, vectors, ann_threshold=NEVER_ANN)
     queries = _normalised(
         centres[rng.integers(0, len(centres), 40)] + 0.3 * rng.normal(size=(40, 32))
     )
@@ -69,7 +69,7 @@ def test_flat_top_k_equals_brute_force_cosine_ranking(
     rng = np.random.default_rng(seed)
     vectors = _random_vectors(rng, count, dimension)
     ids = _sparse_ids(rng, count)
-    index = DenseIndex.build(dimension, ids, vectors, ann_threshold=NEVER_ANN)
+    index = FaissIndex.build(dimension, ids, vectors, ann_threshold=NEVER_ANN)
     assert index.kind == "flat"
     assert index.size == count
     query = _random_vectors(rng, 1, dimension)[0]
@@ -93,7 +93,7 @@ def test_flat_top_k_ids_match_numpy_exactly_on_a_seeded_case() -> None:
     rng = np.random.default_rng(2024)
     vectors = _random_vectors(rng, 500, 64)
     ids = _sparse_ids(rng, 500)
-    index = DenseIndex.build(64, ids, vectors, ann_threshold=NEVER_ANN)
+    index = FaissIndex.build(64, ids, vectors, ann_threshold=NEVER_ANN)
     for query in _random_vectors(rng, 10, 64):
         found, _ = index.search(query, 10)
         expected = ids[np.argsort(-(vectors @ query))[:10]]
@@ -104,8 +104,8 @@ def test_kind_switches_to_ivf_at_the_threshold() -> None:
     rng = np.random.default_rng(1)
     vectors = _random_vectors(rng, 100, 8)
     ids = np.arange(100, dtype=np.int64)
-    assert DenseIndex.build(8, ids, vectors, ann_threshold=101).kind == "flat"
-    assert DenseIndex.build(8, ids, vectors, ann_threshold=100).kind == "ivf"
+    assert FaissIndex.build(8, ids, vectors, ann_threshold=101).kind == "flat"
+    assert FaissIndex.build(8, ids, vectors, ann_threshold=100).kind == "ivf"
 
 
 # --- ANN recall -----------------------------------------------------------------------------
@@ -133,7 +133,7 @@ def test_removed_ids_are_never_returned(threshold: int) -> None:
     rng = np.random.default_rng(3)
     vectors, _ = _clustered(rng, 1000, 32)
     ids = _sparse_ids(rng, 1000)
-    index = DenseIndex.build(32, ids, vectors, ann_threshold=threshold)
+    index = FaissIndex.build(32, ids, vectors, ann_threshold=threshold)
     removed = ids[::3]
     index.remove(removed)
     assert index.size == 1000 - len(removed)
@@ -150,7 +150,7 @@ def test_removed_ids_are_never_returned(threshold: int) -> None:
 def test_removing_nothing_changes_nothing() -> None:
     rng = np.random.default_rng(4)
     vectors = _random_vectors(rng, 20, 8)
-    index = DenseIndex.build(8, np.arange(20, dtype=np.int64), vectors, ann_threshold=NEVER_ANN)
+    index = FaissIndex.build(8, np.arange(20, dtype=np.int64), vectors, ann_threshold=NEVER_ANN)
     index.remove(np.zeros(0, dtype=np.int64))
     assert index.size == 20
 
@@ -158,7 +158,7 @@ def test_removing_nothing_changes_nothing() -> None:
 # --- files ----------------------------------------------------------------------------------
 
 
-def _assert_same_results(a: DenseIndex, b: DenseIndex, queries: Matrix, k: int) -> None:
+def _assert_same_results(a: FaissIndex, b: FaissIndex, queries: Matrix, k: int) -> None:
     for query in queries:
         ids_a, scores_a = a.search(query, k)
         ids_b, scores_b = b.search(query, k)
@@ -170,12 +170,12 @@ def test_flat_save_then_load_gives_identical_results(tmp_path: Path) -> None:
     rng = np.random.default_rng(5)
     vectors = _random_vectors(rng, 200, 16)
     ids = _sparse_ids(rng, 200)
-    index = DenseIndex.build(16, ids, vectors, ann_threshold=NEVER_ANN)
+    index = FaissIndex.build(16, ids, vectors, ann_threshold=NEVER_ANN)
     path = tmp_path / "nested" / "dense.faiss"
     index.save(path)
     assert path.exists()
     assert sorted(p.name for p in path.parent.iterdir()) == ["dense.faiss"], "no temp file left"
-    loaded = DenseIndex.load(path)
+    loaded = FaissIndex.load(path)
     assert loaded.kind == "flat"
     assert loaded.size == 200
     assert loaded.dimension == 16
@@ -186,7 +186,7 @@ def test_ivf_save_then_load_gives_identical_results(tmp_path: Path) -> None:
     ivf, _, queries, _ = _ivf_fixture(seed=11)
     path = tmp_path / "ivf.faiss"
     ivf.save(path)
-    loaded = DenseIndex.load(path)
+    loaded = FaissIndex.load(path)
     assert loaded.kind == "ivf"
     assert loaded.size == ivf.size
     _assert_same_results(ivf, loaded, queries, 10)
@@ -195,14 +195,14 @@ def test_ivf_save_then_load_gives_identical_results(tmp_path: Path) -> None:
 def test_save_replaces_an_existing_file(tmp_path: Path) -> None:
     rng = np.random.default_rng(6)
     path = tmp_path / "dense.faiss"
-    DenseIndex.build(8, np.arange(5), _random_vectors(rng, 5, 8), ann_threshold=NEVER_ANN).save(
+    FaissIndex.build(8, np.arange(5), _random_vectors(rng, 5, 8), ann_threshold=NEVER_ANN).save(
         path
     )
-    bigger = DenseIndex.build(
+    bigger = FaissIndex.build(
         8, np.arange(50), _random_vectors(rng, 50, 8), ann_threshold=NEVER_ANN
     )
     bigger.save(path)
-    assert DenseIndex.load(path).size == 50
+    assert FaissIndex.load(path).size == 50
 
 
 @pytest.mark.parametrize("content", [b"", b"not a faiss index at all", "half"])
@@ -210,7 +210,7 @@ def test_loading_a_corrupt_file_raises_storage_error(tmp_path: Path, content: by
     path = tmp_path / "dense.faiss"
     if content == "half":
         rng = np.random.default_rng(8)
-        DenseIndex.build(
+        FaissIndex.build(
             8, np.arange(30), _random_vectors(rng, 30, 8), ann_threshold=NEVER_ANN
         ).save(path)
         whole = path.read_bytes()
@@ -219,13 +219,13 @@ def test_loading_a_corrupt_file_raises_storage_error(tmp_path: Path, content: by
         assert isinstance(content, bytes)
         path.write_bytes(content)
     with pytest.raises(StorageError) as caught:
-        DenseIndex.load(path)
+        FaissIndex.load(path)
     assert str(path) in str(caught.value)
 
 
 def test_loading_a_missing_file_raises_storage_error(tmp_path: Path) -> None:
     with pytest.raises(StorageError):
-        DenseIndex.load(tmp_path / "absent.faiss")
+        FaissIndex.load(tmp_path / "absent.faiss")
 
 
 # --- copies and empty indexes ---------------------------------------------------------------
@@ -236,7 +236,7 @@ def test_copy_is_independent_of_the_original(threshold: int) -> None:
     rng = np.random.default_rng(9)
     vectors, _ = _clustered(rng, 1000, 16)
     ids = np.arange(1000, dtype=np.int64) * 2
-    original = DenseIndex.build(16, ids, vectors, ann_threshold=threshold)
+    original = FaissIndex.build(16, ids, vectors, ann_threshold=threshold)
     copy = original.copy()
     assert copy.kind == original.kind
     assert copy.size == original.size
@@ -259,7 +259,7 @@ def test_copy_is_independent_of_the_original(threshold: int) -> None:
 
 @pytest.mark.parametrize("k", [1, 10])
 def test_search_on_an_empty_index_returns_empty_arrays(k: int) -> None:
-    index = DenseIndex.build(
+    index = FaissIndex.build(
         8, np.zeros(0, dtype=np.int64), np.zeros((0, 8), dtype=np.float32), ann_threshold=100
     )
     assert index.kind == "flat"
@@ -274,7 +274,7 @@ def test_search_on_an_empty_index_returns_empty_arrays(k: int) -> None:
 def test_search_asking_for_more_than_the_index_holds_returns_all() -> None:
     rng = np.random.default_rng(10)
     vectors = _random_vectors(rng, 3, 8)
-    index = DenseIndex.build(8, np.asarray([5, 9, 2]), vectors, ann_threshold=NEVER_ANN)
+    index = FaissIndex.build(8, np.asarray([5, 9, 2]), vectors, ann_threshold=NEVER_ANN)
     ids, scores = index.search(vectors[1], 100)
     assert sorted(ids.tolist()) == [2, 5, 9]
     assert ids[0] == 9
@@ -282,11 +282,11 @@ def test_search_asking_for_more_than_the_index_holds_returns_all() -> None:
 
 
 def test_empty_index_saves_and_loads(tmp_path: Path) -> None:
-    index = DenseIndex.build(
+    index = FaissIndex.build(
         8, np.zeros(0, dtype=np.int64), np.zeros((0, 8), dtype=np.float32), ann_threshold=100
     )
     index.save(tmp_path / "empty.faiss")
-    loaded = DenseIndex.load(tmp_path / "empty.faiss")
+    loaded = FaissIndex.load(tmp_path / "empty.faiss")
     assert loaded.size == 0
     assert loaded.search(np.ones(8, dtype=np.float32), 3)[0].shape == (0,)
 
@@ -297,7 +297,7 @@ def test_ivf_builds_and_searches_for_fewer_vectors_than_its_lists(count: int) ->
     # for with very few vectors; it must still build and find a stored vector.
     rng = np.random.default_rng(12)
     vectors = _random_vectors(rng, count, 8)
-    index = DenseIndex.build(8, np.arange(count, dtype=np.int64), vectors, ann_threshold=1)
+    index = FaissIndex.build(8, np.arange(count, dtype=np.int64), vectors, ann_threshold=1)
     assert index.size == count
     found, _ = index.search(vectors[-1], 1)
     assert found.tolist() == [count - 1]
@@ -307,7 +307,7 @@ def test_a_search_leaves_the_openmp_thread_count_as_it_was() -> None:
     """Searches run on one thread, but must not leave torch's embedding on one thread too."""
     import faiss
 
-    index = DenseIndex.build(
+    index = FaissIndex.build(
         8, np.arange(50, dtype=np.int64), _random_vectors(np.random.default_rng(1), 50, 8),
         ann_threshold=1000,
     )  # fmt: skip

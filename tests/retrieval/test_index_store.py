@@ -11,7 +11,7 @@ import sqlalchemy
 
 import windowpack as wp
 from windowpack.config import StoreConfig
-from windowpack.retrieval.dense_index import DenseIndex
+from windowpack.retrieval.dense_index import FaissIndex
 from windowpack.retrieval.embedder import Vectors, get_embedder
 from windowpack.storage import repository
 from windowpack.storage.schema import TreeNodeRow
@@ -92,8 +92,8 @@ def embed_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[list[str]]]:
 
 
 def _summary_nodes(collection: wp.Collection) -> list[TreeNodeRow]:
-    with collection._store._sessions() as session:
-        return repository.tree_nodes(session, collection._id)
+    with collection._context.sessions() as session:
+        return repository.tree_nodes(session, collection.collection_id)
 
 
 # --- files on disk follow the version -------------------------------------------------------
@@ -235,16 +235,16 @@ def test_a_store_past_its_ann_threshold_switches_to_ivf_and_keeps_working(
         collection = store.collection("docs")
         collection.add(_topic_documents(30))
         dense = _collection_dir(tmp_path) / "dense-v1.faiss"
-        assert DenseIndex.load(dense).kind == "flat"
+        assert FaissIndex.load(dense).kind == "flat"
         collection.add(_topic_documents(50)[30:])  # crosses the threshold: rebuilt as IVF
-        assert DenseIndex.load(_collection_dir(tmp_path) / "dense-v2.faiss").kind == "ivf"
+        assert FaissIndex.load(_collection_dir(tmp_path) / "dense-v2.faiss").kind == "ivf"
         assert collection.search("token42x", k=1)[0].document_id == "note-42"
         collection.delete("note-42")
         assert all(hit.document_id != "note-42" for hit in collection.search("token42x", k=50))
         tree = collection.tree()
         indexed_units = tree.chunks + sum(level.nodes for level in tree.levels)
         assert tree.chunks == 49
-        assert DenseIndex.load(_collection_dir(tmp_path) / "dense-v3.faiss").size == indexed_units
+        assert FaissIndex.load(_collection_dir(tmp_path) / "dense-v3.faiss").size == indexed_units
     with wp.open(folder, config=config) as again:
         assert again.collection("docs").search("token7x", k=1)[0].document_id == "note-7"
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from windowpack.errors import StorageError
-from windowpack.retrieval.lexical_index import LexicalIndex
+from windowpack.retrieval.lexical_index import Bm25Index
 
 # Non-contiguous, unordered chunk ids, as after deletes and upserts.
 IDS = [904, 12, 5077, 33, 1_000_001, 8]
@@ -23,11 +23,11 @@ TEXTS = [
 
 
 @pytest.fixture
-def index() -> LexicalIndex:
-    return LexicalIndex.build(IDS, TEXTS)
+def index() -> Bm25Index:
+    return Bm25Index.build(IDS, TEXTS)
 
 
-def test_the_chunk_with_a_rare_query_term_ranks_first(index: LexicalIndex) -> None:
+def test_the_chunk_with_a_rare_query_term_ranks_first(index: Bm25Index) -> None:
     ids, scores = index.search("music xylophone", 10)
     assert ids[0] == 5077
     assert scores[0] > scores[1]
@@ -35,20 +35,20 @@ def test_the_chunk_with_a_rare_query_term_ranks_first(index: LexicalIndex) -> No
     assert 8 in ids.tolist(), "chunks sharing only the common term still score"
 
 
-def test_chunks_sharing_no_term_with_the_query_are_left_out(index: LexicalIndex) -> None:
+def test_chunks_sharing_no_term_with_the_query_are_left_out(index: Bm25Index) -> None:
     ids, scores = index.search("roses", 10)
     assert ids.tolist() == [1_000_001]
     assert scores[0] > 0
 
 
-def test_stemming_matches_other_forms_of_a_word(index: LexicalIndex) -> None:
+def test_stemming_matches_other_forms_of_a_word(index: Bm25Index) -> None:
     ids, _ = index.search("pruning", 10)
     assert ids.tolist() == [1_000_001]
 
 
 @pytest.mark.parametrize("query", ["the and of", "The, THE; a an!", "?!...", "   "])
 def test_a_query_of_only_stop_words_or_punctuation_returns_nothing(
-    index: LexicalIndex, query: str
+    index: Bm25Index, query: str
 ) -> None:
     ids, scores = index.search(query, 10)
     assert ids.shape == (0,)
@@ -56,12 +56,12 @@ def test_a_query_of_only_stop_words_or_punctuation_returns_nothing(
     assert ids.dtype == np.int64
 
 
-def test_a_query_of_unknown_words_returns_nothing(index: LexicalIndex) -> None:
+def test_a_query_of_unknown_words_returns_nothing(index: Bm25Index) -> None:
     ids, _ = index.search("zeppelin quasar", 10)
     assert ids.shape == (0,)
 
 
-def test_ids_map_back_to_the_given_chunk_ids(index: LexicalIndex) -> None:
+def test_ids_map_back_to_the_given_chunk_ids(index: Bm25Index) -> None:
     distinctive = {
         904: "instruments",
         12: "rhythm",
@@ -77,7 +77,7 @@ def test_ids_map_back_to_the_given_chunk_ids(index: LexicalIndex) -> None:
     assert index.size == len(IDS)
 
 
-def test_k_limits_the_results(index: LexicalIndex) -> None:
+def test_k_limits_the_results(index: Bm25Index) -> None:
     ids, scores = index.search("music", 2)
     assert len(ids) == 2
     assert len(scores) == 2
@@ -86,12 +86,12 @@ def test_k_limits_the_results(index: LexicalIndex) -> None:
     assert set(every.tolist()) == {12, 5077, 33, 8}
 
 
-def test_save_then_load_gives_identical_results(index: LexicalIndex, tmp_path: Path) -> None:
+def test_save_then_load_gives_identical_results(index: Bm25Index, tmp_path: Path) -> None:
     folder = tmp_path / "lexical-v3"
     index.save(folder)
     assert folder.is_dir()
     assert not (tmp_path / "lexical-v3.tmp").exists()
-    loaded = LexicalIndex.load(folder)
+    loaded = Bm25Index.load(folder)
     assert loaded.size == index.size
     for query in ["music xylophone", "concert orchestra", "spring roses", "newspaper music"]:
         ids_a, scores_a = index.search(query, 10)
@@ -101,22 +101,22 @@ def test_save_then_load_gives_identical_results(index: LexicalIndex, tmp_path: P
         assert len(ids_a) > 0
 
 
-def test_save_replaces_an_existing_folder(index: LexicalIndex, tmp_path: Path) -> None:
+def test_save_replaces_an_existing_folder(index: Bm25Index, tmp_path: Path) -> None:
     folder = tmp_path / "lexical"
-    LexicalIndex.build([1], ["only gardeners here"]).save(folder)
+    Bm25Index.build([1], ["only gardeners here"]).save(folder)
     index.save(folder)
-    loaded = LexicalIndex.load(folder)
+    loaded = Bm25Index.load(folder)
     assert loaded.size == len(IDS)
     assert loaded.search("xylophone", 5)[0].tolist() == [5077]
 
 
 def test_an_empty_index_saves_loads_and_returns_nothing(tmp_path: Path) -> None:
-    empty = LexicalIndex.build([], [])
+    empty = Bm25Index.build([], [])
     assert empty.size == 0
     assert empty.search("anything at all", 5)[0].shape == (0,)
     folder = tmp_path / "lexical-v0"
     empty.save(folder)
-    loaded = LexicalIndex.load(folder)
+    loaded = Bm25Index.load(folder)
     assert loaded.size == 0
     ids, scores = loaded.search("anything at all", 5)
     assert ids.shape == (0,)
@@ -125,14 +125,14 @@ def test_an_empty_index_saves_loads_and_returns_nothing(tmp_path: Path) -> None:
 
 def test_loading_a_missing_folder_raises_storage_error(tmp_path: Path) -> None:
     with pytest.raises(StorageError):
-        LexicalIndex.load(tmp_path / "absent")
+        Bm25Index.load(tmp_path / "absent")
 
 
-def test_loading_a_damaged_folder_raises_storage_error(index: LexicalIndex, tmp_path: Path) -> None:
+def test_loading_a_damaged_folder_raises_storage_error(index: Bm25Index, tmp_path: Path) -> None:
     folder = tmp_path / "lexical"
     index.save(folder)
     for path in folder.iterdir():
         path.write_bytes(b"\x00garbage")
     with pytest.raises(StorageError) as caught:
-        LexicalIndex.load(folder)
+        Bm25Index.load(folder)
     assert str(folder) in str(caught.value)

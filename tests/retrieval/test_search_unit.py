@@ -9,13 +9,13 @@ import pytest
 
 from windowpack.errors import InvalidArgumentError
 from windowpack.retrieval.embedder import HashEmbedder, Vectors
-from windowpack.retrieval.search import MAX_K, QueryEmbeddingCache, validate_search
+from windowpack.retrieval.search import MAX_K, QueryEmbeddingCache, check_search
 
 
 @pytest.mark.parametrize("query", ["", "   ", "\n\t", None, 42])
 def test_a_blank_or_non_string_query_is_rejected_naming_query(query: object) -> None:
     with pytest.raises(InvalidArgumentError) as caught:
-        validate_search(query, 5)  # type: ignore[arg-type]
+        check_search(query, 5)  # type: ignore[arg-type]
     assert caught.value.argument == "query"
     assert "'query'" in str(caught.value)
 
@@ -23,7 +23,7 @@ def test_a_blank_or_non_string_query_is_rejected_naming_query(query: object) -> 
 @pytest.mark.parametrize("k", [0, -1, True, False, 10_001, 2.0, "3", None])
 def test_a_bad_k_is_rejected_naming_k(k: object) -> None:
     with pytest.raises(InvalidArgumentError) as caught:
-        validate_search("what is windowpack?", k)  # type: ignore[arg-type]
+        check_search("what is windowpack?", k)  # type: ignore[arg-type]
     assert caught.value.argument == "k"
     assert "'k'" in str(caught.value)
 
@@ -31,7 +31,7 @@ def test_a_bad_k_is_rejected_naming_k(k: object) -> None:
 @pytest.mark.parametrize("k", [1, 10, MAX_K])
 def test_valid_arguments_pass(k: int) -> None:
     assert MAX_K == 10_000
-    validate_search(" a question ", k)
+    check_search(" a question ", k)
 
 
 class _CountingEmbedder:

@@ -28,7 +28,7 @@ def _snapshot(store: wp.Store, name: str) -> list[tuple[str, str, int]]:
 
 
 def test_migration_creates_the_schema_at_head(any_database_store: wp.Store) -> None:
-    engine = any_database_store._engine
+    engine = any_database_store._context.engine
     tables = set(inspect(engine).get_table_names())
     expected = {"collections", "documents", "chunks", "embeddings", "api_keys", "alembic_version"}
     assert expected <= tables
@@ -43,7 +43,7 @@ def test_migrating_twice_is_a_no_op(tmp_path: Path) -> None:
 
 
 def test_sqlite_runs_in_wal_mode(hash_store: wp.Store) -> None:
-    with hash_store._engine.connect() as connection:
+    with hash_store._context.engine.connect() as connection:
         mode = connection.exec_driver_sql("PRAGMA journal_mode").scalar()
     assert mode == "wal"
 
@@ -61,7 +61,7 @@ def test_add_then_read_back_on_both_databases(any_database_store: wp.Store) -> N
 def test_chunk_offsets_point_into_the_stored_text(any_database_store: wp.Store) -> None:
     col = any_database_store.collection("docs")
     col.add(_documents())
-    with any_database_store._sessions() as session:
+    with any_database_store._context.sessions() as session:
         rows = session.execute(
             select(ChunkRow.text, ChunkRow.char_start, ChunkRow.char_end, DocumentRow.text).join(
                 DocumentRow, ChunkRow.document_id == DocumentRow.id
@@ -129,9 +129,9 @@ def test_delete_removes_document_chunks_and_hits(any_database_store: wp.Store) -
     col.delete("b")
     assert [info.id for info in col.documents()] == ["a"]
     assert all(hit.document_id != "b" for hit in col.search("volcanoes", k=5))
-    with any_database_store._sessions() as session:
+    with any_database_store._context.sessions() as session:
         assert session.scalars(select(ChunkRow.id)).all()  # a's chunks remain
-        assert repository.count_documents(session, col._id) == 1
+        assert repository.count_documents(session, col.collection_id) == 1
     with pytest.raises(wp.DocumentNotFoundError, match="'b'"):
         col.delete("b")
 
@@ -141,7 +141,7 @@ def test_deleting_a_collection_removes_everything(any_database_store: wp.Store) 
     col.add(_documents())
     any_database_store.delete_collection("docs")
     assert any_database_store.collections() == []
-    with any_database_store._sessions() as session:
+    with any_database_store._context.sessions() as session:
         assert session.scalars(select(DocumentRow.id)).all() == []
         assert session.scalars(select(ChunkRow.id)).all() == []
     with pytest.raises(wp.CollectionNotFoundError, match="'docs'"):

@@ -12,15 +12,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from windowpack.budget.tokens import TokenCounter, get_token_counter
 from windowpack.errors import InvalidArgumentError, WindowpackError
-from windowpack.retrieval.chunking import chunk_document, split_sentences
+from windowpack.retrieval.chunking import chunk_document
 from windowpack.summarizer.base import Summarizer, SummaryFailure
 from windowpack.summarizer.extractive import (
     Excerpt,
     ExtractiveSummarizer,
     render_excerpts,
 )
+from windowpack.text.sentences import split_sentences
+from windowpack.text.tokens import TokenCounter, get_token_counter
 from windowpack.types import Document, Span
 
 ESSAYS = (

@@ -23,7 +23,6 @@ import pytest
 pytest.importorskip("llama_index.core")
 OpenAILike = pytest.importorskip("llama_index.llms.openai_like").OpenAILike
 
-from windowpack.budget.tokens import TokenCounter, get_token_counter  # noqa: E402
 from windowpack.errors import (  # noqa: E402
     InvalidArgumentError,
     MissingDependencyError,
@@ -37,6 +36,7 @@ from windowpack.summarizer.llm import (  # noqa: E402
     fit_to_tokens,
     max_words,
 )
+from windowpack.text.tokens import TokenCounter, get_token_counter  # noqa: E402
 
 PASSAGE_LINE = re.compile(r"^\[(\d+)\] (.*)$", re.MULTILINE)
 FIRST_SENTENCE = re.compile(r".*?[.!?](?=\s|$)")
@@ -426,5 +426,5 @@ def test_a_store_builds_its_tree_with_the_llm_and_falls_back_per_node(
 def _node_ids(col: Any) -> list[int]:
     from windowpack.storage import repository
 
-    with col._store._sessions() as session:
-        return [node.id for node in repository.tree_nodes(session, col._id)]
+    with col._context.sessions() as session:
+        return [node.id for node in repository.tree_nodes(session, col.collection_id)]

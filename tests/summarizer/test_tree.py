@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 
 import windowpack as wp
 from windowpack import ingest as ingest_module
-from windowpack.budget.tokens import TokenCounter
 from windowpack.config import StoreConfig
-from windowpack.retrieval.chunking import split_sentences
 from windowpack.storage import repository
 from windowpack.storage.schema import ChunkRow, DocumentRow, TreeNodeRow
 from windowpack.summarizer.tree import estimate_tree_cost, even_groups, fixed_groups
+from windowpack.text.sentences import split_sentences
+from windowpack.text.tokens import TokenCounter
 
 CONFIG = StoreConfig(embedder="hash", chunk_tokens=24, fanout=3)
 WORDS = [
@@ -56,19 +56,19 @@ def _corpus(seed: int, sizes: Sequence[int]) -> list[wp.Document]:
 
 
 def _nodes(col: wp.Collection) -> list[TreeNodeRow]:
-    with col._store._sessions() as session:
-        return repository.tree_nodes(session, col._id)
+    with col._context.sessions() as session:
+        return repository.tree_nodes(session, col.collection_id)
 
 
 def _chunks_by_document(col: wp.Collection) -> dict[int, list[ChunkRow]]:
-    with col._store._sessions() as session:
-        documents = repository.list_documents(session, col._id)
+    with col._context.sessions() as session:
+        documents = repository.list_documents(session, col.collection_id)
         return {doc.id: repository.chunk_rows(session, doc.id) for doc in documents}
 
 
 def _document_texts(col: wp.Collection) -> dict[int, str]:
-    with col._store._sessions() as session:
-        return {doc.id: doc.text for doc in repository.list_documents(session, col._id)}
+    with col._context.sessions() as session:
+        return {doc.id: doc.text for doc in repository.list_documents(session, col.collection_id)}
 
 
 def _check_tree(col: wp.Collection) -> None:
@@ -179,7 +179,7 @@ def test_changing_one_document_leaves_the_other_documents_nodes_alone(tmp_path: 
         report = col.add([changed])
         after = {(n.document_id, n.level, n.position): n for n in _nodes(col)}
         _check_tree(col)
-    with store._sessions() as session:  # type: ignore[attr-defined]
+    with store._context.sessions() as session:  # type: ignore[attr-defined]
         ids = {row.external_id: row.id for row in session.query(DocumentRow)}
     for key, node in before.items():
         if key[0] not in (None, ids["doc-2"]) and key[0] in {k[0] for k in after}:

@@ -17,7 +17,7 @@ from windowpack.errors import (
     PermissionDeniedError,
 )
 from windowpack.service import Collection, Store
-from windowpack.storage.api_keys import ALL_COLLECTIONS, ApiKey
+from windowpack.types import ALL_COLLECTIONS, ApiKey
 
 
 @dataclass(frozen=True)

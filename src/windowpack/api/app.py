@@ -10,7 +10,7 @@ from pathlib import Path
 from fastapi import FastAPI
 
 from windowpack import __version__
-from windowpack.api.deps import Service
+from windowpack.api.deps import ApiContext
 from windowpack.api.docs import install_docs
 from windowpack.api.errors import install_error_handlers
 from windowpack.api.limits import BodySizeLimit
@@ -44,7 +44,7 @@ def create_app(settings: ApiSettings | None = None, *, store: Store | None = Non
     check_binding(settings, store)
     metrics = Metrics(store)
     upload_dir = Path(settings.upload_dir or tempfile.gettempdir()) / "windowpack-uploads"
-    service = Service(
+    api = ApiContext(
         store=store,
         jobs=JobRunner(keep=settings.jobs_kept, on_finish=metrics.job_finished),
         settings=settings,
@@ -55,7 +55,7 @@ def create_app(settings: ApiSettings | None = None, *, store: Store | None = Non
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         yield
-        service.jobs.close()
+        api.jobs.close()
         if owned:
             store.close()
 
@@ -68,7 +68,7 @@ def create_app(settings: ApiSettings | None = None, *, store: Store | None = Non
         redoc_url=None,
     )
     install_docs(app)  # /docs and /redoc from installed files: they work offline
-    app.state.service = service
+    app.state.api = api
     for router in (collections.router, documents.router, query.router, jobs.router):
         app.include_router(router, prefix="/v1", responses=ERRORS)
     app.include_router(ops.router, responses=ERRORS)

@@ -23,7 +23,7 @@ from windowpack.service import Collection, Store
 
 
 @dataclass(frozen=True)
-class Service:
+class ApiContext:
     """One per app: the store loaded once and shared by every request, jobs, settings."""
 
     store: Store
@@ -73,9 +73,9 @@ class Service:
             raise InvalidArgumentError(argument, f"must be at most {limit:,} on this server")
 
 
-def get_service(request: Request) -> Service:
-    service: Service = request.app.state.service
-    return service
+def get_api(request: Request) -> ApiContext:
+    api: ApiContext = request.app.state.api
+    return api
 
 
 # Both declared as security schemes, so the interactive docs offer an "Authorize" button.
@@ -84,13 +84,13 @@ _api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False, description="
 
 
 def get_access(
-    service: Annotated[Service, Depends(get_service)],
+    api: Annotated[ApiContext, Depends(get_api)],
     bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     api_key: Annotated[str | None, Depends(_api_key_header)],
 ) -> Access:
     presented = bearer.credentials if bearer is not None else api_key
-    return authenticate(service.store, presented, require_keys=service.settings.require_keys)
+    return authenticate(api.store, presented, require_keys=api.settings.require_keys)
 
 
-ServiceDep = Annotated[Service, Depends(get_service)]
+ApiDep = Annotated[ApiContext, Depends(get_api)]
 AccessDep = Annotated[Access, Depends(get_access)]

@@ -64,7 +64,7 @@ class Metrics:
         self.registry.register(_IndexVersions(store))
 
     def job_finished(self, job: Job, seconds: float) -> None:
-        self.ingest_finished(job.status, job.tokens, seconds)
+        self.ingest_finished(job.status, job.progress.tokens, seconds)
 
     def ingest_finished(self, status: str, tokens: int, seconds: float) -> None:
         """Count one finished ingest, a job or a direct call."""

@@ -90,14 +90,7 @@ class DocumentOut(BaseModel):
 
     @classmethod
     def of(cls, document: Document) -> DocumentOut:
-        return cls(
-            id=document.id,
-            title=document.title,
-            text=document.text,
-            kind=document.kind,
-            metadata=document.metadata,
-            source=document.source,
-        )
+        return cls.model_validate(document, from_attributes=True)
 
 
 class SearchIn(_Body):
@@ -201,24 +194,20 @@ class PackOut(BaseModel):
     @classmethod
     def of(cls, window: Window, options: PackOptions) -> PackOut:
         as_messages = options.format == "messages"
-        return cls.model_construct(
+        # Every field the window has by the same name, then the ones shaped for JSON.
+        fields = {name: getattr(window, name) for name in cls.model_fields if hasattr(window, name)}
+        fields.update(
             text=None if as_messages else window.text,
             messages=window.messages(
                 cache_control=options.cache_control, include_question=options.include_question
             )
             if as_messages
             else None,
-            tokens=window.tokens,
-            budget=window.budget,
-            tokenizer=window.tokenizer,
-            cacheable_prefix_tokens=window.cacheable_prefix_tokens,
-            cacheable_prefix_chars=window.cacheable_prefix_chars,
-            index_version=window.index_version,
             index_versions=dict(window.index_versions),
             items=[PackItem.of(item) for item in window.items],
-            reason=window.reason,
             prefix_cache=window.prefix_cache(),
         )
+        return cls.model_construct(**fields)
 
 
 class JobOut(BaseModel):
@@ -242,22 +231,11 @@ class JobOut(BaseModel):
     @classmethod
     def of(cls, job: Job) -> JobOut:
         error = ErrorDetail(code=job.error[0], message=job.error[1]) if job.error else None
-        return cls(
-            id=job.id,
-            collection=job.collection,
-            status=job.status,
-            stage=job.stage,
-            documents_total=job.documents_total,
-            documents=job.documents,
-            chunks=job.chunks,
-            tokens=job.tokens,
-            embedded=job.embedded,
-            failures=job.failures,
-            error=error,
-            report=job.report,
-            created_at=job.created_at,
-            finished_at=job.finished_at,
-        )
+        # The job's own fields, then its progress, flat (as clients have always read them).
+        fields = {name: getattr(job, name) for name in cls.model_fields if hasattr(job, name)}
+        progress = {k: v for k, v in vars(job.progress).items() if k in cls.model_fields}
+        fields.update(progress, error=error)
+        return cls(**fields)
 
 
 class Health(BaseModel):

@@ -17,7 +17,7 @@ def serve(settings: ApiSettings, *, announce: bool = True) -> None:
     if announce:
         keys = (
             "API keys required"
-            if app.state.service.store.api_keys.any_active()
+            if app.state.api.store.api_keys.any_active()
             else ("no API keys: listening on this machine only")
         )
         print(f"windowpack API at {settings.base_url}/v1 ({keys})", flush=True)

@@ -15,13 +15,14 @@ import httpx
 from windowpack.client import _calls
 from windowpack.client._calls import Call, JobState
 from windowpack.errors import CollectionNotFoundError, ConflictError
-from windowpack.summarizer.overview import TreeNode, TreeOverview
 from windowpack.types import (
     CollectionStats,
     Document,
     DocumentInfo,
     Hit,
     IngestReport,
+    TreeNode,
+    TreeOverview,
     Window,
 )
 

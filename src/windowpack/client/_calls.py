@@ -22,13 +22,14 @@ from windowpack.errors import (
     WindowpackError,
     from_wire,
 )
-from windowpack.summarizer.overview import TreeNode, TreeOverview
 from windowpack.types import (
     CollectionStats,
     Document,
     DocumentInfo,
     Hit,
     IngestReport,
+    TreeNode,
+    TreeOverview,
     Window,
     WindowItem,
 )

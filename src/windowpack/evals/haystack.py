@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from windowpack.budget.tokens import TokenCounter
 from windowpack.errors import InputPathNotFoundError, InvalidArgumentError, UnsupportedFileError
+from windowpack.text.tokens import TokenCounter
 
 # A passage longer than this is cut into parts of about `PASSAGE_CHARS` characters.
 SPLIT_ABOVE_CHARS = 100_000

@@ -16,12 +16,12 @@ import random
 import time
 from typing import Any
 
-from windowpack.budget.tokens import TokenCounter
 from windowpack.config import DEFAULT_EMBEDDER
 from windowpack.errors import MissingDependencyError
 from windowpack.evals.chunk_view import ChunkView
 from windowpack.evals.systems import SEPARATOR, Context, Target, exact_context, fill_to_budget
 from windowpack.retrieval.embedder import HASH_EMBEDDER, Embedder, bundled_model_path
+from windowpack.text.tokens import TokenCounter
 
 TOP_K_OVER_BUDGET = 1.25
 

@@ -15,10 +15,10 @@ import random
 import uuid
 from dataclasses import dataclass
 
-from windowpack.budget.tokens import TokenCounter
 from windowpack.errors import InvalidArgumentError
 from windowpack.evals.cases import Case
 from windowpack.evals.haystack import Haystack, insert_at_depth, passages_of_length
+from windowpack.text.tokens import TokenCounter
 from windowpack.types import Document
 
 RULER_TASKS = ("multikey-number", "multikey-uuid", "multivalue", "multiquery")

@@ -19,7 +19,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from windowpack.budget.tokens import TokenCounter, get_token_counter
 from windowpack.errors import InvalidArgumentError
 from windowpack.evals.cases import Case
 from windowpack.evals.haystack import Haystack
@@ -27,6 +26,7 @@ from windowpack.evals.mrcr import NEEDLE_COUNTS, mrcr_case
 from windowpack.evals.needles import RULER_TASKS, niah_case, ruler_case
 from windowpack.evals.readers import DeterministicReader, Reader, score_reply
 from windowpack.evals.systems import SYSTEMS, System, Target, make_system
+from windowpack.text.tokens import TokenCounter, get_token_counter
 
 if TYPE_CHECKING:
     from windowpack.evals.chunk_view import ChunkView

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from windowpack.budget.tokens import TokenCounter
+from windowpack.text.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from windowpack.evals.chunk_view import ChunkView
@@ -119,12 +119,12 @@ class DenseTopKSystem(_RankedChunksSystem):
     def _build(self) -> None:
         import numpy as np
 
-        from windowpack.retrieval.dense_index import DenseIndex
+        from windowpack.retrieval.index_kinds import build_vector_index
 
         vectors = self._chunks.vectors
         ids = np.arange(len(vectors), dtype=np.int64)
         # Exact search at any size: the baseline should not lose recall to an ANN index.
-        self._index = DenseIndex.build(vectors.shape[1], ids, vectors, ann_threshold=1 << 62)
+        self._index = build_vector_index(vectors.shape[1], ids, vectors, ann_threshold=1 << 62)
 
     def ranking(self, question: str, budget: int) -> Sequence[int]:
         query = self._chunks.embedder.embed_query(question)

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from windowpack.integrations.llama_nodes import window_node, window_nodes
     from windowpack.integrations.llama_packer import WindowpackPacker
     from windowpack.integrations.llama_retriever import WindowpackRetriever
-    from windowpack.integrations.passages import PackedPassages, Passage, pack_passages
     from windowpack.integrations.pieces import WindowPiece, best_pieces, window_pieces
+    from windowpack.pack import PackedPassages, Passage, pack_passages
 
 __all__ = [
     "PackedPassages",
@@ -35,18 +35,19 @@ __all__ = [
     "window_pieces",
 ]
 
+# Packing passages is the pack component's public function, re-exported for adapter users.
 _MODULES = {
-    "PackedPassages": "passages",
-    "Passage": "passages",
-    "WindowPiece": "pieces",
-    "WindowpackLangChainRetriever": "langchain_retriever",
-    "WindowpackPacker": "llama_packer",
-    "WindowpackRetriever": "llama_retriever",
-    "best_pieces": "pieces",
-    "pack_passages": "passages",
-    "window_node": "llama_nodes",
-    "window_nodes": "llama_nodes",
-    "window_pieces": "pieces",
+    "PackedPassages": "windowpack.pack",
+    "Passage": "windowpack.pack",
+    "WindowPiece": "windowpack.integrations.pieces",
+    "WindowpackLangChainRetriever": "windowpack.integrations.langchain_retriever",
+    "WindowpackPacker": "windowpack.integrations.llama_packer",
+    "WindowpackRetriever": "windowpack.integrations.llama_retriever",
+    "best_pieces": "windowpack.integrations.pieces",
+    "pack_passages": "windowpack.pack",
+    "window_node": "windowpack.integrations.llama_nodes",
+    "window_nodes": "windowpack.integrations.llama_nodes",
+    "window_pieces": "windowpack.integrations.pieces",
 }
 
 
@@ -54,4 +55,4 @@ def __getattr__(name: str) -> Any:
     module = _MODULES.get(name)
     if module is None:
         raise AttributeError(f"module 'windowpack.integrations' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"windowpack.integrations.{module}"), name)
+    return getattr(importlib.import_module(module), name)

@@ -6,7 +6,7 @@ from typing import Any
 
 from windowpack.errors import InvalidArgumentError, MissingDependencyError
 from windowpack.integrations.pieces import best_pieces, validate_k, window_pieces
-from windowpack.packing import validate_budget
+from windowpack.pack import check_budget
 
 try:
     from langchain_core.callbacks import CallbackManagerForRetrieverRun
@@ -54,7 +54,7 @@ class WindowpackLangChainRetriever(BaseRetriever):
 
     @model_validator(mode="after")
     def _valid_budget(self) -> WindowpackLangChainRetriever:
-        validate_budget(self.budget)
+        check_budget(self.budget)
         return self
 
     def _get_relevant_documents(

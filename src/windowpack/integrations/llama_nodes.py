@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from windowpack.errors import MissingDependencyError
-from windowpack.integrations.passages import PackedPassages, Passage
 from windowpack.integrations.pieces import WindowPiece, best_pieces, window_pieces
+from windowpack.pack import PackedPassages, Passage
 from windowpack.types import Window
 
 try:

@@ -6,10 +6,9 @@ from collections.abc import Sequence
 
 from pydantic import field_validator
 
-from windowpack.budget.tokens import get_token_counter
 from windowpack.errors import MissingDependencyError
-from windowpack.integrations.passages import PackedPassages, pack_passages
-from windowpack.packing import validate_budget
+from windowpack.pack import PackedPassages, check_budget, pack_passages
+from windowpack.text.tokens import get_token_counter
 
 try:
     from llama_index.core.postprocessor.types import BaseNodePostprocessor
@@ -39,7 +38,7 @@ class WindowpackPacker(BaseNodePostprocessor):
     @field_validator("budget")
     @classmethod
     def _valid_budget(cls, budget: int) -> int:
-        validate_budget(budget)
+        check_budget(budget)
         return budget
 
     @field_validator("tokenizer")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from windowpack.budget.tokens import get_token_counter
 from windowpack.errors import InvalidArgumentError, MissingDependencyError
 from windowpack.integrations.pieces import validate_k
-from windowpack.packing import validate_budget
+from windowpack.pack import check_budget
+from windowpack.text.tokens import get_token_counter
 from windowpack.types import Window
 
 try:
@@ -53,7 +53,7 @@ class WindowpackRetriever(BaseRetriever):
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
     ) -> None:
-        validate_budget(budget)
+        check_budget(budget)
         validate_k(k)
         if one_node and k is not None:
             raise InvalidArgumentError("k", "cannot be combined with one_node=True")

@@ -14,8 +14,8 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from windowpack.budget.layout import SEPARATOR
 from windowpack.errors import InvalidArgumentError
+from windowpack.pack import SEPARATOR
 from windowpack.types import Window, WindowItem
 
 

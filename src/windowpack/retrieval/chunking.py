@@ -14,13 +14,14 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from windowpack.budget.tokens import TokenCounter
 from windowpack.errors import InvalidArgumentError
+from windowpack.text.sentences import append_trimmed, split_sentences
+from windowpack.text.tokens import TokenCounter
 from windowpack.types import Document, Span
 
 
 @dataclass(frozen=True, kw_only=True)
-class ChunkSpan:
+class Chunk:
     """One chunk: `document.text[start:end]`, its exact token count and its unit index."""
 
     start: int
@@ -40,17 +41,6 @@ _MARKDOWN_LINE = re.compile(
     r"^(?:(?P<fence> {0,3}(?:```|~~~))|(?P<heading> {0,3}#{1,6})(?=\s|$))", re.M
 )
 _HEADING_AT = re.compile(r"#{1,6}(?=\s|$)")
-# Straight and curly quotes, guillemets, brackets (escaped: curly quotes look alike).
-_CLOSERS = "\"'\u201d\u2019\u00bb)\\]"
-_OPENERS = "\"'\u201c\u2018\u00ab(["
-_SENTENCE_END = re.compile(rf"(?P<stop>[.!?]+)[{_CLOSERS}]*(?P<gap>\s+)(?=(?P<next>\S))")
-_ABBREVIATION_WORDS = (
-    "mr mrs ms dr prof sr jr st vs fig figs eq vol pp approx inc ltd co corp cf al gen col lt "
-    "sgt capt rev hon mt ft jan feb mar apr jun jul aug sep sept oct nov dec"
-)
-_ABBREVIATIONS = frozenset(_ABBREVIATION_WORDS.split())
-_DOTTED_ABBREVIATION = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]")
-_MAX_ABBREVIATION_CHARS = 12
 # Prose averages about 4 chars a token: a span with more than this many chars per token of
 # the target is taken as too big without counting it (if it was not, it is merely split).
 _MAX_CHARS_PER_TOKEN = 32
@@ -68,9 +58,7 @@ class _Piece:
     tokens: int = 0
 
 
-def chunk_document(
-    document: Document, counter: TokenCounter, target_tokens: int
-) -> list[ChunkSpan]:
+def chunk_document(document: Document, counter: TokenCounter, target_tokens: int) -> list[Chunk]:
     """Cut `document` into chunks of at most `target_tokens` tokens on natural boundaries.
 
     Chunks are in order, never overlap, have no surrounding whitespace, and cover every
@@ -82,52 +70,6 @@ def chunk_document(
     regions = _regions(document)
     pieces = _fit_pieces(document, regions, counter, target_tokens)
     return _pack(document.text, pieces, counter, target_tokens)
-
-
-def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[Span]:
-    """The sentences of `text[start:end]`, as spans without surrounding whitespace."""
-    end = len(text) if end is None else end
-    if not 0 <= start <= end <= len(text):
-        argument = "start" if not 0 <= start <= len(text) else "end"
-        raise InvalidArgumentError(argument, f"[{start}, {end}) is not a range of the text")
-    spans: list[Span] = []
-    sentence_start = start
-    for match in _SENTENCE_END.finditer(text, start, end):
-        if _ends_sentence(text, match, start):
-            _append_trimmed(spans, text, sentence_start, match.start("gap"))
-            sentence_start = match.end("gap")
-    _append_trimmed(spans, text, sentence_start, end)
-    return spans
-
-
-def _ends_sentence(text: str, match: re.Match[str], floor: int) -> bool:
-    following = match["next"]
-    starts_new = "\n" in match["gap"] or following in _OPENERS or following.isdigit()
-    # isalpha-and-not-lower: an uppercase letter, or a letter of a script without case.
-    starts_new = starts_new or (following.isalpha() and not following.islower())
-    # Only a lone "." can end an abbreviation ("..." is an ellipsis).
-    return starts_new and not (match["stop"] == "." and _is_abbreviation(text, match, floor))
-
-
-def _is_abbreviation(text: str, match: re.Match[str], floor: int) -> bool:
-    word_start = match.start()
-    while word_start > floor and not text[word_start - 1].isspace():
-        word_start -= 1
-        if match.start() - word_start > _MAX_ABBREVIATION_CHARS:
-            return False
-    word = text[word_start : match.start()].lstrip(_OPENERS).lower()
-    single_initial = len(word) == 1 and word.isalpha()
-    return single_initial or word in _ABBREVIATIONS or bool(_DOTTED_ABBREVIATION.fullmatch(word))
-
-
-def _append_trimmed(spans: list[Span], text: str, start: int, end: int) -> None:
-    """Append `[start, end)` without its surrounding whitespace, unless nothing is left."""
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    if start < end:
-        spans.append(Span(start=start, end=end))
 
 
 def _regions(document: Document) -> list[_Piece]:
@@ -237,7 +179,7 @@ def _paragraphs(document: Document, start: int, end: int) -> list[Span]:
         # A section's heading line is its own piece, so it can lead the first chunk alone.
         line_end = text.find("\n", start, end)
         heading_start, start = start, end if line_end < 0 else line_end
-        _append_trimmed(spans, text, heading_start, start)
+        append_trimmed(spans, text, heading_start, start)
     blank_lines = [m.start() for m in _BLANK_LINE.finditer(text, start, end)]
     return spans + _separated(text, [start, *blank_lines, end])
 
@@ -250,7 +192,7 @@ def _separated(text: str, bounds: list[int]) -> list[Span]:
     """The trimmed, non-empty spans between consecutive `bounds`."""
     spans: list[Span] = []
     for span_start, span_end in itertools.pairwise(bounds):
-        _append_trimmed(spans, text, span_start, span_end)
+        append_trimmed(spans, text, span_start, span_end)
     return spans
 
 
@@ -272,15 +214,15 @@ def _children(document: Document, parent: _Piece, spans: list[Span], level: int)
     return children
 
 
-def _pack(text: str, pieces: list[_Piece], counter: TokenCounter, target: int) -> list[ChunkSpan]:
-    chunks: list[ChunkSpan] = []
+def _pack(text: str, pieces: list[_Piece], counter: TokenCounter, target: int) -> list[Chunk]:
+    chunks: list[Chunk] = []
     first = 0
     while first < len(pieces):
         estimates = _greedy_run(text, pieces, first, target)
         run = pieces[first : first + len(estimates)]
         size, tokens = _back_off_until_fit(text, run, estimates, counter, target)
         start, end, unit = run[0].start, run[size - 1].end, run[0].unit
-        chunks.append(ChunkSpan(start=start, end=end, tokens=tokens, unit=unit))
+        chunks.append(Chunk(start=start, end=end, tokens=tokens, unit=unit))
         first += size
     return chunks
 

@@ -19,9 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from windowpack.errors import MissingDependencyError, StorageError
-
-Ids = npt.NDArray[np.int64]
-Scores = npt.NDArray[np.float32]
+from windowpack.retrieval.index_kinds import Ids, Scores
 
 _IVF_NPROBE = 16
 _MIN_POINTS_PER_LIST = 39
@@ -68,8 +66,8 @@ def _one_openmp_thread(faiss: Any) -> Iterator[None]:
                 faiss.omp_set_num_threads(_saved_threads)
 
 
-class DenseIndex:
-    """A FAISS index whose ids are chunk ids; `kind` is "flat" (exact) or "ivf" (ANN)."""
+class FaissIndex:
+    """A `VectorIndex` on FAISS whose ids are index ids; `kind` is "flat" (exact) or "ivf"."""
 
     def __init__(self, index: Any, kind: str) -> None:
         self._index = index
@@ -78,7 +76,7 @@ class DenseIndex:
     @classmethod
     def build(
         cls, dimension: int, ids: Ids, vectors: npt.NDArray[np.float32], *, ann_threshold: int
-    ) -> DenseIndex:
+    ) -> FaissIndex:
         """Build from scratch: exact search below `ann_threshold` vectors, IVF at or above it."""
         faiss = _faiss()
         if len(ids) < ann_threshold:
@@ -125,8 +123,8 @@ class DenseIndex:
         keep = ids[0] >= 0
         return ids[0][keep].astype(np.int64), scores[0][keep].astype(np.float32)
 
-    def copy(self) -> DenseIndex:
-        return DenseIndex(_faiss().clone_index(self._index), self.kind)
+    def copy(self) -> FaissIndex:
+        return FaissIndex(_faiss().clone_index(self._index), self.kind)
 
     def save(self, path: Path) -> None:
         """Write atomically: a reader never sees a half-written file."""
@@ -137,7 +135,7 @@ class DenseIndex:
         os.replace(temporary, path)
 
     @classmethod
-    def load(cls, path: Path) -> DenseIndex:
+    def load(cls, path: Path) -> FaissIndex:
         faiss = _faiss()
         try:
             index = faiss.read_index(str(path))

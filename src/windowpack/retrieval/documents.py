@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from windowpack.errors import EmptyDocumentError, InvalidInputError
-from windowpack.retrieval.embedding_cache import content_hash
+from windowpack.text.hashing import content_hash
 from windowpack.types import Document
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -15,10 +14,6 @@ from windowpack.storage import repository
 _COMMIT_EVERY = 256
 # Progress is reported more often: 256 texts take ~10 s on two cores, too long for a rate.
 _REPORT_EVERY = 64
-
-
-def content_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def embed_with_cache(

@@ -1,7 +1,6 @@
 """Loads, rebuilds and publishes a collection's FAISS and BM25 indexes, one version at a time.
 
-Both indexes hold the chunks and the summary-tree nodes. Index ids are chunk ids, and node
-ids shifted by `NODE_ID_OFFSET` (far above any chunk id) so one id space holds both.
+Both indexes hold the chunks and the summary-tree nodes, in the one id space of `index_ids`.
 
 The database is the source of truth. Index files are named by the collection's index
 version; a file whose version differs from the database's (or a missing one) is rebuilt
@@ -20,22 +19,19 @@ import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
 from windowpack.errors import StorageError
-from windowpack.retrieval.dense_index import DenseIndex, Ids
 from windowpack.retrieval.embedder import Embedder, Vectors
 from windowpack.retrieval.embedding_cache import embed_with_cache
-from windowpack.retrieval.lexical_index import LexicalIndex
+from windowpack.retrieval.index_ids import node_index_id
+from windowpack.retrieval.index_kinds import (
+    Ids,
+    LexicalIndex,
+    VectorIndex,
+    build_lexical_index,
+    build_vector_index,
+    load_lexical_index,
+    load_vector_index,
+)
 from windowpack.storage import repository
-
-NODE_ID_OFFSET = 1 << 52
-
-
-def node_index_id(node_id: int) -> int:
-    """The index id of a summary node."""
-    return NODE_ID_OFFSET + node_id
-
-
-def is_node_index_id(index_id: int) -> bool:
-    return index_id >= NODE_ID_OFFSET
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,7 +39,7 @@ class CollectionIndexes:
     """The dense and lexical index of one collection at one index version."""
 
     version: int
-    dense: DenseIndex
+    dense: VectorIndex
     lexical: LexicalIndex
 
 
@@ -134,8 +130,8 @@ class IndexStore:
             try:
                 return CollectionIndexes(
                     version=version,
-                    dense=DenseIndex.load(dense_path),
-                    lexical=LexicalIndex.load(lexical_path),
+                    dense=load_vector_index(dense_path),
+                    lexical=load_lexical_index(lexical_path),
                 )
             except StorageError:
                 pass  # a damaged derived file is rebuilt from the database below
@@ -146,7 +142,7 @@ class IndexStore:
     def _rebuild(self, collection_id: int, version: int) -> CollectionIndexes:
         chunk_ids, hashes, texts = self._units(collection_id)
         vectors, _ = embed_with_cache(self._sessions, self._embedder, texts, hashes)
-        dense = DenseIndex.build(
+        dense = build_vector_index(
             vectors.shape[1] if len(vectors) else self._embedder.dimension,
             np.asarray(chunk_ids, dtype=np.int64),
             vectors,
@@ -158,7 +154,7 @@ class IndexStore:
 
     def _build_lexical(self, collection_id: int) -> LexicalIndex:
         ids, _, texts = self._units(collection_id)
-        return LexicalIndex.build(ids, texts)
+        return build_lexical_index(ids, texts)
 
     def _units(self, collection_id: int) -> tuple[list[int], list[str], list[str]]:
         """Index ids, content hashes and texts of every chunk and summary node."""

@@ -26,10 +26,8 @@ import numpy as np
 import numpy.typing as npt
 
 from windowpack.errors import MissingDependencyError, StorageError
-from windowpack.retrieval.chunking import split_sentences
-
-Ids = npt.NDArray[np.int64]
-Scores = npt.NDArray[np.float32]
+from windowpack.retrieval.index_kinds import Ids, Scores
+from windowpack.text.sentences import split_sentences
 
 _IDS_FILE = "sentence_chunk_ids.npy"
 _STEMMER_LANGUAGE = "english"
@@ -51,8 +49,9 @@ def _stemmer() -> Any:
     return Stemmer.Stemmer(_STEMMER_LANGUAGE)
 
 
-class LexicalIndex:
-    """BM25 over sentences (English stop words, Snowball stemming); results are chunk ids."""
+class Bm25Index:
+    """A `LexicalIndex`: BM25 over sentences (English stop words, Snowball stemming); results
+    are index ids."""
 
     def __init__(self, retriever: Any, sentence_chunk_ids: Ids) -> None:
         self._retriever = retriever
@@ -60,7 +59,7 @@ class LexicalIndex:
         self._stemmer = _stemmer()
 
     @classmethod
-    def build(cls, chunk_ids: Sequence[int], texts: Sequence[str]) -> LexicalIndex:
+    def build(cls, chunk_ids: Sequence[int], texts: Sequence[str]) -> Bm25Index:
         sentence_chunk_ids, sentences = _sentences_of(chunk_ids, texts)
         bm25s = _bm25s()
         retriever = bm25s.BM25()
@@ -107,7 +106,7 @@ class LexicalIndex:
         os.replace(temporary, directory)
 
     @classmethod
-    def load(cls, directory: Path) -> LexicalIndex:
+    def load(cls, directory: Path) -> Bm25Index:
         try:
             sentence_chunk_ids = np.load(directory / _IDS_FILE)
             if len(sentence_chunk_ids) == 0:

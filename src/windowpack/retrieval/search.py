@@ -4,22 +4,26 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from windowpack.errors import InvalidArgumentError
 from windowpack.retrieval.embedder import Embedder, Vectors
 from windowpack.retrieval.fusion import z_score_fusion
-from windowpack.retrieval.indexes import NODE_ID_OFFSET, CollectionIndexes, is_node_index_id
+from windowpack.retrieval.index_ids import is_node_index_id, node_id_of
+from windowpack.retrieval.indexes import CollectionIndexes
 from windowpack.storage import repository
 from windowpack.types import Hit, Span
 
 # Each retriever proposes more candidates than asked for, so that a chunk ranked modestly by
 # both can still win the fusion, and so that the z-scores are taken over enough scores to
 # describe each retriever's distribution: with 30-50 candidates the planted-needle ranking
-# still moved, from 100 on it was stable; 200 costs ~1 ms more than 50.
+# still moved, from 100 on it was stable. A pack ranks every unit of the collection, and the
+# units no retriever proposed share the floor score, so it wants more: 512. Search and pack
+# use the same floor, so a chunk that search ranks first is ranked first in a pack too.
 _CANDIDATE_FACTOR = 2
-_MIN_CANDIDATES = 200
+MIN_CANDIDATES = 512
 MAX_K = 10_000
 
 
@@ -45,9 +49,15 @@ class QueryEmbeddingCache:
         return vector
 
 
-def validate_search(query: str, k: int) -> None:
+def check_query(query: str) -> None:
+    """A query is a string with something in it besides white space."""
     if not isinstance(query, str) or not query.strip():
         raise InvalidArgumentError("query", "must be a non-empty string")
+
+
+def check_search(query: str, k: int) -> None:
+    """The arguments of a search: a query, and k from 1 to `MAX_K` (not a bool)."""
+    check_query(query)
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
         raise InvalidArgumentError("k", f"must be an integer from 1 to {MAX_K}, got {k!r}")
 
@@ -61,9 +71,11 @@ def hybrid_search(
     sessions: sessionmaker[Session],
     include_summaries: bool = False,
 ) -> list[Hit]:
-    """The k best chunks (and summaries, if asked) for `query`, best first, with provenance."""
-    validate_search(query, k)
-    candidates = max(k * _CANDIDATE_FACTOR, _MIN_CANDIDATES)
+    """The k best chunks (and summaries, if asked) for `query`, best first, with provenance.
+
+    The arguments are checked by the caller (`check_search`), once, where they come in.
+    """
+    candidates = max(k * _CANDIDATE_FACTOR, MIN_CANDIDATES)
     dense = indexes.dense.search(query_vectors.get(query), candidates)
     lexical = indexes.lexical.search(query, candidates)
     fused = [
@@ -72,48 +84,29 @@ def hybrid_search(
         if include_summaries or not is_node_index_id(index_id)
     ][:k]
     chunk_ids = [index_id for index_id, _ in fused if not is_node_index_id(index_id)]
-    node_ids = [index_id - NODE_ID_OFFSET for index_id, _ in fused if is_node_index_id(index_id)]
+    node_ids = [node_id_of(index_id) for index_id, _ in fused if is_node_index_id(index_id)]
     with sessions() as session:
-        chunks = repository.fetch_chunk_records(session, chunk_ids)
-        nodes = repository.fetch_node_records(session, node_ids) if node_ids else {}
+        chunks = repository.chunks_with_documents(session, chunk_ids)
+        nodes = repository.nodes_with_documents(session, node_ids) if node_ids else {}
     hits = []
     for index_id, score in fused:
         if is_node_index_id(index_id):
-            node = nodes.get(index_id - NODE_ID_OFFSET)
-            hit = _node_hit(node, score) if node is not None else None
+            found = nodes.get(node_id_of(index_id))
         else:
-            chunk = chunks.get(index_id)
-            hit = _chunk_hit(chunk, score) if chunk is not None else None
-        if hit is not None:  # None: deleted by a concurrent writer since the index was read
-            hits.append(hit)
+            found = chunks.get(index_id)
+        if found is not None:  # None: deleted by a concurrent writer since the index was read
+            hits.append(_hit(found, score, summary=is_node_index_id(index_id)))
     return hits
 
 
-def _chunk_hit(record: repository.ChunkRecord, score: float) -> Hit:
-    return Hit(
-        text=record.text,
-        score=score,
-        document_id=record.document_external_id,
-        title=record.document_title,
-        ordinal=record.ordinal,
-        span=Span(start=record.char_start, end=record.char_end),
-        chunk_id=record.id,
-        unit=record.unit,
-    )
-
-
-def _node_hit(record: repository.NodeRecord, score: float) -> Hit:
-    has_span = record.char_start is not None and record.char_end is not None
-    return Hit(
-        text=record.text,
-        score=score,
-        document_id=record.document_external_id,
-        title=record.document_title,
-        ordinal=record.leaf_start,
-        last_ordinal=record.leaf_end - 1,
-        span=Span(start=record.char_start or 0, end=record.char_end or 0) if has_span else None,
-        chunk_id=None,
-        kind="summary",
-        level=record.level,
-        node_id=record.id,
-    )
+def _hit(found: repository.WithDocument, score: float, *, summary: bool) -> Hit:
+    """A hit from a chunk row or a summary node row, with its document's provenance."""
+    row, document_id, title = found
+    has_span = row.char_start is not None and row.char_end is not None
+    span = Span(start=row.char_start, end=row.char_end) if has_span else None
+    common: dict[str, Any] = {"score": score, "text": row.text, "span": span}
+    common.update(document_id=document_id, title=title)
+    if not summary:
+        return Hit(**common, ordinal=row.ordinal, chunk_id=row.id, unit=row.unit)
+    ordinals = {"ordinal": row.leaf_start, "last_ordinal": row.leaf_end - 1}
+    return Hit(**common, **ordinals, chunk_id=None, kind="summary", level=row.level, node_id=row.id)

@@ -15,41 +15,15 @@ import hmac
 import re
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from windowpack.errors import InvalidArgumentError, NotFoundError
 from windowpack.storage.schema import ApiKeyRow, utc_now
+from windowpack.types import ApiKey, CreatedKey
 
-ALL_COLLECTIONS = "*"
 _KEY = re.compile(r"^wpk_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$")
-
-
-@dataclass(frozen=True, kw_only=True)
-class ApiKey:
-    """What a key may do; never its secret."""
-
-    key_id: str
-    name: str
-    collections: tuple[str, ...]
-    can_write: bool
-    created_at: datetime
-    revoked: bool
-
-    def can_see(self, collection: str) -> bool:
-        """Whether the key may use `collection` at all (reading it, or writing with `can_write`)."""
-        return ALL_COLLECTIONS in self.collections or collection in self.collections
-
-
-@dataclass(frozen=True, kw_only=True)
-class CreatedKey:
-    """A new key: `secret` is the full key to hand to the client, shown only this once."""
-
-    key: ApiKey
-    secret: str
 
 
 class ApiKeys:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
@@ -19,20 +19,6 @@ from windowpack.storage.schema import (
 
 # Keep IN (...) lists well under SQLite's and PostgreSQL's parameter limits.
 _IN_BATCH = 500
-
-
-@dataclass(frozen=True, kw_only=True)
-class ChunkRecord:
-    """A chunk with its document's provenance, as search returns it."""
-
-    id: int
-    text: str
-    ordinal: int
-    char_start: int
-    char_end: int
-    unit: int | None
-    document_external_id: str
-    document_title: str | None
 
 
 def get_collection(session: Session, name: str) -> CollectionRow | None:
@@ -171,43 +157,36 @@ def chunks_for_index(
     session: Session, collection_id: int
 ) -> tuple[list[int], list[str], list[str]]:
     """Ids, content hashes and texts of every chunk of a collection, by id."""
-    rows = session.execute(
-        select(ChunkRow.id, ChunkRow.text_hash, ChunkRow.text)
-        .where(ChunkRow.collection_id == collection_id)
-        .order_by(ChunkRow.id)
-    ).all()
-    return [row[0] for row in rows], [row[1] for row in rows], [row[2] for row in rows]
+    return _for_index(session, ChunkRow, collection_id)
 
 
-def fetch_chunk_records(session: Session, chunk_ids: Sequence[int]) -> dict[int, ChunkRecord]:
-    records: dict[int, ChunkRecord] = {}
-    for batch in _batches(list(chunk_ids)):
+WithDocument = tuple[Any, str | None, str | None]
+"""A chunk or node row with its document's external id and title (None when it has none)."""
+
+
+def chunks_with_documents(session: Session, chunk_ids: Sequence[int]) -> dict[int, WithDocument]:
+    """Chunks by id, each with its document's external id and title (for provenance)."""
+    return _with_documents(session, ChunkRow, ChunkRow.document_id, chunk_ids)
+
+
+def nodes_with_documents(session: Session, node_ids: Sequence[int]) -> dict[int, WithDocument]:
+    """Summary nodes by id, each with its document's external id and title (None for
+    collection-level nodes)."""
+    return _with_documents(session, TreeNodeRow, TreeNodeRow.document_id, node_ids)
+
+
+def _with_documents(
+    session: Session, table: Any, document_id: Any, ids: Sequence[int]
+) -> dict[int, WithDocument]:
+    found: dict[int, WithDocument] = {}
+    for batch in _batches(list(ids)):
         rows = session.execute(
-            select(
-                ChunkRow.id,
-                ChunkRow.text,
-                ChunkRow.ordinal,
-                ChunkRow.char_start,
-                ChunkRow.char_end,
-                ChunkRow.unit,
-                DocumentRow.external_id,
-                DocumentRow.title,
-            )
-            .join(DocumentRow, ChunkRow.document_id == DocumentRow.id)
-            .where(ChunkRow.id.in_(batch))
+            select(table, DocumentRow.external_id, DocumentRow.title)
+            .outerjoin(DocumentRow, document_id == DocumentRow.id)
+            .where(table.id.in_(batch))
         ).all()
-        for row in rows:
-            records[row[0]] = ChunkRecord(
-                id=row[0],
-                text=row[1],
-                ordinal=row[2],
-                char_start=row[3],
-                char_end=row[4],
-                unit=row[5],
-                document_external_id=row[6],
-                document_title=row[7],
-            )
-    return records
+        found.update({row[0].id: (row[0], row[1], row[2]) for row in rows})
+    return found
 
 
 def cached_embeddings(session: Session, model_id: str, hashes: Iterable[str]) -> dict[str, bytes]:
@@ -304,68 +283,31 @@ def child_nodes(session: Session, node_id: int) -> list[TreeNodeRow]:
     )
 
 
-@dataclass(frozen=True, kw_only=True)
-class DocumentRoot:
-    """The top of one document's subtree: its highest node, or its only chunk."""
-
-    document_id: int
-    node_id: int | None
-    text: str
-    tokens: int
-    content_hash: str
-    level: int
-
-
-def document_roots(session: Session, collection_id: int) -> list[DocumentRoot]:
-    """One root per document, in collection order."""
-    documents = session.execute(
-        select(DocumentRow.id)
-        .where(DocumentRow.collection_id == collection_id)
-        .order_by(DocumentRow.position)
-    ).all()
-    top_nodes: dict[int, TreeNodeRow] = {}
+def top_document_nodes(session: Session, collection_id: int) -> dict[int, TreeNodeRow]:
+    """Each document's highest summary node, by document id (documents of one chunk have none)."""
+    top: dict[int, TreeNodeRow] = {}
     for node in session.scalars(
         select(TreeNodeRow).where(
             TreeNodeRow.collection_id == collection_id, TreeNodeRow.document_id.is_not(None)
         )
     ):
         assert node.document_id is not None
-        best = top_nodes.get(node.document_id)
+        best = top.get(node.document_id)
         if best is None or node.level > best.level:
-            top_nodes[node.document_id] = node
-    single_chunks = {
-        row.document_id: row
-        for row in session.scalars(
-            select(ChunkRow).where(ChunkRow.collection_id == collection_id, ChunkRow.ordinal == 0)
-        )
-    }
-    roots = []
-    for (document_id,) in documents:
-        top = top_nodes.get(document_id)
-        if top is not None:
-            roots.append(
-                DocumentRoot(
-                    document_id=document_id,
-                    node_id=top.id,
-                    text=top.text,
-                    tokens=top.token_count,
-                    content_hash=top.children_hash,
-                    level=top.level,
-                )
-            )
-        elif document_id in single_chunks:
-            chunk = single_chunks[document_id]
-            roots.append(
-                DocumentRoot(
-                    document_id=document_id,
-                    node_id=None,
-                    text=chunk.text,
-                    tokens=chunk.token_count,
-                    content_hash=chunk.text_hash,
-                    level=0,
-                )
-            )
-    return roots
+            top[node.document_id] = node
+    return top
+
+
+def first_chunks(session: Session, collection_id: int) -> dict[int, ChunkRow]:
+    """Each document's first chunk, by document id."""
+    query = select(ChunkRow).where(ChunkRow.collection_id == collection_id, ChunkRow.ordinal == 0)
+    return {row.document_id: row for row in session.scalars(query)}
+
+
+def document_ids(session: Session, collection_id: int) -> list[int]:
+    """The collection's document ids in collection order."""
+    query = select(DocumentRow.id).where(DocumentRow.collection_id == collection_id)
+    return list(session.scalars(query.order_by(DocumentRow.position)))
 
 
 def set_parent(session: Session, node_ids: Sequence[int], parent_id: int | None) -> None:
@@ -382,50 +324,18 @@ def delete_nodes(session: Session, node_ids: Sequence[int]) -> None:
 
 def nodes_for_index(session: Session, collection_id: int) -> tuple[list[int], list[str], list[str]]:
     """Ids, text hashes and texts of every summary node of a collection, by id."""
+    return _for_index(session, TreeNodeRow, collection_id)
+
+
+def _for_index(
+    session: Session, table: Any, collection_id: int
+) -> tuple[list[int], list[str], list[str]]:
     rows = session.execute(
-        select(TreeNodeRow.id, TreeNodeRow.text_hash, TreeNodeRow.text)
-        .where(TreeNodeRow.collection_id == collection_id)
-        .order_by(TreeNodeRow.id)
+        select(table.id, table.text_hash, table.text)
+        .where(table.collection_id == collection_id)
+        .order_by(table.id)
     ).all()
     return [row[0] for row in rows], [row[1] for row in rows], [row[2] for row in rows]
-
-
-@dataclass(frozen=True, kw_only=True)
-class NodeRecord:
-    """A summary node with its document's provenance, as search returns it."""
-
-    id: int
-    text: str
-    level: int
-    char_start: int | None
-    char_end: int | None
-    leaf_start: int
-    leaf_end: int
-    document_external_id: str | None
-    document_title: str | None
-
-
-def fetch_node_records(session: Session, node_ids: Sequence[int]) -> dict[int, NodeRecord]:
-    records: dict[int, NodeRecord] = {}
-    for batch in _batches(list(node_ids)):
-        rows = session.execute(
-            select(TreeNodeRow, DocumentRow.external_id, DocumentRow.title)
-            .outerjoin(DocumentRow, TreeNodeRow.document_id == DocumentRow.id)
-            .where(TreeNodeRow.id.in_(batch))
-        ).all()
-        for node, external_id, title in rows:
-            records[node.id] = NodeRecord(
-                id=node.id,
-                text=node.text,
-                level=node.level,
-                char_start=node.char_start,
-                char_end=node.char_end,
-                leaf_start=node.leaf_start,
-                leaf_end=node.leaf_end,
-                document_external_id=external_id,
-                document_title=title,
-            )
-    return records
 
 
 def chunk_rows(session: Session, document_id: int) -> list[ChunkRow]:
@@ -442,19 +352,9 @@ def all_node_ids(session: Session, collection_id: int) -> list[int]:
     )
 
 
-@dataclass(frozen=True, kw_only=True)
-class ChunkSpan:
-    """A chunk's position and span, without its text (the document holds it)."""
-
-    id: int
-    document_id: int
-    char_start: int
-    char_end: int
-    unit: int | None
-
-
-def chunk_spans(session: Session, collection_id: int) -> dict[int, list[ChunkSpan]]:
-    """Every chunk of a collection, by document id, in ordinal order: one query."""
+def chunk_spans(session: Session, collection_id: int) -> dict[int, list[Any]]:
+    """Every chunk's (id, document_id, char_start, char_end, unit), by document id, in ordinal
+    order: one query, without the texts (the documents hold them)."""
     rows = session.execute(
         select(
             ChunkRow.id, ChunkRow.document_id, ChunkRow.char_start, ChunkRow.char_end, ChunkRow.unit
@@ -462,11 +362,7 @@ def chunk_spans(session: Session, collection_id: int) -> dict[int, list[ChunkSpa
         .where(ChunkRow.collection_id == collection_id)
         .order_by(ChunkRow.document_id, ChunkRow.ordinal)
     ).all()
-    spans: dict[int, list[ChunkSpan]] = {}
+    spans: dict[int, list[Any]] = {}
     for row in rows:
-        spans.setdefault(row[1], []).append(
-            ChunkSpan(
-                id=row[0], document_id=row[1], char_start=row[2], char_end=row[3], unit=row[4]
-            )
-        )
+        spans.setdefault(row.document_id, []).append(row)
     return spans

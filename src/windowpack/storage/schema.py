@@ -7,7 +7,7 @@ FAISS and BM25 files are derived from these tables and can always be rebuilt; th
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import (
     JSON,
@@ -31,6 +31,22 @@ IdType = BigInteger().with_variant(Integer(), "sqlite")
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+_Row = TypeVar("_Row", bound="Base")
+
+
+def new_row(table: type[_Row], record: object, **values: Any) -> _Row:
+    """A new `table` row of `values`, every other column taken from `record`'s attribute of
+    the same name (as `types.copied` does for dataclasses). The primary key is never copied:
+    a new row gets its own (a `Document.id` is the caller's id, not the row's)."""
+    columns = [
+        column.key
+        for column in table.__table__.columns
+        if column.key not in values and not column.primary_key
+    ]
+    values.update({name: getattr(record, name) for name in columns if hasattr(record, name)})
+    return table(**values)
 
 
 class Base(DeclarativeBase):

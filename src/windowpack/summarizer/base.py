@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from windowpack.budget.tokens import TokenCounter
 from windowpack.errors import WindowpackError
+from windowpack.text.tokens import TokenCounter
 
 
 @runtime_checkable

@@ -55,9 +55,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from windowpack.budget.tokens import TokenCounter
 from windowpack.errors import InvalidArgumentError
-from windowpack.retrieval.chunking import split_sentences
+from windowpack.text.sentences import split_sentences
+from windowpack.text.tokens import TokenCounter
 from windowpack.types import Span
 
 _WORD = re.compile(r"\w+")

@@ -26,9 +26,9 @@ from concurrent.futures import TimeoutError as FutureTimeoutError
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from windowpack.budget.tokens import TokenCounter
 from windowpack.errors import InvalidArgumentError, MissingDependencyError
 from windowpack.summarizer.base import SummaryFailure
+from windowpack.text.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from llama_index.core.llms import LLM

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 from sqlalchemy import func, select
@@ -11,61 +10,8 @@ from sqlalchemy.orm import Session
 from windowpack.errors import NotFoundError
 from windowpack.storage import repository
 from windowpack.storage.schema import ChunkRow, DocumentRow, TreeNodeRow
-
-
-@dataclass(frozen=True, kw_only=True)
-class LevelStats:
-    """One level of the tree: `scope` is "document" or "collection"."""
-
-    level: int
-    scope: Literal["document", "collection"]
-    nodes: int
-    tokens: int
-
-
-@dataclass(frozen=True, kw_only=True)
-class TreeOverview:
-    """The tree's shape. `summary_ratio` = summary tokens / chunk tokens."""
-
-    documents: int
-    chunks: int
-    chunk_tokens: int
-    summary_tokens: int
-    levels: list[LevelStats]
-    root_id: int | None
-
-    @property
-    def summary_ratio(self) -> float:
-        return self.summary_tokens / self.chunk_tokens if self.chunk_tokens else 0.0
-
-
-@dataclass(frozen=True, kw_only=True)
-class TreeChild:
-    """A child of a node: another node, a chunk (level 0) or a document's only chunk."""
-
-    kind: Literal["node", "chunk"]
-    node_id: int | None
-    document_id: str | None
-    ordinal: int | None
-    tokens: int
-
-
-@dataclass(frozen=True, kw_only=True)
-class TreeNode:
-    """A summary node: its text, what it stands for, its parent and its children."""
-
-    id: int
-    level: int
-    document_id: str | None
-    parent_id: int | None
-    leaf_start: int
-    leaf_end: int
-    char_start: int | None
-    char_end: int | None
-    text: str
-    tokens: int
-    summarizer: str
-    children: list[TreeChild]
+from windowpack.summarizer.persistence import document_roots
+from windowpack.types import LevelStats, TreeChild, TreeNode, TreeOverview, copied
 
 
 def tree_overview(session: Session, collection_id: int) -> TreeOverview:
@@ -121,20 +67,8 @@ def tree_node(session: Session, collection_id: int, node_id: int, *, collection:
     if row is None:
         raise NotFoundError(f"node {node_id} does not exist in collection {collection!r}")
     external_id = _external_id(session, row.document_id)
-    return TreeNode(
-        id=row.id,
-        level=row.level,
-        document_id=external_id,
-        parent_id=row.parent_id,
-        leaf_start=row.leaf_start,
-        leaf_end=row.leaf_end,
-        char_start=row.char_start,
-        char_end=row.char_end,
-        text=row.text,
-        tokens=row.token_count,
-        summarizer=row.summarizer,
-        children=_children(session, row, external_id),
-    )
+    children = _children(session, row, external_id)
+    return copied(TreeNode, row, document_id=external_id, tokens=row.token_count, children=children)
 
 
 def _children(session: Session, row: TreeNodeRow, external_id: str | None) -> list[TreeChild]:
@@ -161,7 +95,7 @@ def _children(session: Session, row: TreeNodeRow, external_id: str | None) -> li
 
 def _document_children(session: Session, row: TreeNodeRow) -> list[TreeChild]:
     """Children of a level-1 collection node: the roots of documents it groups."""
-    roots = repository.document_roots(session, row.collection_id)[row.leaf_start : row.leaf_end]
+    roots = document_roots(session, row.collection_id)[row.leaf_start : row.leaf_end]
     children = []
     for root in roots:
         external_id = _external_id(session, root.document_id)
@@ -173,7 +107,7 @@ def _document_children(session: Session, row: TreeNodeRow) -> list[TreeChild]:
                 node_id=root.node_id,
                 document_id=external_id,
                 ordinal=ordinal,
-                tokens=root.tokens,
+                tokens=root.item.tokens,
             )
         )
     return children

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from windowpack.retrieval.embedding_cache import content_hash
 from windowpack.storage import repository
-from windowpack.storage.schema import TreeNodeRow
+from windowpack.storage.schema import TreeNodeRow, new_row
 from windowpack.summarizer.tree import BuiltNode, TreeBuilder, TreeItem
+from windowpack.text.hashing import content_hash
 
 
 class CommittingSummaryCache:
@@ -51,52 +52,78 @@ def insert_levels(
     summarizer_id: str,
 ) -> list[list[TreeNodeRow]]:
     """Insert built levels (bottom first) with parent links; returns the rows, bottom first."""
+    owner = {
+        "collection_id": collection_id,
+        "document_id": document_id,
+        "summarizer": summarizer_id,
+    }
     rows_by_level: list[list[TreeNodeRow]] = [[] for _ in levels]
     parents: list[TreeNodeRow] | None = None
     for depth in reversed(range(len(levels))):
-        rows = [
-            _row(node, collection_id, document_id, summarizer_id, _parent_of(node, parents))
-            for node in levels[depth]
-        ]
+        rows = [_row(node, owner, _parent_of(node, parents)) for node in levels[depth]]
         session.add_all(rows)
         session.flush()
         rows_by_level[depth] = rows
-        parents_nodes = levels[depth]
+        # For each position of the level below, the row of the node above it.
         parents = [
             rows[index]
-            for index, node in enumerate(parents_nodes)
+            for index, node in enumerate(levels[depth])
             for _ in range(node.child_start, node.child_end)
         ]
     return rows_by_level
 
 
 def _parent_of(node: BuiltNode, parents: list[TreeNodeRow] | None) -> int | None:
-    # `parents` lists, for each position of this level, the row of the node above it.
     return parents[node.position].id if parents is not None else None
 
 
-def _row(
-    node: BuiltNode,
-    collection_id: int,
-    document_id: int | None,
-    summarizer_id: str,
-    parent_id: int | None,
-) -> TreeNodeRow:
-    return TreeNodeRow(
-        collection_id=collection_id,
-        document_id=document_id,
-        level=node.level,
-        position=node.position,
+def _row(node: BuiltNode, owner: dict[str, Any], parent_id: int | None) -> TreeNodeRow:
+    """The row of a built node; the node's `content_hash` is the hash of its children."""
+    return new_row(
+        TreeNodeRow,
+        node,
+        **owner,
         parent_id=parent_id,
-        leaf_start=node.leaf_start,
-        leaf_end=node.leaf_end,
-        char_start=node.char_start,
-        char_end=node.char_end,
-        text=node.text,
         token_count=node.tokens,
         text_hash=content_hash(node.text),
         children_hash=node.content_hash,
-        summarizer=summarizer_id,
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class DocumentRoot:
+    """The top of one document's subtree as a tree item: its highest node, or its only chunk
+    (`node_id` None). The collection levels are built over these, in collection order."""
+
+    document_id: int
+    node_id: int | None
+    item: TreeItem
+
+
+def document_roots(session: Session, collection_id: int) -> list[DocumentRoot]:
+    """One root per document, in collection order; the i-th covers leaf i of the level above."""
+    top = repository.top_document_nodes(session, collection_id)
+    single = repository.first_chunks(session, collection_id)
+    roots = []
+    for ordinal, document_id in enumerate(repository.document_ids(session, collection_id)):
+        node, chunk = top.get(document_id), single.get(document_id)
+        if node is not None:
+            item = _item(node.text, node.token_count, node.children_hash, node.level, ordinal)
+            roots.append(DocumentRoot(document_id=document_id, node_id=node.id, item=item))
+        elif chunk is not None:
+            item = _item(chunk.text, chunk.token_count, chunk.text_hash, 0, ordinal)
+            roots.append(DocumentRoot(document_id=document_id, node_id=None, item=item))
+    return roots
+
+
+def _item(text: str, tokens: int, content_hash: str, level: int, ordinal: int) -> TreeItem:
+    return TreeItem(
+        text=text,
+        tokens=tokens,
+        content_hash=content_hash,
+        level=level,
+        leaf_start=ordinal,
+        leaf_end=ordinal + 1,
     )
 
 
@@ -117,18 +144,8 @@ def rebuild_collection_levels(
     """
     old = repository.collection_scope_nodes(session, collection_id)
     repository.delete_nodes(session, [row.id for row in old])
-    roots = repository.document_roots(session, collection_id)
-    items = [
-        TreeItem(
-            text=root.text,
-            tokens=root.tokens,
-            content_hash=root.content_hash,
-            level=root.level,
-            leaf_start=ordinal,
-            leaf_end=ordinal + 1,
-        )
-        for ordinal, root in enumerate(roots)
-    ]
+    roots = document_roots(session, collection_id)
+    items = [root.item for root in roots]
     levels = builder.levels_above(items, label="collection", balanced=False)
     rows = insert_levels(
         session, levels, collection_id=collection_id, document_id=None, summarizer_id=summarizer_id

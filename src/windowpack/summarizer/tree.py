@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from windowpack.budget.tokens import TokenCounter
 from windowpack.summarizer.base import Summarizer
+from windowpack.text.tokens import TokenCounter
 
 DEFAULT_FANOUT = 8
 # Below this a summary cannot say anything useful; a node's target never goes lower.

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Response
 
-from windowpack.api.deps import AccessDep, ServiceDep
+from windowpack.api.deps import AccessDep, ApiDep
 from windowpack.api.schemas import CollectionCreate, CollectionList
 from windowpack.types import CollectionStats
 
@@ -37,8 +37,8 @@ def get_collection(name: CollectionName, access: AccessDep) -> CollectionStats:
 
 
 @router.delete("/collections/{name}", status_code=204)
-def delete_collection(name: CollectionName, access: AccessDep, service: ServiceDep) -> Response:
+def delete_collection(name: CollectionName, access: AccessDep, api: ApiDep) -> Response:
     """Delete a collection with its documents, tree and index files."""
     access.write(name)
-    service.store.delete_collection(name)
+    api.store.delete_collection(name)
     return Response(status_code=204)

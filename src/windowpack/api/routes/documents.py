@@ -8,7 +8,7 @@ from fastapi import APIRouter, File, Query, Response, UploadFile
 from fastapi import Path as PathParam
 from fastapi.responses import JSONResponse
 
-from windowpack.api.deps import AccessDep, ServiceDep
+from windowpack.api.deps import AccessDep, ApiDep
 from windowpack.api.routes.collections import CollectionName
 from windowpack.api.schemas import (
     DocumentOut,
@@ -37,13 +37,13 @@ def add_documents(
     name: CollectionName,
     body: DocumentsIn,
     access: AccessDep,
-    service: ServiceDep,
+    api: ApiDep,
     background: Background = None,
 ) -> JSONResponse:
     """Add documents in one transaction; one whose id exists is replaced if it changed."""
     collection = access.write(name)
     documents = [item.to_document(item.id) for item in body.documents]
-    return service.ingest(
+    return api.ingest(
         collection,
         lambda progress: collection.add(documents, progress=progress),
         size=sum(len(item.text) for item in body.documents),
@@ -57,18 +57,18 @@ def upload_files(
     name: CollectionName,
     files: Annotated[list[UploadFile], File(description="txt, md, html, pdf, json, jsonl")],
     access: AccessDep,
-    service: ServiceDep,
+    api: ApiDep,
     background: Background = None,
 ) -> JSONResponse:
     """Upload files. Now: a bad file is a 4xx and nothing is stored. As a job: bad files are
     listed in the job's `failures` and the rest is ingested."""
     collection = access.write(name)
-    saved = save_uploads(files, service.upload_dir)
-    in_job = service.in_background(background, saved.size)
+    saved = save_uploads(files, api.upload_dir)
+    in_job = api.in_background(background, saved.size)
     # A job ingests the folder (bad files skipped and reported); a direct call names each file
     # (any bad one fails the whole call, atomically).
     targets = [saved.folder] if in_job else saved.paths
-    return service.ingest(
+    return api.ingest(
         collection,
         lambda progress: collection.add_files(targets, progress=progress, root=saved.folder),
         size=saved.size,
@@ -82,12 +82,12 @@ def upload_files(
 def list_documents(
     name: CollectionName,
     access: AccessDep,
-    service: ServiceDep,
+    api: ApiDep,
     offset: Annotated[int, Query(ge=0, le=2**53)] = 0,
     limit: Annotated[int, Query(ge=1)] = 100,
 ) -> DocumentPage:
     """A page of documents in collection order, without their text."""
-    service.check_limit("limit", limit, service.settings.max_page)
+    api.check_limit("limit", limit, api.settings.max_page)
     collection = access.read(name)
     total = len(collection)
     items = collection.documents(offset=offset, limit=limit)
@@ -115,13 +115,13 @@ def upsert_document(
     document_id: DocumentId,
     body: DocumentUpsert,
     access: AccessDep,
-    service: ServiceDep,
+    api: ApiDep,
     background: Background = None,
 ) -> JSONResponse:
     """Store this document under `document_id`: added, replaced if changed, else unchanged."""
     collection = access.write(name)
     document = body.to_document(document_id)
-    return service.ingest(
+    return api.ingest(
         collection,
         lambda progress: collection.add([document], progress=progress),
         size=len(body.text),

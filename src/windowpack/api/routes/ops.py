@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 
 from windowpack import __version__
-from windowpack.api.deps import AccessDep, ServiceDep
+from windowpack.api.deps import AccessDep, ApiDep
 from windowpack.api.metrics import CONTENT_TYPE
 from windowpack.api.schemas import Health
 
@@ -14,14 +14,14 @@ router = APIRouter(tags=["operations"])
 
 
 @router.get("/healthz")
-def healthz(service: ServiceDep) -> Health:
+def healthz(api: ApiDep) -> Health:
     """`ok` when the database answers."""
-    keys_required = service.settings.require_keys or service.store.api_keys.any_active()
+    keys_required = api.settings.require_keys or api.store.api_keys.any_active()
     return Health(status="ok", version=__version__, keys_required=keys_required)
 
 
 @router.get("/metrics", response_class=Response, responses={200: {"content": {CONTENT_TYPE: {}}}})
-def metrics(service: ServiceDep, access: AccessDep) -> Response:
+def metrics(api: ApiDep, access: AccessDep) -> Response:
     """Prometheus metrics: requests, latencies, window-cache hits, index versions, ingest."""
     access.require_every_collection("/metrics")
-    return Response(service.metrics.render(), media_type=CONTENT_TYPE)
+    return Response(api.metrics.render(), media_type=CONTENT_TYPE)

@@ -7,40 +7,37 @@ from typing import Annotated
 from fastapi import APIRouter, Response
 from fastapi import Path as PathParam
 
-from windowpack.api.deps import AccessDep, ServiceDep
+from windowpack.api.deps import AccessDep, ApiDep
 from windowpack.api.routes.collections import CollectionName
 from windowpack.api.schemas import MultiPackIn, PackIn, PackOut, SearchIn
-from windowpack.summarizer.overview import TreeNode, TreeOverview
-from windowpack.types import Hit
+from windowpack.types import Hit, TreeNode, TreeOverview
 
 router = APIRouter(tags=["query"])
 
 
 @router.post("/collections/{name}/search")
-def search(
-    name: CollectionName, body: SearchIn, access: AccessDep, service: ServiceDep
-) -> list[Hit]:
+def search(name: CollectionName, body: SearchIn, access: AccessDep, api: ApiDep) -> list[Hit]:
     """The k most relevant verbatim chunks (and summaries, if asked), best first."""
-    service.check_limit("k", body.k, service.settings.max_k)
+    api.check_limit("k", body.k, api.settings.max_k)
     return access.read(name).search(body.query, body.k, include_summaries=body.include_summaries)
 
 
 @router.post("/collections/{name}/pack", response_model=PackOut)
-def pack(name: CollectionName, body: PackIn, access: AccessDep, service: ServiceDep) -> Response:
+def pack(name: CollectionName, body: PackIn, access: AccessDep, api: ApiDep) -> Response:
     """The best window for the question within the budget: relevant chunks verbatim,
     summaries of the rest, in document order, the query-independent tier first."""
-    service.check_limit("budget", body.budget, service.settings.max_budget)
+    api.check_limit("budget", body.budget, api.settings.max_budget)
     window = access.read(name).pack(body.query, **body.window_options())
     return _json(PackOut.of(window, body))
 
 
 @router.post("/pack", response_model=PackOut)
-def pack_collections(body: MultiPackIn, access: AccessDep, service: ServiceDep) -> Response:
+def pack_collections(body: MultiPackIn, access: AccessDep, api: ApiDep) -> Response:
     """One window over several collections; the budget follows relevance across them."""
-    service.check_limit("budget", body.budget, service.settings.max_budget)
+    api.check_limit("budget", body.budget, api.settings.max_budget)
     for name in body.collections:
         access.read(name)
-    window = service.store.pack(body.query, collections=body.collections, **body.window_options())
+    window = api.store.pack(body.query, collections=body.collections, **body.window_options())
     return _json(PackOut.of(window, body))
 
 

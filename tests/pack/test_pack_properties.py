@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import windowpack as wp
-from windowpack.budget.tokens import get_token_counter
 from windowpack.config import StoreConfig
+from windowpack.text.tokens import get_token_counter
 
 CONFIG = StoreConfig(embedder="hash", chunk_tokens=32, fanout=3)
 WORDS = ["harbor", "lantern", "glacier", "meadow", "falcon", "quarry", "ember", "tundra"]
@@ -63,10 +63,10 @@ def _chunk_texts(col: wp.Collection) -> list[str]:
     texts = []
     for info in col.documents():
         document = col.get(info.id)
-        with col._store._sessions() as session:
+        with col._context.sessions() as session:
             from windowpack.storage import repository
 
-            rows = repository.documents_by_external_id(session, col._id, [info.id])
+            rows = repository.documents_by_external_id(session, col.collection_id, [info.id])
             chunks = repository.chunk_rows(session, rows[info.id].id)
         texts.extend(document.text[c.char_start : c.char_end] for c in chunks)
     return texts
@@ -179,7 +179,7 @@ def test_5_same_version_and_request_give_identical_bytes(
     first = col.pack(QUESTION, budget=budget, tokenizer=tokenizer)
     assert col.pack(QUESTION, budget=budget, tokenizer=tokenizer) == first
     # And from a new process-like state: a fresh store object on the same files.
-    fresh = wp.open(Path(col._store.url.removeprefix("sqlite:///")).parent, config=CONFIG)
+    fresh = wp.open(Path(str(col._context.engine.url.database)).parent, config=CONFIG)
     try:
         again = fresh.collection(col.name).pack(QUESTION, budget=budget, tokenizer=tokenizer)
     finally:

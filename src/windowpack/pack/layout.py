@@ -11,12 +11,13 @@ block starts with a bracketed header, so a block boundary is also a tokenizer bo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
-from windowpack.budget.allocate import Overheads
-from windowpack.budget.tokens import TokenCounter
+from windowpack.pack.allocate import Overheads
+from windowpack.text.tokens import TokenCounter
 
 SEPARATOR = "\n\n"
 
@@ -126,45 +127,83 @@ class NodeView:
     first_document: int
     last_document: int
 
+    @property
+    def anchor(self) -> int:
+        """The document the node is rendered with: its own, or the first it stands for."""
+        return self.document if self.document >= 0 else self.first_document
 
-def render_documents(
-    documents: Sequence[DocumentView],
-    document_first_chunk: Sequence[int],
-    chosen_chunks: Sequence[int],
-    chosen_nodes: Sequence[int],
-    nodes: Sequence[NodeView],
-    chunk_scores: Sequence[float],
-    node_scores: Sequence[float],
-) -> list[Block]:
+
+class Source(Protocol):
+    """What a window is rendered from: documents, where their chunks start, summary nodes."""
+
+    @property
+    def documents(self) -> Sequence[DocumentView]: ...
+
+    @property
+    def document_first_chunk(self) -> Sequence[int]: ...
+
+    @property
+    def nodes(self) -> Sequence[NodeView]: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class Selection:
+    """What goes in verbatim (global chunk indices) and as summaries (node index by the node's
+    first chunk), with the scores the items report. `choose()` builds one."""
+
+    chunks: AbstractSet[int]
+    summaries: Mapping[int, int]
+    chunk_scores: Sequence[float] = ()
+    node_scores: Sequence[float] = ()
+
+    def chunk_score(self, first: int, last: int) -> float:
+        """The best score of the chunks `first` to `last` (0 when unscored)."""
+        scores = self.chunk_scores[first : last + 1]
+        return max(scores) if len(scores) else 0.0
+
+    def node_score(self, node: int) -> float:
+        return self.node_scores[node] if len(self.node_scores) else 0.0
+
+
+def choose(
+    source: Source,
+    chunks: Sequence[int],
+    nodes: Sequence[int] = (),
+    scores: tuple[Sequence[float], Sequence[float]] = ((), ()),
+) -> Selection:
+    """The selection of `chunks` verbatim and `nodes` as summaries, with (chunk, node) scores."""
+    return Selection(
+        chunks=set(chunks),
+        summaries={source.nodes[index].first_chunk: index for index in nodes},
+        chunk_scores=scores[0],
+        node_scores=scores[1],
+    )
+
+
+def render_documents(source: Source, selection: Selection) -> list[Block]:
     """The query tier: chosen chunks and summaries by document, gap markers between."""
-    selected = set(chosen_chunks)
-    by_first_chunk = {nodes[index].first_chunk: index for index in chosen_nodes}
+    documents, nodes = source.documents, source.nodes
+    by_first_chunk = selection.summaries
     blocks: list[Block] = []
     skipped: list[int] = []
     position = 0
     while position < len(documents):
-        view, offset = documents[position], document_first_chunk[position]
+        view, offset = documents[position], source.document_first_chunk[position]
         node_index = by_first_chunk.get(offset)
         if node_index is not None and nodes[node_index].document < 0:
             # A collection-level summary stands for several whole documents.
             blocks.extend(_gap_for_documents(documents, skipped))
             skipped = []
-            node = nodes[node_index]
-            blocks.append(summary_block(view, position, node, offset, node_scores[node_index]))
-            position = node.last_document
+            blocks.append(summary_block(source, node_index, selection.node_score(node_index)))
+            position = nodes[node_index].last_document
             continue
         chunks = range(offset, offset + len(view.chunk_starts))
-        if not any(index in selected or index in by_first_chunk for index in chunks):
+        if not any(index in selection.chunks or index in by_first_chunk for index in chunks):
             skipped.append(position)
         else:
             blocks.extend(_gap_for_documents(documents, skipped))
             skipped = []
-            blocks.extend(
-                document_blocks(
-                    view, position, len(documents), offset, selected, by_first_chunk, nodes,
-                    chunk_scores, node_scores,
-                )
-            )  # fmt: skip
+            blocks.extend(document_blocks(source, position, selection))
         position += 1
     blocks.extend(_gap_for_documents(documents, skipped))
     return blocks
@@ -178,46 +217,37 @@ def _gap_for_documents(documents: Sequence[DocumentView], skipped: list[int]) ->
     return [Block(kind="gap", text=gap_marker(tokens, what, len(skipped)))]
 
 
-def document_blocks(
-    view: DocumentView,
-    position: int,
-    documents: int,
-    offset: int,
-    selected: set[int],
-    by_first_chunk: dict[int, int],
-    nodes: Sequence[NodeView],
-    chunk_scores: Sequence[float],
-    node_scores: Sequence[float],
-) -> list[Block]:
-    blocks = [
-        Block(kind="header", text=document_header(view, position, documents), document=position)
-    ]
+def document_blocks(source: Source, position: int, selection: Selection) -> list[Block]:
+    """One document's header, then its passages, summaries and gaps in order."""
+    view, offset = source.documents[position], source.document_first_chunk[position]
+    header = document_header(view, position, len(source.documents))
+    blocks = [Block(kind="header", text=header, document=position)]
+    by_first_chunk = selection.summaries
     count = len(view.chunk_starts)
     ordinal = 0
     while ordinal < count:
         index = offset + ordinal
-        if index in selected:
+        if index in selection.chunks:
             last = ordinal
             # One passage per run of chunks, but a new one at each conversation turn or
             # record, so that every turn carries its own number.
             while (
                 last + 1 < count
-                and offset + last + 1 in selected
+                and offset + last + 1 in selection.chunks
                 and view.chunk_units[last + 1] == view.chunk_units[ordinal]
             ):
                 last += 1
-            blocks.append(_passage(view, position, offset, ordinal, last, chunk_scores))
+            blocks.append(_passage(source, position, ordinal, last, selection))
             ordinal = last + 1
         elif index in by_first_chunk:
             node_index = by_first_chunk[index]
-            node = nodes[node_index]
-            blocks.append(summary_block(view, position, node, offset, node_scores[node_index]))
-            ordinal = max(ordinal + 1, node.last_chunk - offset)
+            blocks.append(summary_block(source, node_index, selection.node_score(node_index)))
+            ordinal = max(ordinal + 1, source.nodes[node_index].last_chunk - offset)
         else:
             last = ordinal
             while (
                 last + 1 < count
-                and offset + last + 1 not in selected
+                and offset + last + 1 not in selection.chunks
                 and offset + last + 1 not in by_first_chunk
             ):
                 last += 1
@@ -227,14 +257,8 @@ def document_blocks(
     return blocks
 
 
-def _passage(
-    view: DocumentView,
-    position: int,
-    offset: int,
-    first: int,
-    last: int,
-    chunk_scores: Sequence[float],
-) -> Block:
+def _passage(source: Source, position: int, first: int, last: int, selection: Selection) -> Block:
+    view, offset = source.documents[position], source.document_first_chunk[position]
     start, end = view.chunk_starts[first], view.chunk_ends[last]
     low, high = view.chunk_units[first], view.chunk_units[last]
     units = (low, high) if low is not None and high is not None else None
@@ -247,13 +271,14 @@ def _passage(
         last_chunk=offset + last,
         char_start=start,
         char_end=end,
-        score=max(chunk_scores[offset + first : offset + last + 1]),
+        score=selection.chunk_score(offset + first, offset + last),
     )
 
 
-def summary_block(
-    view: DocumentView, position: int, node: NodeView, offset: int, score: float
-) -> Block:
+def summary_block(source: Source, node_index: int, score: float) -> Block:
+    """A summary node with its header: the chunks (or documents) it stands for."""
+    node = source.nodes[node_index]
+    view, offset = source.documents[node.anchor], source.document_first_chunk[node.anchor]
     if node.document < 0:
         header = summary_header(
             node.level, "documents", node.first_document, node.last_document - 1, -1
@@ -269,7 +294,7 @@ def summary_block(
     return Block(
         kind="summary",
         text=f"{header}\n{node.text}",
-        document=position if node.document >= 0 else None,
+        document=node.document if node.document >= 0 else None,
         level=node.level,
         first_chunk=node.first_chunk,
         last_chunk=node.last_chunk - 1,

@@ -22,10 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from windowpack.budget.layout import SEPARATOR, DocumentView
-from windowpack.budget.state import state_from_views
-from windowpack.budget.tokens import get_token_counter
-from windowpack.packing import PackRequest, pack_state, validate_budget
+from windowpack.pack.layout import SEPARATOR, DocumentView
+from windowpack.pack.request import PackRequest
+from windowpack.pack.state import state_from_views
+from windowpack.pack.window import Part, pack_parts
+from windowpack.text.tokens import get_token_counter
 from windowpack.types import Window, WindowItem
 
 # Passage-level "units": each passage gets a header of its own, "[passage 2 of 5 · ...]".
@@ -72,7 +73,7 @@ def pack_passages(
     `cacheable_prefix_tokens` is 0: which passages came back depends on the question.
     Passages are rendered without their outer whitespace; empty ones are dropped.
     """
-    validate_budget(budget)
+    request = PackRequest(query=query, budget=budget, tokenizer=tokenizer, overview_tokens=0)
     counter = get_token_counter(tokenizer)
     # Outer whitespace goes: blank lines separate passages in the layout, and frameworks strip
     # the texts they join (llama-index's repacking does), which would change the bytes.
@@ -84,8 +85,8 @@ def pack_passages(
         name="passages", version=0, documents=[_view(d) for d in documents], counter=counter
     )
     scores = np.asarray([relevance[p.id] for document in documents for p in document])
-    request = PackRequest(query=query, budget=budget, tokenizer=tokenizer, overview_tokens=0)
-    window = pack_state(state, scores, np.zeros(0), request)
+    part = Part(state=state, corpus=state.corpus.with_scores(scores, np.zeros(0)))
+    window = pack_parts([part], request, counter)
     window = replace(window, cacheable_prefix_tokens=0, cacheable_prefix_chars=0)
     return PackedPassages(window=window, documents=documents)
 

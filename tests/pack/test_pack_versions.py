@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 import windowpack as wp
-from windowpack import packing
+from windowpack.pack import packer as packing
 from windowpack.types import Document
 
 TEXT = "Harbour seals rest on sandbanks at low tide. " * 8

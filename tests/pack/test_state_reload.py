@@ -12,10 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import windowpack as wp
-from windowpack.budget.state import PackingState, _tiles, load_state
-from windowpack.budget.tokens import TokenCounter, get_token_counter
 from windowpack.config import StoreConfig
+from windowpack.pack.loading import load_state
+from windowpack.pack.state import PackingState, _tiles
 from windowpack.storage import repository
+from windowpack.text.tokens import TokenCounter, get_token_counter
 from windowpack.types import Document, Window
 
 # Few distinct sentences, so that documents share chunk texts and a text's count is reused
@@ -61,8 +62,8 @@ def test_incremental_states_and_windows_equal_fresh_loads(
                 held = _held_state(store)
                 fresh_state = _fresh_state(store, held.version)
                 _assert_same_state(held, fresh_state)
-                store._packer._states.clear()  # the next pack loads from scratch
-                store._packer._windows.clear()
+                store._context.packer._states.clear()  # the next pack loads from scratch
+                store._context.packer._windows.clear()
                 _assert_same_window(incremental, collection.pack("owls and seals", budget=budget))
 
 
@@ -118,15 +119,15 @@ def _text(sentences: list[int]) -> str:
 
 
 def _load(store: wp.Store, counter: TokenCounter, previous: PackingState | None) -> PackingState:
-    with store._sessions() as session:
+    with store._context.sessions() as session:
         row = repository.get_collection(session, "docs")
         assert row is not None
         version = repository.index_version(session, row.id)
-    return load_state(store._sessions, row.id, "docs", version, counter, previous=previous)
+    return load_state(store._context.sessions, row.id, "docs", version, counter, previous=previous)
 
 
 def _held_state(store: wp.Store) -> PackingState:
-    (state,) = store._packer._states.values()
+    (state,) = store._context.packer._states.values()
     return state
 
 

@@ -20,9 +20,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
-from windowpack.budget import tokens as tokens_module
-from windowpack.budget.tokens import get_token_counter
 from windowpack.errors import InvalidArgumentError, WindowpackError
+from windowpack.text import tokens as tokens_module
+from windowpack.text.tokens import get_token_counter
 
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 ESSAYS = SHARED_DATA / "ruler" / "PaulGrahamEssays.json"
@@ -107,7 +107,7 @@ def test_loading_in_a_fresh_process_seeds_the_cache_and_restores_the_environment
 ) -> None:
     script = (
         "import os, tiktoken\n"
-        "from windowpack.budget.tokens import get_token_counter\n"
+        "from windowpack.text.tokens import get_token_counter\n"
         "for name in ('cl100k_base', 'o200k_base'):\n"
         "    counter = get_token_counter(name)\n"
         "    assert counter.count('hello world') == 2, counter.count('hello world')\n"

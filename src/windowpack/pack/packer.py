@@ -1,0 +1,171 @@
+"""Packing a window for one question (design §4, §5): shared states, a window cache, retries.
+
+Everything a pack needs that does not depend on the question — document texts and chunk
+spans, the tree as arrays, token costs in the requested tokenizer — is loaded once per
+(collection, index version, tokenizer) and shared by every request of the process; a new
+version simply keys a new state. Finished windows are cached by (version, request).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from windowpack.errors import StorageError
+from windowpack.pack.loading import load_state
+from windowpack.pack.request import PackRequest
+from windowpack.pack.scoring import scored_corpora
+from windowpack.pack.state import PackingState
+from windowpack.pack.window import Part, pack_parts
+from windowpack.retrieval.indexes import CollectionIndexes
+from windowpack.retrieval.search import QueryEmbeddingCache
+from windowpack.storage import repository
+from windowpack.text.tokens import TokenCounter, get_token_counter
+from windowpack.types import Window
+
+# Packs tried before giving up on a collection that a stream of writes keeps changing.
+_MAX_ATTEMPTS = 5
+
+Source = tuple[int, str, CollectionIndexes]
+"""A collection to pack from: its id, its name and its current indexes."""
+
+
+class Packer:
+    """Per-store packing: shared states by (collection, version, tokenizer) and a window cache."""
+
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        *,
+        query_vectors: QueryEmbeddingCache,
+        writes_paused: AbstractContextManager[object] | None = None,
+        cache_size: int = 256,
+    ) -> None:
+        """`writes_paused` (the store's write lock) is held for a last attempt when writes
+        keep landing during every load."""
+        self._sessions = sessions
+        self._query_vectors = query_vectors
+        self._writes_paused = writes_paused or contextlib.nullcontext()
+        self._states: dict[tuple[int, int, str], PackingState] = {}
+        self._windows: OrderedDict[tuple[Any, ...], Window] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+        self._loading: dict[tuple[int, int, str], threading.Lock] = {}
+        self.cache_hits = 0
+
+    def pack(self, resolve_sources: Callable[[], Sequence[Source]], request: PackRequest) -> Window:
+        """One window over one or more collections: (collection id, name, indexes) each.
+
+        `resolve_sources` gives each collection's current indexes. It is called again when a
+        write publishes a new version while this request reads the old one, so a window is
+        always built from one version of each collection, never from a half-published one.
+        """
+        counter = get_token_counter(request.tokenizer)
+        for _ in range(_MAX_ATTEMPTS):
+            window = self._pack_at(resolve_sources(), request, counter)
+            if window is not None:
+                return window
+        # Writes land faster than a state loads: load once more with writes held off (they
+        # wait for this one load), so a stream of ingests cannot starve readers.
+        with self._writes_paused:
+            window = self._pack_at(resolve_sources(), request, counter)
+        if window is None:
+            raise StorageError("the collection changed while writes were paused; retry")
+        return window
+
+    def _pack_at(
+        self, sources: Sequence[Source], request: PackRequest, counter: TokenCounter
+    ) -> Window | None:
+        key = (tuple((cid, indexes.version) for cid, _, indexes in sources), request)
+        with self._lock:
+            if key in self._windows:
+                self._windows.move_to_end(key)
+                self.cache_hits += 1
+                return self._windows[key]
+        states = []
+        for collection_id, name, indexes in sources:
+            state = self._state(collection_id, name, indexes.version, counter)
+            if state is None:
+                return None
+            states.append((state, indexes))
+        corpora = scored_corpora(states, self._query_vectors, request.query, request.budget)
+        parts = [
+            Part(state=state, corpus=corpus)
+            for (state, _), corpus in zip(states, corpora, strict=True)
+        ]
+        window = pack_parts(parts, request, counter)
+        with self._lock:
+            self._windows[key] = window
+            while len(self._windows) > self._cache_size:
+                self._windows.popitem(last=False)
+        return window
+
+    def _state(
+        self, collection_id: int, name: str, version: int, counter: TokenCounter
+    ) -> PackingState | None:
+        """The shared state at `version`, or None when a write moved the database past it."""
+        key = (collection_id, version, counter.name)
+        state = self._states.get(key)
+        if state is not None:
+            return state
+        with self._lock:
+            gate = self._loading.setdefault(key, threading.Lock())
+        # One request loads a new version's state; the others wait for it rather than each
+        # reading and counting the whole collection at once.
+        with gate:
+            state = self._states.get(key) or self._load(key, name)
+        with self._lock:
+            self._loading.pop(key, None)
+        return state
+
+    def _load(self, key: tuple[int, int, str], name: str) -> PackingState | None:
+        collection_id, version, tokenizer = key
+        # Versions only grow, one per committed write: the same version before and after the
+        # reads means every row read belongs to it.
+        if self._version(collection_id) != version:
+            return None
+        # The latest state of this collection in this tokenizer lends its counts: only the
+        # texts a write added are counted, so a new version loads in a fraction of the time.
+        previous = self._latest(collection_id, tokenizer)
+        try:
+            state = load_state(
+                self._sessions,
+                collection_id,
+                name,
+                version,
+                get_token_counter(tokenizer),
+                previous=previous,
+            )
+        except Exception:
+            # The reads are separate statements (SQLite gives them no common snapshot): a
+            # write committed between two of them can leave rows that do not fit together.
+            # That is a retry, not an error; with the version unchanged it is a real bug.
+            if self._version(collection_id) != version:
+                return None
+            raise
+        if self._version(collection_id) != version:
+            return None
+        with self._lock:
+            # Older versions of this collection are no longer asked for. Those in other
+            # tokenizers stay until their own next version replaces them: they lend it counts.
+            for old in [k for k in self._states if k[0] == collection_id and k[1] != version]:
+                if old[2] == tokenizer:
+                    del self._states[old]
+            self._states[key] = state
+        return state
+
+    def _latest(self, collection_id: int, tokenizer: str) -> PackingState | None:
+        """The highest-version state held for this collection and tokenizer, if any."""
+        with self._lock:
+            held = [k for k in self._states if k[0] == collection_id and k[2] == tokenizer]
+            return self._states[max(held)] if held else None
+
+    def _version(self, collection_id: int) -> int:
+        with self._sessions() as session:
+            return repository.index_version(session, collection_id)

@@ -1,0 +1,56 @@
+"""What determines a window (with the index version): the request, checked when it is made."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from windowpack.errors import InvalidArgumentError
+
+MAX_BUDGET = 10_000_000
+
+
+@dataclass(frozen=True, kw_only=True)
+class PackRequest:
+    """Everything that determines a window (with the index version).
+
+    Checked on construction, so a request that exists is valid: the facade builds one per call
+    and nothing below checks it again. The query is checked by the facade (as for search): a
+    window of passages packed for a framework may have none.
+    """
+
+    query: str
+    budget: int
+    tokenizer: str = "o200k_base"
+    overview_tokens: int | None = None
+    align: bool | int = False
+    """True: the stable tier ends on a multiple of 256 tokens; N: also at least N tokens."""
+
+    def __post_init__(self) -> None:
+        check_budget(self.budget)
+        overview = self.overview_tokens
+        if overview is not None and (
+            isinstance(overview, bool) or not isinstance(overview, int) or overview < 0
+        ):
+            raise InvalidArgumentError("overview_tokens", f"must be zero or more, got {overview!r}")
+        align = self.align
+        if not isinstance(align, bool) and (not isinstance(align, int) or align < 1):
+            raise InvalidArgumentError(
+                "align", f"must be true, false or a positive number of tokens, got {align!r}"
+            )
+
+    @property
+    def cache_minimum(self) -> int:
+        """The stable tier's minimum length asked by `align=N`, when half the budget allows
+        it (the rest stays for the question's material); else 0."""
+        align = self.align
+        if isinstance(align, bool) or 2 * align > self.budget:
+            return 0
+        return align
+
+
+def check_budget(budget: int) -> None:
+    """A budget is an integer from 1 to `MAX_BUDGET` tokens (not a bool: `True` is not 1)."""
+    if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= MAX_BUDGET:
+        raise InvalidArgumentError(
+            "budget", f"must be an integer from 1 to {MAX_BUDGET:,}, got {budget!r}"
+        )

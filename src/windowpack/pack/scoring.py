@@ -1,0 +1,121 @@
+"""Relevance of every chunk and summary node of the states packed, for one question.
+
+Dense and lexical candidates of every source are fused into one ranking (`retrieval.fusion`),
+scattered onto each state's units, and a summary is given the best evidence beneath it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from windowpack.pack.allocate import Corpus
+from windowpack.pack.state import PackingState
+from windowpack.retrieval.fusion import z_scores_fused
+from windowpack.retrieval.index_ids import split_index_ids
+from windowpack.retrieval.indexes import CollectionIndexes
+from windowpack.retrieval.search import MIN_CANDIDATES, QueryEmbeddingCache
+
+FloatArray = npt.NDArray[np.float64]
+Fused = tuple[npt.NDArray[np.int64], npt.NDArray[np.floating[Any]]]
+
+
+def scored_corpora(
+    sources: Sequence[tuple[PackingState, CollectionIndexes]],
+    query_vectors: QueryEmbeddingCache,
+    query: str,
+    budget: int,
+) -> list[Corpus]:
+    """Each state's corpus scored for `query` on one scale across all the states."""
+    fused = _fused_scores(sources, query_vectors, query, budget)
+    return [state.corpus.with_scores(*_scores(state, fused)) for state, _ in sources]
+
+
+def _fused_scores(
+    sources: Sequence[tuple[PackingState, CollectionIndexes]],
+    query_vectors: QueryEmbeddingCache,
+    query: str,
+    budget: int,
+) -> Fused:
+    """One fused ranking over every source, so that relevance is comparable between them.
+
+    Cosine similarities from one embedder share a scale across collections, and so do BM25
+    scores roughly; standardising per collection instead would promote the best of an
+    irrelevant collection to the level of the best of a relevant one. Chunk and node ids are
+    database keys, unique across the collections of a store.
+    """
+    dense, lexical = [], []
+    vector = query_vectors.get(query)
+    for state, indexes in sources:
+        candidates = _candidates(state, budget)
+        dense.append(indexes.dense.search(vector, candidates))
+        lexical.append(indexes.lexical.search(query, candidates))
+    return z_scores_fused([_merged(dense), _merged(lexical)])
+
+
+def _candidates(state: PackingState, budget: int) -> int:
+    """Enough candidates to rank about twice what the budget can hold, at least a few hundred."""
+    corpus = state.corpus
+    units = corpus.chunks + corpus.nodes
+    mean_cost = max(1.0, float(corpus.chunk_cost.mean())) if corpus.chunks else 1.0
+    return max(1, min(units, max(MIN_CANDIDATES, int(2 * budget / mean_cost))))
+
+
+def _merged(results: list[Fused]) -> Fused:
+    ids = np.concatenate([ids for ids, _ in results]).astype(np.int64)
+    scores = np.concatenate([scores for _, scores in results]).astype(np.float32)
+    return ids, scores
+
+
+def _scores(state: PackingState, fused: Fused) -> tuple[FloatArray, FloatArray]:
+    """Each chunk's and node's fused relevance; units no retriever proposed get the floor."""
+    ids, values = fused
+    floor = (values.min() if len(values) else 0.0) - 1.0
+    is_chunk, node_ids = split_index_ids(ids)
+    corpus = state.corpus
+    chunk_score = _lookup(
+        state.chunk_keys,
+        state.chunk_positions,
+        ids[is_chunk],
+        values[is_chunk],
+        floor,
+        corpus.chunks,
+    )
+    node_score = _lookup(
+        state.node_keys, state.node_positions, node_ids, values[~is_chunk], floor, corpus.nodes
+    )
+    return chunk_score, _with_best_evidence_beneath(state, chunk_score, node_score)
+
+
+def _lookup(
+    keys: npt.NDArray[np.int64],
+    positions: npt.NDArray[np.int64],
+    ids: npt.NDArray[np.int64],
+    values: npt.NDArray[np.floating[Any]],
+    floor: float,
+    size: int,
+) -> FloatArray:
+    """Scatter (id, value) pairs into an array indexed by unit position, via sorted keys."""
+    result = np.full(size, floor)
+    if not len(keys) or not len(ids):
+        return result
+    slots = np.minimum(np.searchsorted(keys, ids), len(keys) - 1)
+    found = keys[slots] == ids
+    result[positions[slots[found]]] = values[found]
+    return result
+
+
+def _with_best_evidence_beneath(
+    state: PackingState, chunk_score: FloatArray, node_score: FloatArray
+) -> FloatArray:
+    """A summary is as relevant as the best chunk it stands for, or its own score if higher."""
+    if not len(node_score):
+        return node_score
+    # reduceat over (first, last) pairs: the even results are the max over [first, last).
+    padded = np.append(chunk_score, -np.inf)
+    pairs = np.column_stack((state.corpus.node_first, state.corpus.node_last)).ravel()
+    best = np.maximum.reduceat(padded, pairs)[::2]
+    return np.asarray(np.maximum(node_score, best))

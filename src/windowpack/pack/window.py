@@ -1,0 +1,277 @@
+"""From scored states to a `Window`: allocate, lay out, count exactly, trim if ever over.
+
+One or more parts (a collection's state and its corpus scored for the question) share one
+budget. The window is lossless when everything fits; otherwise a query-independent overview
+tier comes first, then the allocation rendered by collection and document.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+import numpy as np
+
+from windowpack.pack import layout
+from windowpack.pack.allocate import Corpus, allocate, combined, lossless_cost, overview_cut
+from windowpack.pack.layout import Block
+from windowpack.pack.request import PackRequest
+from windowpack.pack.state import PackingState
+from windowpack.text.tokens import TokenCounter
+from windowpack.types import Span, Window, WindowItem
+
+ALIGNMENT = 256
+# The overview takes at most this share of the budget, and never more than the cap.
+_OVERVIEW_SHARE = 8
+_OVERVIEW_CAP = 4096
+_MAX_TRIMS = 8
+
+
+@dataclass(frozen=True, kw_only=True)
+class Part:
+    """One collection's share of a pack: its state and its corpus scored for the question."""
+
+    state: PackingState
+    corpus: Corpus
+
+
+_Placed = tuple[Part, Block]
+"""A rendered block and the part it came from (for its provenance)."""
+
+
+def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounter) -> Window:
+    """The window for `request` over `parts`, never over budget (empty, with a reason, when
+    not even one chunk or summary fits)."""
+    budget = request.budget
+    corpus = combined([p.corpus for p in parts], [len(p.state.documents) for p in parts])
+    overheads = parts[0].state.overheads
+    if not corpus.chunks:
+        names = ", ".join(repr(part.state.name) for part in parts)
+        return _empty(parts, request, f"nothing to pack: no documents in {names} yet")
+    if corpus.chunks and lossless_cost(corpus, overheads) <= budget:
+        blocks = [block for part in parts for block in _with_title(parts, part, _lossless(part))]
+        window = _window(parts, request, blocks, counter, prefix_blocks=len(blocks))
+        if window.tokens <= budget:
+            return window
+    overview = [block for part in parts for block in _overview(part, request, len(parts))]
+    prefix = layout.join_blocks([b for _, b in overview]) + layout.SEPARATOR if overview else ""
+    minimum = request.cache_minimum
+    prefix = _aligned(prefix, counter, budget, minimum) if request.align and prefix else prefix
+    prefix_tokens = layout.count_exactly(counter, prefix) if prefix else 0
+    room = budget - prefix_tokens
+    for attempt in range(_MAX_TRIMS):
+        allocation = allocate(corpus, room, overheads)
+        blocks = list(overview)
+        for part, (chunk_offset, node_offset) in zip(parts, _offsets_of(parts), strict=True):
+            chunks = allocation.chunks[
+                (allocation.chunks >= chunk_offset)
+                & (allocation.chunks < chunk_offset + part.corpus.chunks)
+            ]
+            nodes = allocation.nodes[
+                (allocation.nodes >= node_offset)
+                & (allocation.nodes < node_offset + part.corpus.nodes)
+            ]
+            rendered = _rendered(part, chunks - chunk_offset, nodes - node_offset)
+            blocks.extend(_with_title(parts, part, rendered) if rendered else [])
+        if not blocks:
+            break  # not even one chunk or summary fits
+        window = _window(
+            parts, request, blocks, counter, prefix_blocks=len(overview), prefix=prefix
+        )
+        if window.tokens <= budget:
+            return window
+        # The estimate was short (rare: headers longer than measured): ask for less, by more
+        # each time, and redo.
+        room -= (window.tokens - budget) * (attempt + 2) + 16
+    return _empty(
+        parts, request, f"a budget of {budget} tokens is too small for any chunk or summary"
+    )
+
+
+def _offsets_of(parts: Sequence[Part]) -> list[tuple[int, int]]:
+    """Where each part's chunks and nodes start in the combined corpus."""
+    offsets, chunks, nodes = [], 0, 0
+    for part in parts:
+        offsets.append((chunks, nodes))
+        chunks, nodes = chunks + part.corpus.chunks, nodes + part.corpus.nodes
+    return offsets
+
+
+def _rendered(part: Part, chunks: np.ndarray, nodes: np.ndarray) -> list[_Placed]:
+    corpus = part.corpus
+    scores = (corpus.chunk_score.tolist(), corpus.node_score.tolist())
+    chosen = layout.choose(part.state, chunks.tolist(), nodes.tolist(), scores)
+    blocks = layout.render_documents(part.state, chosen)
+    if all(block.kind == "gap" for block in blocks):
+        return []  # nothing of this collection made it in
+    return [(part, block) for block in blocks]
+
+
+def _with_title(parts: Sequence[Part], part: Part, blocks: list[_Placed]) -> list[_Placed]:
+    if len(parts) == 1:
+        return blocks
+    title = Block(kind="header", text=f"# Collection {part.state.name}")
+    return [(part, title), *blocks]
+
+
+def _overview(part: Part, request: PackRequest, parts: int) -> list[_Placed]:
+    """The query-independent tier of one collection: the finest top cut that fits its share."""
+    state = part.state
+    share = request.overview_tokens
+    if share is None:
+        share = min(request.budget // _OVERVIEW_SHARE, _OVERVIEW_CAP)
+    # A tier that must reach a provider's cache minimum is filled with summaries first.
+    share = max(share, request.cache_minimum) // parts
+    cut = overview_cut(part.corpus, share, state.overheads) if share > 0 else []
+    if not cut:
+        return []
+    title = f"# Overview of {state.name}: {len(state.documents)} documents"
+    blocks = [(part, Block(kind="header", text=title))]
+    blocks.extend((part, layout.summary_block(state, node, 0.0)) for node in cut)
+    return blocks
+
+
+def _aligned(prefix: str, counter: TokenCounter, budget: int, minimum: int = 0) -> str:
+    """Pad the stable tier so that it ends on a multiple of 256 tokens, and is at least
+    `minimum` tokens long, if the budget allows.
+
+    The padding goes before the tier's closing blank line, so the tier still ends at a
+    boundary no tokenizer merges across.
+    """
+    body = prefix.removesuffix(layout.SEPARATOR)
+    target = -(-max(counter.count(prefix), minimum) // ALIGNMENT) * ALIGNMENT
+    if target >= budget:
+        return prefix
+    # " ." is about one token: start near the target and step, rather than count ~1K times.
+    padding = " ." * max(0, target - counter.count(prefix) - 8)
+    while counter.count(body + padding + layout.SEPARATOR) < target:
+        padding += " ."
+    padded = body + padding + layout.SEPARATOR
+    return padded if counter.count(padded) == target else prefix
+
+
+def _lossless(part: Part) -> list[_Placed]:
+    """Every chunk verbatim, in order: the window when the whole collection fits."""
+    state = part.state
+    everything = layout.choose(state, range(state.corpus.chunks))
+    return [
+        (part, block)
+        for position in range(len(state.documents))
+        for block in layout.document_blocks(state, position, everything)
+    ]
+
+
+def _window(
+    parts: Sequence[Part],
+    request: PackRequest,
+    blocks: list[_Placed],
+    counter: TokenCounter,
+    *,
+    prefix_blocks: int,
+    prefix: str | None = None,
+) -> Window:
+    """Join, count exactly, and describe. The first `prefix_blocks` are query-independent.
+
+    The count is of the rendered text, taken in pieces cut at block boundaries: a block
+    boundary is a blank line followed by `[` or `#`, where no tokenizer merges across, so the
+    pieces' counts add up to the whole text's (the property tests check this against one
+    count of the whole text). Counting the pieces in one batch uses both cores and gives each
+    item its own count in the same pass.
+    """
+    texts = [block.text for _, block in blocks]
+    if prefix is None:  # lossless: the whole window is query-independent
+        pieces = _pieces(texts)
+        item_counts = counter.count_many(pieces)
+        text, tokens = "".join(pieces), sum(item_counts)
+        prefix_tokens, prefix_chars = tokens, len(text)
+        offsets = _offsets(texts, 0)
+    else:
+        body = _pieces(texts[prefix_blocks:])
+        counts = counter.count_many([prefix, *body] if prefix else body)
+        prefix_tokens = counts[0] if prefix else 0
+        body_counts = counts[1:] if prefix else counts
+        item_counts = counter.count_many(texts[:prefix_blocks]) + body_counts
+        text, tokens = prefix + "".join(body), prefix_tokens + sum(body_counts)
+        prefix_chars = len(prefix)
+        # Alignment padding sits at the end of the prefix, after its last block.
+        offsets = _offsets(texts[:prefix_blocks], 0) + _offsets(texts[prefix_blocks:], len(prefix))
+    shown = [(i, part, block) for i, (part, block) in enumerate(blocks) if block.kind != "header"]
+    return replace(
+        _empty(parts, request, None),
+        text=text,
+        tokens=tokens,
+        items=tuple(_item(part, block, item_counts[i], offsets[i]) for i, part, block in shown),
+        cacheable_prefix_tokens=prefix_tokens,
+        cacheable_prefix_chars=prefix_chars,
+    )
+
+
+def _pieces(texts: list[str]) -> list[str]:
+    """Blocks with their separator: the rendered text is these pieces end to end."""
+    return [text + layout.SEPARATOR for text in texts[:-1]] + texts[-1:]
+
+
+def _offsets(texts: list[str], start: int) -> list[int]:
+    """Where each block starts when `texts` are joined by the separator from char `start`."""
+    offsets = []
+    for text in texts:
+        offsets.append(start)
+        start += len(text) + len(layout.SEPARATOR)
+    return offsets
+
+
+def _item(part: Part, block: Block, tokens: int, offset: int) -> WindowItem:
+    has_span = block.char_start is not None and block.char_end is not None
+    kind: Literal["chunk", "summary", "gap"] = (
+        "chunk" if block.kind == "chunk" else "summary" if block.kind == "summary" else "gap"
+    )
+    item = WindowItem(
+        kind=kind,
+        document_id=None,
+        level=block.level,
+        span=Span(start=block.char_start or 0, end=block.char_end or 0) if has_span else None,
+        tokens=tokens,
+        score=block.score,
+        collection=part.state.name,
+        text=block.text,
+        offset=offset,
+        document_range=block.documents,
+    )
+    if block.document is None:
+        return item
+    return _with_document(item, part.state, block, block.document)
+
+
+def _with_document(item: WindowItem, state: PackingState, block: Block, index: int) -> WindowItem:
+    """Add the item's document provenance: id, title, index, metadata, chunk ordinals."""
+    view = state.documents[index]
+    first = state.document_first_chunk[index]
+    ordinal = block.first_chunk - first if block.first_chunk is not None else None
+    last = block.last_chunk - first if block.last_chunk is not None else None
+    return replace(
+        item,
+        document_id=view.external_id,
+        title=view.title,
+        document_index=index,
+        ordinal=ordinal,
+        last_ordinal=last,
+        unit=view.chunk_units[ordinal] if item.kind == "chunk" and ordinal is not None else None,
+        metadata=view.metadata,
+    )
+
+
+def _empty(parts: Sequence[Part], request: PackRequest, reason: str | None) -> Window:
+    return Window(
+        text="",
+        tokens=0,
+        items=(),
+        cacheable_prefix_tokens=0,
+        cacheable_prefix_chars=0,
+        index_version=max(part.state.version for part in parts),
+        index_versions=tuple((part.state.name, part.state.version) for part in parts),
+        budget=request.budget,
+        tokenizer=request.tokenizer,
+        query=request.query,
+        reason=reason,
+    )

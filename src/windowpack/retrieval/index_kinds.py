@@ -1,0 +1,94 @@
+"""What a collection's indexes are to their callers, and the factory that picks their kind.
+
+`VectorIndex` (dense, over embeddings) and `LexicalIndex` (keyword) are protocols: the index
+store, search and packing use only these, so a new kind (HNSW, segments that grow without a
+rebuild, ...) plugs in here without touching them, as embedders do in `embedder.py` and
+summarizers in `summarizer.base`. Today's kinds: FAISS flat or IVF (`dense_index.FaissIndex`,
+chosen by size) and BM25 over sentences (`lexical_index.Bm25Index`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+Ids = npt.NDArray[np.int64]
+Scores = npt.NDArray[np.float32]
+Matrix = npt.NDArray[np.float32]
+
+
+class VectorIndex(Protocol):
+    """Nearest neighbours by inner product over L2-normalised vectors, keyed by index ids."""
+
+    @property
+    def kind(self) -> str:
+        """The implementation ("flat", "ivf", ...), as saved files and reports name it."""
+        ...
+
+    @property
+    def size(self) -> int: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    def add(self, ids: Ids, vectors: Matrix) -> None: ...
+
+    def remove(self, ids: Ids) -> None: ...
+
+    def search(self, query: Matrix, k: int) -> tuple[Ids, Scores]:
+        """Top-k ids and scores for one query vector, best first (fewer if the index is small)."""
+        ...
+
+    def copy(self) -> VectorIndex:
+        """An independent copy: writers change a copy while readers search the original."""
+        ...
+
+    def save(self, path: Path) -> None:
+        """Write atomically: a reader never sees a half-written file."""
+        ...
+
+
+class LexicalIndex(Protocol):
+    """Keyword relevance of the indexed texts to a query, keyed by index ids."""
+
+    @property
+    def size(self) -> int: ...
+
+    def search(self, query: str, k: int) -> tuple[Ids, Scores]:
+        """Top-k ids and scores, best first; texts sharing no term with the query are left out."""
+        ...
+
+    def save(self, directory: Path) -> None: ...
+
+
+def build_vector_index(
+    dimension: int, ids: Ids, vectors: Matrix, *, ann_threshold: int
+) -> VectorIndex:
+    """Exact search below `ann_threshold` vectors, an ANN index at or above it."""
+    from windowpack.retrieval.dense_index import FaissIndex
+
+    return FaissIndex.build(dimension, ids, vectors, ann_threshold=ann_threshold)
+
+
+def load_vector_index(path: Path) -> VectorIndex:
+    """The vector index saved at `path`; `StorageError` when it cannot be read."""
+    from windowpack.retrieval.dense_index import FaissIndex
+
+    return FaissIndex.load(path)
+
+
+def build_lexical_index(ids: Sequence[int], texts: Sequence[str]) -> LexicalIndex:
+    from windowpack.retrieval.lexical_index import Bm25Index
+
+    return Bm25Index.build(ids, texts)
+
+
+def load_lexical_index(directory: Path) -> LexicalIndex:
+    """The lexical index saved in `directory`; `StorageError` when it cannot be read."""
+    from windowpack.retrieval.lexical_index import Bm25Index
+
+    return Bm25Index.load(directory)

@@ -1,0 +1,261 @@
+"""`Collection`: a named set of documents with its own tokenizer, chunk size and indexes."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from windowpack.errors import (
+    DocumentNotFoundError,
+)
+from windowpack.ingest import (
+    ProgressCallback,
+    delete_document,
+    ingest_documents,
+    rebuild_tree,
+)
+from windowpack.retrieval.conversation import conversation_document
+from windowpack.retrieval.embedder import Vectors
+from windowpack.retrieval.embedding_cache import embed_with_cache
+from windowpack.retrieval.llama_documents import from_llama_documents
+from windowpack.retrieval.parsing import parse_paths
+from windowpack.service.context import StoreContext
+from windowpack.storage import repository
+from windowpack.storage.schema import CollectionRow
+from windowpack.summarizer.base import Summarizer
+from windowpack.summarizer.overview import tree_node, tree_overview
+from windowpack.text.hashing import content_hash
+from windowpack.types import (
+    CollectionStats,
+    Document,
+    DocumentInfo,
+    Hit,
+    IngestReport,
+    Span,
+    TreeNode,
+    TreeOverview,
+    Window,
+    copied,
+)
+
+
+class Collection:
+    """A named set of documents with its own tokenizer, chunk size and indexes.
+
+    A collection no write has created yet (`Store.collection` of a new name) is created by
+    its first `add`, `add_files`, ...; reading it before is a `CollectionNotFoundError`.
+    """
+
+    def __init__(self, context: StoreContext, row: CollectionRow) -> None:
+        self._context = context
+        self._known_id: int | None = row.id
+        self.name: str = row.name
+        self.tokenizer: str = row.tokenizer
+        self.chunk_tokens: int = row.chunk_tokens
+
+    @classmethod
+    def pending(
+        cls, context: StoreContext, name: str, tokenizer: str, chunk_tokens: int
+    ) -> Collection:
+        """A collection its first write will create, with these settings."""
+        collection = cls.__new__(cls)
+        collection._context, collection._known_id = context, None
+        collection.name, collection.tokenizer, collection.chunk_tokens = (
+            name,
+            tokenizer,
+            chunk_tokens,
+        )
+        return collection
+
+    @property
+    def collection_id(self) -> int:
+        """The row id; reading a collection no write has created yet is not found."""
+        if self._known_id is None:
+            self._adopt(self._context.collection_row(self.name))
+        assert self._known_id is not None
+        return self._known_id
+
+    def _adopt(self, row: CollectionRow) -> None:
+        self._known_id = row.id
+        self.tokenizer, self.chunk_tokens = row.tokenizer, row.chunk_tokens
+
+    def add(
+        self, documents: Iterable[Document | str], *, progress: ProgressCallback | None = None
+    ) -> IngestReport:
+        """Add documents in one transaction; a document whose id exists is replaced (upsert)."""
+        items = [doc if isinstance(doc, Document) else Document(text=doc) for doc in documents]
+        return self._ingest(items, progress=progress)
+
+    def add_llama_documents(
+        self, documents: Iterable[Any], *, progress: ProgressCallback | None = None
+    ) -> IngestReport:
+        """Add llama-index `Document`s, keeping their `id_` (so re-adding upserts) and metadata.
+
+        The title comes from a `title` or `file_name` metadata key. llama-index itself is not
+        needed here: the documents are read by their attributes.
+        """
+        return self._ingest(from_llama_documents(documents), progress=progress)
+
+    def add_files(
+        self,
+        paths: Sequence[str | os.PathLike[str]],
+        *,
+        progress: ProgressCallback | None = None,
+        root: str | os.PathLike[str] | None = None,
+    ) -> IngestReport:
+        """Parse files and folders and add them; files skipped inside folders are reported.
+
+        Ids are the files' paths relative to `root` (default: `Store.root`, the folder that
+        holds the store folder), whatever the working directory; a file outside it keeps its
+        absolute path. Markdown and HTML files are titled by their first level-1 heading.
+        """
+        base = Path(root) if root is not None else self._context.root
+        parsed = parse_paths(paths, max_bytes=self._context.config.max_file_bytes, root=base)
+        return self._ingest(parsed.documents, progress=progress, skipped=parsed.skipped)
+
+    def add_conversation(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        id: str | None = None,
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> IngestReport:
+        """Add a chat as one document; each turn (request and its reply) is one unit."""
+        document = conversation_document(messages, id=id, title=title, metadata=metadata)
+        return self._ingest([document], progress=None)
+
+    def search(self, query: str, k: int = 10, *, include_summaries: bool = False) -> list[Hit]:
+        """The k most relevant verbatim chunks, best first (dense + BM25, fused by z-scores).
+
+        With `include_summaries=True` summary-tree nodes compete too (`Hit.kind`, `Hit.level`).
+        """
+        return self._context.search(
+            self.collection_id, query, k, include_summaries=include_summaries
+        )
+
+    def pack(
+        self,
+        query: str,
+        *,
+        budget: int,
+        tokenizer: str = "o200k_base",
+        overview_tokens: int | None = None,
+        align: bool | int = False,
+    ) -> Window:
+        """The best window for `query` in at most `budget` tokens of `tokenizer` (design §4).
+
+        The most relevant chunks verbatim, summaries of the rest, gap markers for what is left
+        out, in document order; a query-independent overview first (`overview_tokens` caps it;
+        default: an eighth of the budget, at most 4,096), padded to a multiple of 256 tokens
+        with `align=True`. `align=N` (e.g. 1024, see `PROMPT_CACHE_MINIMUMS`) also makes that
+        tier at least N tokens, filled with more overview first, when N is at most half the
+        budget; `window.prefix_cache()` says which providers' minimums it reaches. The same
+        index version and request give the same bytes (cached).
+        """
+        return self._context.pack(
+            [(self.collection_id, self.name)],
+            query,
+            budget=budget,
+            tokenizer=tokenizer,
+            overview_tokens=overview_tokens,
+            align=align,
+        )
+
+    def delete(self, document_id: str) -> None:
+        """Delete one document by its id (its summaries go, the collection levels regroup)."""
+        with self._context.write_lock:
+            delete_document(document_id, self.name, self._context.ingest_target(self))
+
+    def tree(self) -> TreeOverview:
+        """The summary tree's shape: per level, node counts and token totals."""
+        with self._context.sessions() as session:
+            return tree_overview(session, self.collection_id)
+
+    def node(self, node_id: int) -> TreeNode:
+        """One summary node: its text, span, parent and children."""
+        with self._context.sessions() as session:
+            return tree_node(session, self.collection_id, node_id, collection=self.name)
+
+    def rebuild_tree(
+        self, summarizer: Summarizer | None = None, *, progress: ProgressCallback | None = None
+    ) -> IngestReport:
+        """Rebuild every summary node with `summarizer` (default: the store's), atomically."""
+        with self._context.write_lock:
+            return rebuild_tree(self._context.ingest_target(self, summarizer), progress)
+
+    def get(self, document_id: str) -> Document:
+        """The stored document with this id."""
+        with self._context.sessions() as session:
+            rows = repository.documents_by_external_id(session, self.collection_id, [document_id])
+        if document_id not in rows:
+            raise DocumentNotFoundError(document_id, self.name)
+        row = rows[document_id]
+        units = [Span(start=start, end=end) for start, end in row.units] if row.units else None
+        return copied(Document, row, id=row.external_id, metadata=dict(row.meta), units=units)
+
+    def documents(self, *, offset: int = 0, limit: int | None = None) -> list[DocumentInfo]:
+        """Stored documents in collection order, without their text."""
+        with self._context.sessions() as session:
+            rows = repository.list_documents(
+                session, self.collection_id, offset=offset, limit=limit
+            )
+            return [
+                copied(
+                    DocumentInfo,
+                    row,
+                    id=row.external_id,
+                    tokens=row.token_count,
+                    chunks=len(row.chunks),
+                    metadata=dict(row.meta),
+                )
+                for row in rows
+            ]
+
+    def stats(self) -> CollectionStats:
+        """Settings and size of the collection: documents, chunks, tokens, index version."""
+        collection_id = self.collection_id  # a collection no write created is not found
+        with self._context.sessions() as session:
+            documents, chunks, tokens = repository.collection_totals(session, collection_id)
+            version = repository.index_version(session, self.collection_id)
+        size = {"documents": documents, "chunks": chunks, "tokens": tokens}
+        return copied(CollectionStats, self, **size, index_version=version)
+
+    def chunk_vectors(self) -> tuple[list[str], Vectors]:
+        """Every chunk's text in document order, with the vector it was indexed under.
+
+        For callers comparing other retrievers on the same chunks and vectors (the evals'
+        baselines): the vectors come from the embedding cache, so nothing is embedded again.
+        """
+        sessions = self._context.sessions
+        with sessions() as session:
+            _, texts = repository.chunk_texts_and_ids(session, self.collection_id)
+        hashes = [content_hash(t) for t in texts]
+        vectors, _ = embed_with_cache(sessions, self._context.embedder, texts, hashes)
+        return texts, vectors
+
+    def __len__(self) -> int:
+        with self._context.sessions() as session:
+            return repository.count_documents(session, self.collection_id)
+
+    @property
+    def index_version(self) -> int:
+        with self._context.sessions() as session:
+            return repository.index_version(session, self.collection_id)
+
+    def _ingest(
+        self,
+        documents: Sequence[Document],
+        *,
+        progress: ProgressCallback | None,
+        skipped: dict[str, str] | None = None,
+    ) -> IngestReport:
+        with self._context.write_lock:
+            if self._known_id is None:  # the first write creates the collection
+                self._adopt(
+                    self._context.row_for_write(self.name, self.tokenizer, self.chunk_tokens)
+                )
+            target = self._context.ingest_target(self)
+            return ingest_documents(documents, target, progress=progress, skipped=skipped)
