@@ -299,7 +299,10 @@ def serve(
     ] = None,
     embedder: EmbedderOption = None,
     log_level: Annotated[
-        LogLevel, typer.Option(help="Server log level; at info every request is logged.")
+        LogLevel,
+        typer.Option(
+            envvar="WINDOWPACK_LOG_LEVEL", help="Server log level; at info every request is logged."
+        ),
     ] = "info",
     access_log: Annotated[bool, typer.Option(help="Log every request (at info).")] = True,
 ) -> None:
