@@ -118,7 +118,7 @@ def test_a_file_over_the_size_limit_is_refused_without_reading_it(tmp_path: Path
         assert store.collections() == []  # a failed first write creates nothing
 
 
-def test_add_conversation_keeps_request_and_reply_together(
+def test_add_conversation_keeps_request_and_reply_in_one_turn(
     empty_collection: wp.Collection,
 ) -> None:
     messages = [
@@ -129,9 +129,12 @@ def test_add_conversation_keeps_request_and_reply_together(
         {"role": "assistant", "content": "Who hoots at night but is not a ghost?"},
     ]
     empty_collection.add_conversation(messages, id="chat-1", title="Chat")
+    # Each message is a chunk of its own (a request is never merged into its reply's first
+    # chunk), and the request and its reply share the turn's unit, which windows keep whole.
     hit = empty_collection.search("poem about tapirs", k=1)[0]
-    assert "Write a poem about tapirs." in hit.text and "snouts held low" in hit.text
-    assert hit.unit == 1
+    assert hit.text == "user: Write a poem about tapirs." and hit.unit == 1
+    reply = empty_collection.search("snouts held low", k=1)[0]
+    assert reply.text == "assistant: Tapirs wander, snouts held low." and reply.unit == 1
     text, _ = render_conversation(messages)
     assert empty_collection.get("chat-1").text == text
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
-from windowpack.retrieval.chunking import Chunk, chunk_document
+from windowpack.retrieval.chunking import Chunk, chunk_document, natural_units
 from windowpack.retrieval.documents import checked_identity, fingerprint, reject_duplicate_ids
 from windowpack.retrieval.embedder import Embedder, Vectors
 from windowpack.retrieval.embedding_cache import embed_with_cache
@@ -160,6 +160,9 @@ def delete_document(document_id: str, collection_name: str, target: IngestTarget
 
 def _prepare(document: Document, index: int) -> _Prepared:
     external_id, text_hash = checked_identity(document, index)
+    # A chat's turns and a markdown document's sections are its units unless the caller set
+    # them: windows keep them whole. A copy, so the caller's document is left as it was.
+    document = replace(document, units=natural_units(document))
     return _Prepared(document=document, external_id=external_id, text_hash=text_hash, chunks=[])
 
 

@@ -1,4 +1,4 @@
-"""Tests for rendering chat messages into a conversation document with turn units."""
+"""Chats as documents with turn units: rendered from messages, or parsed from a transcript."""
 
 from __future__ import annotations
 
@@ -7,11 +7,15 @@ from typing import Any
 
 import pytest
 
+import windowpack as wp
 from windowpack.errors import InvalidInputError
 from windowpack.retrieval.conversation import (
     conversation_document,
     is_message,
+    message_starts,
     render_conversation,
+    transcript_document,
+    transcript_turns,
 )
 from windowpack.types import Span
 
@@ -138,3 +142,50 @@ def test_is_message() -> None:
     assert is_message({"role": "user", "content": ""})
     assert not is_message({"role": "user", "content": None})
     assert not is_message(["user", "hi"])
+
+
+# --- transcripts ------------------------------------------------------------------------------
+
+TRANSCRIPT = (
+    "Here are some examples first.\n\n"
+    "User: Write a haiku about saffron in pirate style.\n\n"
+    "Assistant: Golden threads, arr!\nThe galley smells of plunder.\n\n"
+    "user: Write a limerick about saffron in pirate style.\n"
+    "ASSISTANT: There once was a spice from the sea.\n\n"
+)
+
+
+def test_a_transcript_splits_into_turns_at_each_user_line_with_the_preamble_apart() -> None:
+    turns = transcript_turns(TRANSCRIPT)
+    texts = [TRANSCRIPT[span.start : span.end] for span in turns]
+    assert texts == [
+        "Here are some examples first.",
+        "User: Write a haiku about saffron in pirate style.\n\n"
+        "Assistant: Golden threads, arr!\nThe galley smells of plunder.",
+        "user: Write a limerick about saffron in pirate style.\n"
+        "ASSISTANT: There once was a spice from the sea.",
+    ]
+
+
+def test_message_starts_find_every_role_line_and_nothing_else() -> None:
+    starts = message_starts(TRANSCRIPT, 0, len(TRANSCRIPT))
+    assert [TRANSCRIPT[s : s + 6] for s in starts] == ["User: ", "Assist", "user: ", "ASSIST"]
+
+
+def test_a_text_without_a_user_line_is_no_transcript() -> None:
+    assert transcript_turns("Assistant: hello\nNote: nothing asked") == []
+    with pytest.raises(InvalidInputError, match="User:"):
+        transcript_document("Just prose. Nobody speaks here.")
+
+
+def test_a_transcript_added_as_a_conversation_keeps_each_turn_whole_in_chunks(
+    empty_collection: wp.Collection,
+) -> None:
+    empty_collection.add_conversation(TRANSCRIPT, id="chat")
+    stored = empty_collection.get("chat")
+    assert stored.kind == "conversation" and stored.units == transcript_turns(TRANSCRIPT)
+    hits = empty_collection.search("haiku about saffron in pirate style", k=20)
+    # Each message is its own chunk, so the request stands alone, with its turn number.
+    request = next(hit for hit in hits if hit.text.startswith("User: Write a haiku"))
+    assert request.text == "User: Write a haiku about saffron in pirate style."
+    assert request.unit == 1

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from windowpack.errors import InvalidArgumentError
+from windowpack.retrieval.conversation import message_starts, transcript_turns
 from windowpack.text.sentences import append_trimmed, split_sentences
 from windowpack.text.tokens import TokenCounter
 from windowpack.types import Document, Span
@@ -97,15 +98,38 @@ def _sorted_units(document: Document) -> list[tuple[int, Span]]:
     return units
 
 
+def natural_units(document: Document) -> list[Span] | None:
+    """The units a document has by its kind when the caller gave none: a conversation's turns
+    (parsed from its `role:` lines), a markdown document's sections (heading to heading, the
+    text before the first heading as one more). None when the kind has none."""
+    if document.units is not None:
+        return document.units
+    if document.kind == "conversation":
+        return transcript_turns(document.text) or None
+    starts = _heading_starts(document, 0, len(document.text), include_start=True)
+    if not starts:
+        return None  # not markdown, or markdown without headings: no sections
+    return _separated(document.text, [0, *starts, len(document.text)])
+
+
 def _sections(document: Document, start: int, end: int, unit: int | None) -> list[_Piece]:
-    bounds = [start, *_heading_starts(document, start, end), end]
+    # In a chat each message is its own region: a request is never merged into the chunk
+    # that starts its reply, so replies chunk alike whatever was asked (and their embeddings
+    # are cached across conversations), and the request stands alone for search.
+    messages = (
+        message_starts(document.text, start + 1, end) if document.kind == "conversation" else []
+    )
+    bounds = [start, *sorted({*_heading_starts(document, start, end), *messages}), end]
     return [
         _Piece(start=s.start, end=s.end, unit=unit, level=_REGION, barrier_before=_HARD_BARRIER)
         for s in _separated(document.text, bounds)
     ]
 
 
-def _heading_starts(document: Document, start: int, end: int) -> list[int]:
+def _heading_starts(
+    document: Document, start: int, end: int, *, include_start: bool = False
+) -> list[int]:
+    """Where markdown headings start in `[start, end)` (at `start` itself only if asked)."""
     if document.kind != "markdown":
         return []
     starts: list[int] = []
@@ -113,7 +137,7 @@ def _heading_starts(document: Document, start: int, end: int) -> list[int]:
     for match in _MARKDOWN_LINE.finditer(document.text, start, end):
         if match.group("fence"):
             in_fence = not in_fence  # a "#" line inside a code block is a comment, not a heading
-        elif not in_fence and match.start() > start:
+        elif not in_fence and (match.start() > start or include_start):
             starts.append(match.start())
     return starts
 

@@ -1,13 +1,19 @@
-"""Render chat messages as one document whose units are request→reply turns.
+"""Chats as documents whose units are request→reply turns: from messages or a transcript.
 
 A turn is a user message plus every following non-user message (the assistant's reply, tool
-output) up to the next user message. Keeping a request and its reply in one unit means a chunk
-never holds a question without its answer. Messages before the first user message (a system
-prompt, say) form a unit of their own.
+output) up to the next user message. Keeping a request and its reply in one unit means a
+window never holds a question without its answer. Messages before the first user message (a
+system prompt, a few-shot preamble) form a unit of their own.
+
+A chat arrives as a list of `{role, content}` messages (rendered here as `role: content`
+blocks) or as one transcript text whose messages start lines with a role and a colon
+(`User: ...`, `Assistant: ...`), the shape of GDM's MRCR v2 and of many chat exports; both
+are parsed into the same turns.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,6 +22,11 @@ from windowpack.types import Document, Span
 
 _SEPARATOR = "\n\n"
 _USER_ROLE = "user"
+# The roles chat formats give their speakers; a transcript line opening with one and a colon
+# starts a message. "human" is Anthropic's old prompt format, "model" Gemini's.
+_ROLES = "user|human|assistant|ai|model|system|bot|tool"
+_MESSAGE_START = re.compile(rf"^[ \t]*(?:{_ROLES})[ \t]*:", re.IGNORECASE | re.MULTILINE)
+_REQUEST_START = re.compile(r"^[ \t]*(?:user|human)[ \t]*:", re.IGNORECASE | re.MULTILINE)
 
 
 def render_conversation(
@@ -64,6 +75,50 @@ def conversation_document(
         units=units,
         source=source,
     )
+
+
+def transcript_document(
+    text: str,
+    *,
+    id: str | None = None,
+    title: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+) -> Document:
+    """A `kind="conversation"` `Document` of a transcript; `InvalidInputError` when no line
+    of it opens with a user's role (`User:`), so it has no turns."""
+    units = transcript_turns(text)
+    if not units:
+        raise InvalidInputError("messages: the transcript has no line starting with 'User:'")
+    return Document(
+        text=text,
+        title=title,
+        id=id,
+        metadata=dict(metadata) if metadata is not None else {},
+        kind="conversation",
+        units=units,
+    )
+
+
+def transcript_turns(text: str) -> list[Span]:
+    """The turns of a transcript: each user line up to the next one (trimmed), and the text
+    before the first user line, if any, as a unit of its own. [] when no line is a user's."""
+    starts = [match.start() for match in _REQUEST_START.finditer(text)]
+    if not starts:
+        return []
+    bounds = [0, *starts] if text[: starts[0]].strip() else starts
+    spans = []
+    for start, end in zip(bounds, [*bounds[1:], len(text)], strict=True):
+        stripped = text[start:end]
+        left = start + len(stripped) - len(stripped.lstrip())
+        right = start + len(stripped.rstrip())
+        if left < right:
+            spans.append(Span(start=left, end=right))
+    return spans
+
+
+def message_starts(text: str, start: int, end: int) -> list[int]:
+    """Where messages start in `text[start:end]`: lines opening with a role and a colon."""
+    return [match.start() for match in _MESSAGE_START.finditer(text, start, end)]
 
 
 def is_message(value: object) -> bool:

@@ -16,7 +16,7 @@ from windowpack.ingest import (
     ingest_documents,
     rebuild_tree,
 )
-from windowpack.retrieval.conversation import conversation_document
+from windowpack.retrieval.conversation import conversation_document, transcript_document
 from windowpack.retrieval.embedder import Vectors
 from windowpack.retrieval.embedding_cache import embed_with_cache
 from windowpack.retrieval.llama_documents import from_llama_documents
@@ -117,14 +117,21 @@ class Collection:
 
     def add_conversation(
         self,
-        messages: Sequence[Mapping[str, Any]],
+        messages: Sequence[Mapping[str, Any]] | str,
         *,
         id: str | None = None,
         title: str | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> IngestReport:
-        """Add a chat as one document; each turn (request and its reply) is one unit."""
-        document = conversation_document(messages, id=id, title=title, metadata=metadata)
+        """Add a chat as one document; each turn (request and its reply) is one unit.
+
+        `messages` is a list of `{role, content}` messages, or one transcript text whose
+        messages start lines with their role (`User: ...`, `Assistant: ...`).
+        """
+        if isinstance(messages, str):
+            document = transcript_document(messages, id=id, title=title, metadata=metadata)
+        else:
+            document = conversation_document(messages, id=id, title=title, metadata=metadata)
         return self._ingest([document], progress=None)
 
     def search(self, query: str, k: int = 10, *, include_summaries: bool = False) -> list[Hit]:
