@@ -19,7 +19,6 @@ import os
 import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +32,7 @@ from windowpack.errors import (
     UnsupportedFileError,
 )
 from windowpack.retrieval.conversation import conversation_document, is_message
+from windowpack.retrieval.titles import html_title, markdown_title
 from windowpack.types import Document, DocumentKind, Span
 
 if TYPE_CHECKING:
@@ -290,25 +290,6 @@ def _parse_markdown(data: bytes, path: Path, name: str) -> Document:
     return _document(text, path, file_format="markdown", kind="markdown", title=title)
 
 
-def markdown_title(text: str) -> str | None:
-    """The text of the first level-1 heading (`# Title` or a `===` underline), if any.
-
-    Parsed with markdown-it (CommonMark), so a `#` line inside a code block is not a title;
-    inline markup (`*em*`, links) is dropped, its text kept.
-    """
-    from markdown_it import MarkdownIt
-
-    tokens = MarkdownIt("commonmark").parse(text)
-    for index, token in enumerate(tokens[:-1]):
-        if token.type == "heading_open" and token.tag == "h1":
-            parts = tokens[index + 1].children or []
-            words = "".join(p.content for p in parts if p.type in ("text", "code_inline"))
-            title = " ".join(words.split())
-            if title:
-                return title
-    return None
-
-
 def _parse_html(data: bytes, path: Path, name: str) -> Document:
     import html2text
 
@@ -320,43 +301,6 @@ def _parse_html(data: bytes, path: Path, name: str) -> Document:
     if not markdown:
         raise EmptyDocumentError(name, "has no text")
     return _document(markdown, path, file_format="html", kind="markdown", title=html_title(source))
-
-
-class _TitleParser(HTMLParser):
-    """Collects the text of the first `<h1>` and of the first `<title>` element."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.parts: dict[str, list[str]] = {"h1": [], "title": []}
-        self._inside: str | None = None
-        self._done: set[str] = set()
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in self.parts and tag not in self._done and self._inside is None:
-            self._inside = tag
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == self._inside:
-            self._inside = None
-            # An empty element (an icon-only heading) does not count as the first one.
-            if "".join(self.parts[tag]).strip():
-                self._done.add(tag)
-
-    def handle_data(self, data: str) -> None:
-        if self._inside is not None:
-            self.parts[self._inside].append(data)
-
-
-def html_title(source: str) -> str | None:
-    """The text of the first `<h1>`, else of `<title>`, if any."""
-    parser = _TitleParser()
-    parser.feed(source)
-    parser.close()
-    for tag in ("h1", "title"):
-        title = " ".join("".join(parser.parts[tag]).split())
-        if title:
-            return title
-    return None
 
 
 # --- PDF -------------------------------------------------------------------------------------
