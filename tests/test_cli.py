@@ -288,3 +288,30 @@ def test_file_ids_do_not_depend_on_the_working_directory(
     hits = json.loads(out)
     assert code == 0 and {h["document_id"] for h in hits} == {"nodedocs/path.md", "nodedocs/fs.md"}
     assert {h["title"] for h in hits} == {"Path", "File system"}  # titled by their H1
+
+
+def test_pack_gives_every_instance_of_a_repeated_request_as_whole_turns(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    """The issue's check: a chat added as a file, an ordinal question, whole turns back."""
+    filler = "The harbour lights blinked while the crew mended the nets and sang. " * 12
+    messages = []
+    for turn in range(30):
+        request = (
+            "write a poem about tapirs" if turn in (4, 17, 25) else f"write a note about {turn}"
+        )
+        messages += [
+            {"role": "user", "content": request},
+            {"role": "assistant", "content": f"{filler}(reply {turn})"},
+        ]
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps(messages), encoding="utf-8")
+    _ingest(runner, tmp_path / "store", chat)
+    question = "Prepend x1 to the 2nd (1 indexed) poem about tapirs."
+    args = ["pack", question, "--budget", "2000", "--store", str(tmp_path / "store")]
+    result = runner.invoke(app, [*args, "--embedder", "hash"])
+    assert result.exit_code == 0, result.output
+    found = re.findall(r"\[turn (\d+) of 30 · instance (\d) of 3 · chars [^\]]+\]\n", result.stdout)
+    assert found == [("5", "1"), ("18", "2"), ("26", "3")]
+    for turn in (4, 17, 25):
+        assert f"{filler}(reply {turn})" in result.stdout  # each reply whole

@@ -16,7 +16,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from windowpack.pack.allocate import Overheads
+from windowpack.pack.corpus import Overheads
 from windowpack.text.tokens import TokenCounter
 
 SEPARATOR = "\n\n"
@@ -26,8 +26,9 @@ SEPARATOR = "\n\n"
 class DocumentView:
     """What the layout needs of one document.
 
-    A passage never crosses a change of `chunk_units`; its header numbers the unit as
-    `unit_name` (a conversation's turns by default).
+    A passage never crosses a change of `chunk_units`; its header names the unit by its
+    `unit_titles` entry when it has one (a section's heading path), else numbers it as
+    `unit_name` (turn, record, section, passage).
     """
 
     external_id: str
@@ -39,6 +40,7 @@ class DocumentView:
     chunk_tokens: Sequence[int]
     units: int
     unit_name: str = "turn"
+    unit_titles: Sequence[str] = ()
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
@@ -64,9 +66,10 @@ def overheads(counter: TokenCounter) -> Overheads:
     document = "## A document title of a typical length (document-id-0000) · document 100 of 200"
     # Measured on long numbers and a long title, plus a margin: the allocator must not
     # under-estimate, or the exact count sends it round again.
+    passage = "[turn 1000 of 2000 · instance 12 of 20 · chars 1234567-1234789]"
     return Overheads(
         document=counter.count(document + SEPARATOR) + 12,
-        passage=counter.count(passage_header(None, 1000, 1001, 2000, 1234567, 1234789)) + 4,
+        passage=counter.count(passage + SEPARATOR) + 4,
         summary=counter.count(summary_header(2, "chunks", 1000, 1200, 2000) + SEPARATOR) + 4,
         gap=counter.count(gap_marker(1_234_567, "documents", 1234) + SEPARATOR) + 2,
     )
@@ -78,22 +81,20 @@ def document_header(view: DocumentView, position: int, documents: int) -> str:
     return f"## {named} · document {position + 1} of {documents}"
 
 
-def passage_header(
-    units: tuple[int, int] | None,
-    first: int,
-    last: int,
-    chunks: int,
-    char_start: int,
-    char_end: int,
-    unit_name: str = "turn",
-) -> str:
-    """`[chunks 3-4 of 80 · chars 100-900]`, or turns/records for conversations and records."""
-    if units is not None:
-        low, high = units
-        where = f"{unit_name} {low + 1}" if low == high else f"{unit_name}s {low + 1}-{high + 1}"
-    else:
-        where = f"chunk {first + 1}" if first == last else f"chunks {first + 1}-{last + 1}"
-    return f"[{where} of {chunks} · chars {char_start}-{char_end}]"
+def passage_header(view: DocumentView, first: int, last: int, *, label: str | None = None) -> str:
+    """The header of chunks `first` to `last` of `view`: `[chunks 3-4 of 80 · chars 100-900]`;
+    a turn or record by its number, `[turn 45 of 150 · instance 2 of 4 · chars …]`; a section
+    by its heading path, `[guide.md › exec › options · chunks 12-14 of 80 · chars …]`."""
+    chunks = f"chunk {first + 1}" if first == last else f"chunks {first + 1}-{last + 1}"
+    where = f"{chunks} of {len(view.chunk_starts)}"
+    unit = view.chunk_units[first]
+    if unit is not None and unit < len(view.unit_titles):
+        where = f"{view.unit_titles[unit]} · {where}"
+    elif unit is not None:
+        where = f"{view.unit_name} {unit + 1} of {view.units}"
+    labelled = f" · {label}" if label else ""
+    start, end = view.chunk_starts[first], view.chunk_ends[last]
+    return f"[{where}{labelled} · chars {start}-{end}]"
 
 
 def summary_header(level: int, what: str, first: int, last: int, total: int) -> str:
@@ -104,6 +105,11 @@ def summary_header(level: int, what: str, first: int, last: int, total: int) -> 
 def gap_marker(tokens: int, what: str, count: int | None = None) -> str:
     counted = f"{count:,} {what}, " if count is not None else ""
     return f"[... {counted}{tokens:,} tokens left out ...]"
+
+
+def cut_marker(tokens: int, unit_name: str) -> str:
+    """What is missing of a unit too large for its share of the budget, which was cut."""
+    return f"[... {tokens:,} tokens of this {unit_name} left out ...]"
 
 
 def join_blocks(blocks: Sequence[Block]) -> str:
@@ -155,6 +161,8 @@ class Selection:
     summaries: Mapping[int, int]
     chunk_scores: Sequence[float] = ()
     node_scores: Sequence[float] = ()
+    labels: Mapping[tuple[int, int], str] = field(default_factory=dict)
+    """Extra words for the header of a unit, by (document position, unit): "instance 2 of 4"."""
 
     def chunk_score(self, first: int, last: int) -> float:
         """The best score of the chunks `first` to `last` (0 when unscored)."""
@@ -170,13 +178,16 @@ def choose(
     chunks: Sequence[int],
     nodes: Sequence[int] = (),
     scores: tuple[Sequence[float], Sequence[float]] = ((), ()),
+    labels: Mapping[tuple[int, int], str] | None = None,
 ) -> Selection:
-    """The selection of `chunks` verbatim and `nodes` as summaries, with (chunk, node) scores."""
+    """The selection of `chunks` verbatim and `nodes` as summaries, with (chunk, node) scores
+    and header labels by (document position, unit)."""
     return Selection(
         chunks=set(chunks),
         summaries={source.nodes[index].first_chunk: index for index in nodes},
         chunk_scores=scores[0],
         node_scores=scores[1],
+        labels=labels or {},
     )
 
 
@@ -251,18 +262,55 @@ def document_blocks(source: Source, position: int, selection: Selection) -> list
                 and offset + last + 1 not in by_first_chunk
             ):
                 last += 1
-            tokens = sum(view.chunk_tokens[ordinal : last + 1])
-            blocks.append(Block(kind="gap", text=gap_marker(tokens, "tokens"), document=position))
+            blocks.extend(_gaps(source, position, ordinal, last, selection))
             ordinal = last + 1
     return blocks
+
+
+def _gaps(
+    source: Source, position: int, first: int, last: int, selection: Selection
+) -> list[Block]:
+    """Markers for chunks `first` to `last` of a document, left out: one marker, except that
+    what is missing of a unit partly in the window (a cut unit) is said on its own."""
+    view, offset = source.documents[position], source.document_first_chunk[position]
+    units = view.chunk_units
+    pieces: list[tuple[int, int, bool]] = []  # (first, last, inside a cut unit)
+    ordinal = first
+    while ordinal <= last:
+        end = ordinal
+        while end + 1 <= last and units[end + 1] == units[ordinal]:
+            end += 1
+        cut = units[ordinal] is not None and _partly_in(view, offset, ordinal, selection)
+        if pieces and not cut and not pieces[-1][2]:
+            pieces[-1] = (pieces[-1][0], end, False)  # whole units left out: one marker
+        else:
+            pieces.append((ordinal, end, cut))
+        ordinal = end + 1
+    blocks = []
+    for low, high, cut in pieces:
+        tokens = sum(view.chunk_tokens[low : high + 1])
+        text = cut_marker(tokens, view.unit_name) if cut else gap_marker(tokens, "tokens")
+        blocks.append(Block(kind="gap", text=text, document=position))
+    return blocks
+
+
+def _partly_in(view: DocumentView, offset: int, ordinal: int, selection: Selection) -> bool:
+    """Whether some chunk of the unit of chunk `ordinal` is in the window verbatim."""
+    unit = view.chunk_units[ordinal]
+    low = high = ordinal
+    while low > 0 and view.chunk_units[low - 1] == unit:
+        low -= 1
+    while high + 1 < len(view.chunk_units) and view.chunk_units[high + 1] == unit:
+        high += 1
+    return any(offset + i in selection.chunks for i in range(low, high + 1))
 
 
 def _passage(source: Source, position: int, first: int, last: int, selection: Selection) -> Block:
     view, offset = source.documents[position], source.document_first_chunk[position]
     start, end = view.chunk_starts[first], view.chunk_ends[last]
-    low, high = view.chunk_units[first], view.chunk_units[last]
-    units = (low, high) if low is not None and high is not None else None
-    header = passage_header(units, first, last, len(view.chunk_starts), start, end, view.unit_name)
+    unit = view.chunk_units[first]
+    label = selection.labels.get((position, unit)) if unit is not None else None
+    header = passage_header(view, first, last, label=label)
     return Block(
         kind="chunk",
         text=f"{header}\n{view.text[start:end]}",

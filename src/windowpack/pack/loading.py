@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -11,6 +12,12 @@ from windowpack.pack.state import PackingState, state_from_views
 from windowpack.storage import repository
 from windowpack.text.tokens import TokenCounter
 from windowpack.types import copied
+
+# What a window calls the units of each kind of document in its passage headers.
+_UNIT_NAMES = {"conversation": "turn", "records": "record", "markdown": "section"}
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")
+# A heading path longer than this is shortened in the middle: it is a header, not content.
+_PATH_CHARS = 120
 
 
 def load_state(
@@ -64,8 +71,38 @@ def _document_view(row: Any, spans: list[Any]) -> DocumentView:
         "chunk_ends": [c.char_end for c in spans],
         "chunk_units": [c.unit for c in spans],
     }
-    units, metadata = len(row.units or []), dict(row.meta)
-    return copied(DocumentView, row, **chunks, chunk_tokens=[], units=units, metadata=metadata)
+    units = {"units": len(row.units or []), "unit_name": _UNIT_NAMES.get(row.kind, "part")}
+    titles = _section_paths(row) if row.kind == "markdown" else []
+    return copied(
+        DocumentView,
+        row,
+        **chunks,
+        **units,
+        unit_titles=titles,
+        chunk_tokens=[],
+        metadata=dict(row.meta),
+    )
+
+
+def _section_paths(row: Any) -> list[str]:
+    """Each section's heading path, `guide.md › exec › options`: the document, then the
+    headings the section lies under (its own last). A section before any heading has the
+    document alone."""
+    paths: list[str] = []
+    open_headings: list[tuple[int, str]] = []  # (level, title), outermost first
+    for start, end in row.units or []:
+        line = row.text[start:end].split("\n", 1)[0]
+        heading = _HEADING.match(line)
+        if heading is not None:
+            level = len(heading.group(1))
+            open_headings = [(lv, t) for lv, t in open_headings if lv < level]
+            open_headings.append((level, heading.group(2).strip()))
+        path = " › ".join([row.external_id, *(title for _, title in open_headings)])
+        if len(path) > _PATH_CHARS:
+            half = _PATH_CHARS // 2 - 1
+            path = f"{path[:half]}…{path[-half:]}"
+        paths.append(path)
+    return paths
 
 
 def _node_views(

@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from windowpack.errors import StorageError
 from windowpack.pack.loading import load_state
+from windowpack.pack.repeats import focus
 from windowpack.pack.request import PackRequest
 from windowpack.pack.scoring import scored_corpora
 from windowpack.pack.state import PackingState
@@ -96,7 +97,7 @@ class Packer:
             states.append((state, indexes))
         corpora = scored_corpora(states, self._query_vectors, request.query, request.budget)
         parts = [
-            Part(state=state, corpus=corpus)
+            Part(state=state, corpus=corpus, focus=focus(state.turns, request.query))
             for (state, _), corpus in zip(states, corpora, strict=True)
         ]
         window = pack_parts(parts, request, counter)

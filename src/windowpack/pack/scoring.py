@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from windowpack.pack.allocate import Corpus
+from windowpack.pack.corpus import Corpus
 from windowpack.pack.state import PackingState
 from windowpack.retrieval.fusion import z_scores_fused
 from windowpack.retrieval.index_ids import split_index_ids

@@ -14,13 +14,15 @@ summaries, while a count is a pure function of (text, tokenizer).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from windowpack.pack import layout
-from windowpack.pack.allocate import Corpus, Overheads
+from windowpack.pack.corpus import Corpus, Overheads
 from windowpack.pack.layout import DocumentView, NodeView
+from windowpack.pack.repeats import Turn, conversation_turns
 from windowpack.text.tokens import TokenCounter
 
 
@@ -43,6 +45,11 @@ class PackingState:
     node_positions: np.ndarray
     tokenizer: str = ""
     """The counter's name: counts are reused only from a state in the same tokenizer."""
+
+    @functools.cached_property
+    def turns(self) -> list[Turn]:
+        """Every conversation turn with its request's words, found once per state."""
+        return conversation_turns(self.documents, self.document_first_chunk)
 
 
 def state_from_views(

@@ -8,16 +8,19 @@ tier comes first, then the allocation rendered by collection and document.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
 
 from windowpack.pack import layout
-from windowpack.pack.allocate import Corpus, allocate, combined, lossless_cost, overview_cut
+from windowpack.pack.allocate import allocate, lossless_cost, overview_cut
+from windowpack.pack.corpus import Corpus, combined
 from windowpack.pack.layout import Block
+from windowpack.pack.repeats import Focus
 from windowpack.pack.request import PackRequest
 from windowpack.pack.state import PackingState
+from windowpack.pack.verbatim import pinned_cost
 from windowpack.text.tokens import TokenCounter
 from windowpack.types import Span, Window, WindowItem
 
@@ -34,6 +37,8 @@ class Part:
 
     state: PackingState
     corpus: Corpus
+    focus: Focus = field(default_factory=Focus)
+    """Turns the question refers to (`repeats.focus`): pinned first, labelled."""
 
 
 _Placed = tuple[Part, Block]
@@ -54,14 +59,22 @@ def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounte
         window = _window(parts, request, blocks, counter, prefix_blocks=len(blocks))
         if window.tokens <= budget:
             return window
-    overview = [block for part in parts for block in _overview(part, request, len(parts))]
+    pins = [
+        chunk_offset + pin
+        for part, (chunk_offset, _) in zip(parts, _offsets_of(parts), strict=True)
+        for pin in part.focus.pins
+    ]
+    essential = sum(part.focus.essential for part in parts)
+    # The turns an ordinal question needs come before the overview: it yields what they take.
+    yielded = pinned_cost(corpus, pins[:essential], overheads)
+    overview = [block for part in parts for block in _overview(part, request, len(parts), yielded)]
     prefix = layout.join_blocks([b for _, b in overview]) + layout.SEPARATOR if overview else ""
     minimum = request.cache_minimum
     prefix = _aligned(prefix, counter, budget, minimum) if request.align and prefix else prefix
     prefix_tokens = layout.count_exactly(counter, prefix) if prefix else 0
     room = budget - prefix_tokens
     for attempt in range(_MAX_TRIMS):
-        allocation = allocate(corpus, room, overheads)
+        allocation = allocate(corpus, room, overheads, pins)
         blocks = list(overview)
         for part, (chunk_offset, node_offset) in zip(parts, _offsets_of(parts), strict=True):
             chunks = allocation.chunks[
@@ -101,7 +114,8 @@ def _offsets_of(parts: Sequence[Part]) -> list[tuple[int, int]]:
 def _rendered(part: Part, chunks: np.ndarray, nodes: np.ndarray) -> list[_Placed]:
     corpus = part.corpus
     scores = (corpus.chunk_score.tolist(), corpus.node_score.tolist())
-    chosen = layout.choose(part.state, chunks.tolist(), nodes.tolist(), scores)
+    labels = part.focus.labels
+    chosen = layout.choose(part.state, chunks.tolist(), nodes.tolist(), scores, labels)
     blocks = layout.render_documents(part.state, chosen)
     if all(block.kind == "gap" for block in blocks):
         return []  # nothing of this collection made it in
@@ -115,14 +129,17 @@ def _with_title(parts: Sequence[Part], part: Part, blocks: list[_Placed]) -> lis
     return [(part, title), *blocks]
 
 
-def _overview(part: Part, request: PackRequest, parts: int) -> list[_Placed]:
-    """The query-independent tier of one collection: the finest top cut that fits its share."""
+def _overview(part: Part, request: PackRequest, parts: int, yielded: int) -> list[_Placed]:
+    """The query-independent tier of one collection: the finest top cut that fits its share
+    (of what is left of the budget after `yielded` tokens the question's turns need)."""
     state = part.state
     share = request.overview_tokens
     if share is None:
         share = min(request.budget // _OVERVIEW_SHARE, _OVERVIEW_CAP)
-    # A tier that must reach a provider's cache minimum is filled with summaries first.
-    share = max(share, request.cache_minimum) // parts
+    # A tier that must reach a provider's cache minimum is filled with summaries first, but
+    # never at the cost of the turns the question needs.
+    share = max(share, request.cache_minimum)
+    share = min(share, request.budget - yielded) // parts
     cut = overview_cut(part.corpus, share, state.overheads) if share > 0 else []
     if not cut:
         return []

@@ -1,0 +1,81 @@
+"""The allocator's view of a corpus: chunks and summary nodes as arrays, scored for a question."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, fields, replace
+
+import numpy as np
+import numpy.typing as npt
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Corpus:
+    """Chunks in document order and summary nodes over chunk ranges, with costs and scores.
+
+    `chunk_unit` (conversation turn or record, -1 for none) splits passages: the layout starts
+    a new passage, with its own header, at every unit.
+
+    `node_first`/`node_last` are global chunk indices `[first, last)`; `node_parent` is a node
+    index or -1; collection-level nodes span several documents (`node_document` -1).
+    """
+
+    chunk_document: IntArray
+    chunk_cost: IntArray
+    chunk_score: FloatArray
+    node_first: IntArray
+    node_last: IntArray
+    node_parent: IntArray
+    node_document: IntArray
+    node_cost: IntArray
+    node_score: FloatArray
+    chunk_unit: IntArray
+
+    @property
+    def chunks(self) -> int:
+        return len(self.chunk_cost)
+
+    @property
+    def nodes(self) -> int:
+        return len(self.node_cost)
+
+    def with_scores(self, chunk_score: FloatArray, node_score: FloatArray) -> Corpus:
+        """The same corpus scored for one question."""
+        return replace(self, chunk_score=chunk_score, node_score=node_score)
+
+    def shifted(self, *, chunks: int, nodes: int, documents: int) -> Corpus:
+        """This corpus placed after `chunks` chunks, `nodes` nodes and `documents` documents."""
+        return replace(
+            self,
+            chunk_document=self.chunk_document + documents,
+            node_first=self.node_first + chunks,
+            node_last=self.node_last + chunks,
+            node_parent=np.where(self.node_parent >= 0, self.node_parent + nodes, -1),
+            node_document=np.where(self.node_document >= 0, self.node_document + documents, -1),
+        )
+
+
+def combined(corpora: Sequence[Corpus], documents: Sequence[int]) -> Corpus:
+    """One corpus over several (the i-th has `documents[i]` documents), indices shifted, so
+    that one allocation spans them all and the budget follows relevance across them."""
+    if len(corpora) == 1:
+        return corpora[0]
+    shifted, chunks, nodes, before = [], 0, 0, 0
+    for corpus, count in zip(corpora, documents, strict=True):
+        shifted.append(corpus.shifted(chunks=chunks, nodes=nodes, documents=before))
+        chunks, nodes, before = chunks + corpus.chunks, nodes + corpus.nodes, before + count
+    arrays = {f.name: np.concatenate([getattr(c, f.name) for c in shifted]) for f in fields(Corpus)}
+    return Corpus(**arrays)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Overheads:
+    """Tokens the layout adds: per document shown, per passage or summary, per gap marker."""
+
+    document: int
+    passage: int
+    summary: int
+    gap: int

@@ -1,0 +1,187 @@
+"""The verbatim phase of an allocation: which chunks go in word for word, unit by unit.
+
+Units of meaning are atoms (design §4.8). A conversation turn, a record and a section are
+*units*: a window holds a unit whole, or summarized, or not at all — never a part of it —
+unless the unit alone costs more than `UNIT_SHARE` of the budget; such a unit may be cut, and
+the layout says how much of it is missing. Chunks outside any unit (plain prose) are atoms of
+their own, as before.
+
+Order. Chunks are taken in one fixed priority order — their own score, or a neighbour's in the
+same unit less a margin (so context grows within the hit's unit first: the reply after a
+request, the rest of a section; never into the previous turn) — and the phase stops at the
+first item that does not fit. Taking a chunk of a unit that may not be cut takes the whole
+unit; taking a chunk of a unit that may be cut also takes the unit's first chunk (the request
+of a turn, the heading of a section), so a cut unit still says what it is.
+
+Pinned units come first. A caller that knows which units the question is about (the
+instances of a repeated request, `pack.repeats`) pins them in the order they are needed;
+each is taken whole while it fits, before anything else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from windowpack.pack.corpus import Corpus, Overheads
+
+BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+# How far below its neighbour's score a chunk next to a hit is ranked (in z-score units).
+NEIGHBOUR_MARGIN = 1.0
+# A unit costing more than this share of the budget may be cut; a smaller one goes in whole.
+UNIT_SHARE = 0.25
+
+
+@dataclass(frozen=True, kw_only=True)
+class Units:
+    """Runs of consecutive chunks forming one unit each (a chunk outside any unit is a run of
+    its own): `start[g]`/`end[g]` bound run g, `of_chunk[i]` is the run of chunk i."""
+
+    start: IntArray
+    end: IntArray
+    of_chunk: IntArray
+    cost: IntArray
+    atomic: BoolArray
+    """Whether run g must go in whole (it is a unit that fits in its share of the budget)."""
+
+
+def units_of(corpus: Corpus, budget: int) -> Units:
+    """The corpus's units and which of them may not be cut at this budget."""
+    count = corpus.chunks
+    unit, document = corpus.chunk_unit, corpus.chunk_document
+    opens = np.ones(count, dtype=bool)
+    if count > 1:
+        changed = (document[1:] != document[:-1]) | (unit[1:] != unit[:-1])
+        opens[1:] = changed | (unit[1:] < 0)
+    start = np.flatnonzero(opens).astype(np.int64)
+    end = np.append(start[1:], count).astype(np.int64)
+    cost = np.add.reduceat(corpus.chunk_cost, start) if count else np.zeros(0, dtype=np.int64)
+    in_unit = unit[start] >= 0 if count else np.zeros(0, dtype=bool)
+    atomic = in_unit & (cost <= max(1, int(budget * UNIT_SHARE)))
+    of_chunk = (np.cumsum(opens) - 1).astype(np.int64)
+    return Units(start=start, end=end, of_chunk=of_chunk, cost=cost, atomic=atomic)
+
+
+def chunk_priority(corpus: Corpus) -> FloatArray:
+    """Own score, or a neighbour's score less the margin, whichever is higher. Neighbours are
+    the chunks of the same unit, or, outside units, of the same document."""
+    score = corpus.chunk_score.astype(np.float64)
+    priority = score.copy()
+    document, unit = corpus.chunk_document, corpus.chunk_unit
+    together = (document[:-1] == document[1:]) & (unit[:-1] == unit[1:])
+    from_next = np.where(together, score[1:] - NEIGHBOUR_MARGIN, -np.inf)
+    from_previous = np.where(together, score[:-1] - NEIGHBOUR_MARGIN, -np.inf)
+    priority[:-1] = np.maximum(priority[:-1], from_next)
+    priority[1:] = np.maximum(priority[1:], from_previous)
+    return priority
+
+
+class _Selection:
+    """Chunks chosen so far and the tokens they cost with their headers."""
+
+    def __init__(self, corpus: Corpus, overheads: Overheads) -> None:
+        # Python lists: the loop below reads single items, which numpy makes slow.
+        self.costs = corpus.chunk_cost.tolist()
+        self.documents_of = corpus.chunk_document.tolist()
+        self.units_of = corpus.chunk_unit.tolist()
+        self.overheads = overheads
+        self.chosen = np.zeros(corpus.chunks, dtype=bool)
+        self.documents: set[int] = set()
+        self.used = 0
+
+    def cost(self, members: list[int]) -> int:
+        """What adding `members` (unchosen chunks, sorted) would cost, headers included."""
+        cost: int = sum(self.costs[m] for m in members)
+        cost += sum(self._opens_passage(first, last) for first, last in _runs(members))
+        if self.documents_of[members[0]] not in self.documents:
+            cost += self.overheads.document
+        return cost
+
+    def take(self, members: list[int], cost: int) -> None:
+        self.chosen[members] = True
+        self.documents.add(self.documents_of[members[0]])
+        self.used += cost
+
+    def _opens_passage(self, first: int, last: int) -> int:
+        """A run next to a chosen chunk of its unit extends that passage, else opens one."""
+        document, unit = self.documents_of[first], self.units_of[first]
+        for neighbour in (first - 1, last + 1):
+            if (
+                0 <= neighbour < len(self.costs)
+                and self.chosen[neighbour]
+                and self.documents_of[neighbour] == document
+                and self.units_of[neighbour] == unit
+            ):
+                return 0
+        return int(self.overheads.passage + self.overheads.gap)
+
+
+def _runs(members: list[int]) -> list[tuple[int, int]]:
+    """The maximal runs of consecutive indices in sorted `members`, as (first, last)."""
+    runs: list[tuple[int, int]] = []
+    for member in members:
+        if runs and runs[-1][1] == member - 1:
+            runs[-1] = (runs[-1][0], member)
+        else:
+            runs.append((member, member))
+    return runs
+
+
+def pinned_cost(corpus: Corpus, pins: list[int], overheads: Overheads) -> int:
+    """What the whole units of `pins` cost together, headers included (0 without pins)."""
+    if not pins:
+        return 0
+    units = units_of(corpus, 0)
+    runs = sorted({int(units.of_chunk[pin]) for pin in pins})
+    documents = {int(corpus.chunk_document[pin]) for pin in pins}
+    per_unit = overheads.passage + overheads.gap
+    total = sum(int(units.cost[run]) + per_unit for run in runs)
+    return int(total + len(documents) * overheads.document)
+
+
+def verbatim_phase(
+    corpus: Corpus, budget: int, overheads: Overheads, pins: list[int] | None = None
+) -> tuple[BoolArray, int]:
+    """The chunks taken verbatim within `budget`, and the tokens they cost.
+
+    `pins` are chunk indices whose units go first, whole, in the given order (those that do
+    not fit are left to the normal order with the rest).
+    """
+    units = units_of(corpus, budget)
+    selection = _Selection(corpus, overheads)
+    attempted: set[int] = set()
+    for chunk in pins or []:
+        run = int(units.of_chunk[chunk])
+        if run in attempted:
+            continue
+        attempted.add(run)
+        members = list(range(int(units.start[run]), int(units.end[run])))
+        cost = selection.cost(members)
+        if selection.used + cost > budget:
+            break
+        selection.take(members, cost)
+    order = np.lexsort((np.arange(corpus.chunks), -chunk_priority(corpus)))
+    for index in order.tolist():
+        run = int(units.of_chunk[index])
+        if selection.chosen[index] or run in attempted:
+            continue
+        members = _members(units, run, index, selection.chosen)
+        cost = selection.cost(members)
+        if selection.used + cost > budget:
+            break  # a prefix of a fixed order: recall is monotone in the budget
+        selection.take(members, cost)
+    return selection.chosen, selection.used
+
+
+def _members(units: Units, run: int, index: int, chosen: BoolArray) -> list[int]:
+    """What taking chunk `index` brings in: its whole unit, or (in a unit that may be cut)
+    itself and the unit's first chunk."""
+    first, end = int(units.start[run]), int(units.end[run])
+    if units.atomic[run]:
+        return [i for i in range(first, end) if not chosen[i]]
+    return sorted({index, first} - {i for i in (index, first) if chosen[i]})

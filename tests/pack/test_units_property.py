@@ -1,0 +1,121 @@
+"""Units of meaning (design §4.8), as a property: in any window, over random chats, record
+sets and sectioned documents at any budget, a turn, record or section is whole or absent —
+never partly verbatim — unless it alone costs more than its share of the budget, and then a
+marker says how much of it is missing."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import windowpack as wp
+from windowpack.config import StoreConfig
+from windowpack.pack.verbatim import UNIT_SHARE
+from windowpack.text.tokens import get_token_counter
+from windowpack.types import Span
+
+CONFIG = StoreConfig(embedder="hash", chunk_tokens=40, fanout=3)
+WORDS = [
+    "otter",
+    "lantern",
+    "glacier",
+    "meadow",
+    "falcon",
+    "quarry",
+    "ember",
+    "tundra",
+    "harbor",
+    "saffron",
+]
+QUESTIONS = [
+    "What did the falcon find in the quarry?",
+    "the second haiku about saffron in a pirate style",
+    "Which record mentions a glacier and an ember?",
+    "tundra harbor meadow",
+]
+SETTINGS = settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+
+def _words(rng: random.Random, low: int, high: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(low, high))).capitalize() + "."
+
+
+def _chat(rng: random.Random) -> list[dict[str, str]]:
+    messages = []
+    for _ in range(rng.randint(3, 12)):
+        request = rng.choice(["Write a haiku about saffron in pirate style.", _words(rng, 3, 8)])
+        messages.append({"role": "user", "content": request})
+        reply = "\n\n".join(_words(rng, 5, 40) for _ in range(rng.randint(1, 6)))
+        messages.append({"role": "assistant", "content": reply})
+    return messages
+
+
+def _records(rng: random.Random, folder: Path, index: int) -> Path:
+    path = folder / f"records-{index}.jsonl"
+    rows = [{"note": _words(rng, 3, 60), "n": n} for n in range(rng.randint(2, 10))]
+    path.write_text("\n".join(json.dumps(row) for row in rows), encoding="utf-8")
+    return path
+
+
+def _markdown(rng: random.Random) -> str:
+    parts = []
+    for section in range(rng.randint(2, 6)):
+        parts.append(f"{'#' * rng.randint(1, 3)} Part {section} {rng.choice(WORDS)}")
+        parts.extend(_words(rng, 5, 50) for _ in range(rng.randint(1, 4)))
+    return "\n\n".join(parts)
+
+
+@pytest.fixture(scope="module")
+def collection(tmp_path_factory: pytest.TempPathFactory) -> Iterator[wp.Collection]:
+    folder = tmp_path_factory.mktemp("units")
+    store = wp.open(folder / "store", config=CONFIG)
+    col = store.collection("mixed")
+    rng = random.Random(5)
+    for index in range(3):
+        col.add_conversation(_chat(rng), id=f"chat-{index}")
+    col.add_files([_records(rng, folder, index) for index in range(2)], root=folder)
+    markdown = [wp.Document(text=_markdown(rng), id=f"doc-{i}", kind="markdown") for i in range(3)]
+    col.add(markdown)
+    yield col
+    store.close()
+
+
+def _covers(spans: list[Span], unit: Span) -> bool:
+    """Whether `spans` (passages of one unit) cover all of it."""
+    return min(s.start for s in spans) <= unit.start and max(s.end for s in spans) >= unit.end
+
+
+@SETTINGS
+@given(budget=st.integers(60, 4000), question=st.sampled_from(QUESTIONS))
+def test_every_unit_in_a_window_is_whole_or_cut_only_when_over_its_share(
+    collection: wp.Collection, budget: int, question: str
+) -> None:
+    window = collection.pack(question, budget=budget)
+    counter = get_token_counter("o200k_base")
+    passages: dict[tuple[str, int], list[Span]] = {}
+    for item in window.items:
+        if item.kind == "chunk" and item.unit is not None and item.span is not None:
+            assert item.document_id is not None
+            passages.setdefault((item.document_id, item.unit), []).append(item.span)
+    documents = {document: collection.get(document) for document, _ in passages}
+    for (document, unit), spans in passages.items():
+        units = documents[document].units
+        assert units is not None
+        span = units[unit]
+        if _covers(spans, span):
+            continue
+        text = documents[document].text[span.start : span.end]
+        # Cut only when the unit alone is over its share (tile costs add the whitespace after
+        # each chunk, a few tokens), and then the window says what of it is missing.
+        assert counter.count(text) > UNIT_SHARE * budget - 16, (document, unit, budget)
+        assert "tokens of this" in window.text
