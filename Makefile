@@ -3,12 +3,14 @@
 #                 REST API over it (prints the URL of the interactive docs)
 #   make test   - the one check command: ruff, mypy, import-linter and the whole pytest suite
 # `make demo` runs only the demo (ingest, tree, search, pack) and exits.
+# `make dist` builds the wheel and sdist; `make package-check` installs the wheel in a fresh
+# venv and runs the demo from it (CI runs it after `make test`).
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: serve demo test check lint typecheck imports pytest clean
+.PHONY: serve demo test check lint typecheck imports pytest clean dist package-check
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,10 +22,11 @@ $(STAMP): pyproject.toml constraints.txt
 demo: $(STAMP)
 	$(BIN)/windowpack demo
 
-# The demo store is ingested once; later runs find it unchanged and start serving at once.
+# The demo fills the default store and collection (wp-store, default), the ones every
+# command uses; later runs find it unchanged and start serving at once.
 serve: $(STAMP)
-	$(BIN)/windowpack demo --store wp-demo
-	$(BIN)/windowpack serve --store wp-demo
+	$(BIN)/windowpack demo
+	$(BIN)/windowpack serve
 
 test: $(STAMP) lint typecheck imports pytest
 
@@ -40,5 +43,12 @@ imports: $(STAMP)
 pytest: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --sdist --wheel --outdir dist .
+
+package-check: $(STAMP)
+	bash .ci/package-check
+
 clean:
-	rm -rf $(VENV) wp-demo .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) wp-store dist build .pytest_cache .mypy_cache .ruff_cache

@@ -38,7 +38,8 @@ def hash_store(tmp_path: Path) -> Iterator[wp.Store]:
 
 @pytest.fixture
 def empty_collection(hash_store: wp.Store) -> wp.Collection:
-    return hash_store.collection("docs")
+    """A collection that exists and holds nothing (`collection()` alone creates nothing)."""
+    return hash_store.create_collection("docs")
 
 
 @pytest.fixture(scope="session")

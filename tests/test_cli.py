@@ -84,8 +84,9 @@ def _run_main(
 
 
 def test_unknown_collection_is_a_clear_error(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path, notes: Path
 ) -> None:
+    _ingest(CliRunner(), tmp_path / "s", notes)
     code, err = _run_main(
         monkeypatch,
         capsys,
@@ -147,7 +148,7 @@ def test_every_command_is_documented_in_the_readme() -> None:
 def test_tree_shows_levels_and_nodes(runner: CliRunner, tmp_path: Path) -> None:
     store = str(tmp_path / "demo")
     assert runner.invoke(app, ["demo", "--store", store, "--embedder", "hash"]).exit_code == 0
-    base = ["--store", store, "-c", "demo", "--embedder", "hash"]
+    base = ["--store", store, "--embedder", "hash"]  # the demo's collection is the default
     shown = runner.invoke(app, ["tree", *base, "--json"])
     assert shown.exit_code == 0, shown.output
     overview = json.loads(shown.stdout)
@@ -162,15 +163,131 @@ def test_tree_shows_levels_and_nodes(runner: CliRunner, tmp_path: Path) -> None:
 def test_pack_prints_a_window_within_budget(runner: CliRunner, tmp_path: Path) -> None:
     store = str(tmp_path / "demo")
     assert runner.invoke(app, ["demo", "--store", store, "--embedder", "hash"]).exit_code == 0
-    base = ["--store", store, "-c", "demo", "--embedder", "hash"]
+    base = ["--store", store, "--embedder", "hash"]  # the demo's collection is the default
     question = "Which frequency does the Cinder Bay emergency beacon use?"
     shown = runner.invoke(app, ["pack", question, "--budget", "400", *base, "--json", "--messages"])
     assert shown.exit_code == 0, shown.output
     window = json.loads(shown.stdout)
     assert window["tokens"] <= 400 and "406.025" in window["text"]
-    assert "".join(m["content"][0]["text"] for m in window["messages"]) == window["text"]
+    *material, last = window["messages"]
+    assert "".join(m["content"][0]["text"] for m in material) == window["text"]
+    assert last == {"role": "user", "content": [{"type": "text", "text": question}]}
     plain = runner.invoke(app, ["pack", question, "-b", "400", *base])
     assert plain.exit_code == 0 and "406.025" in plain.stdout
+
+
+def _run(runner: CliRunner, *args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def demo_store(runner: CliRunner, tmp_path: Path) -> str:
+    store = str(tmp_path / "wp-store")
+    assert runner.invoke(app, ["demo", "--store", store, "--embedder", "hash"]).exit_code == 0
+    return store
+
+
+def test_version_and_short_help(runner: CliRunner) -> None:
+    import windowpack
+
+    code, out, _ = _run(runner, "--version")
+    assert code == 0 and out.strip() == f"windowpack {windowpack.__version__}"
+    for args in (["-h"], ["pack", "-h"], ["collections", "-h"]):
+        code, out, _ = _run(runner, *args)
+        assert code == 0 and "Usage:" in out, args
+
+
+def test_the_demo_fills_the_default_collection_the_other_commands_read(
+    runner: CliRunner, demo_store: str
+) -> None:
+    code, out, _ = _run(runner, "search", "Cinder Bay beacon frequency", "--store", demo_store,
+                        "--embedder", "hash")  # fmt: skip
+    assert code == 0 and "406.025" in out
+    code, out, _ = _run(runner, "collections", "list", "--store", demo_store, "--json")
+    assert code == 0 and [c["name"] for c in json.loads(out)] == ["default"]
+
+
+def test_read_commands_create_no_store_and_name_what_exists(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    missing = tmp_path / "does-not-exist"
+    for command in (["search", "x"], ["pack", "x", "-b", "100"], ["tree"], ["collections", "list"]):
+        code, err = _run_main(monkeypatch, capsys, *command, "--store", str(missing))
+        assert code == 2 and "no windowpack store at" in err and "does-not-exist" in err, command
+    assert not missing.exists()
+
+
+def test_a_misspelt_collection_is_named_with_those_that_exist(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], demo_store: str
+) -> None:
+    code, err = _run_main(
+        monkeypatch, capsys, "search", "x", "--store", demo_store, "-c", "defualt",
+        "--embedder", "hash",
+    )  # fmt: skip
+    assert code == 2 and "'defualt' does not exist; collections here: 'default'" in err
+
+
+def test_collections_stats_and_delete(runner: CliRunner, demo_store: str) -> None:
+    code, out, _ = _run(runner, "collections", "stats", "--store", demo_store, "--json")
+    stats = json.loads(out)
+    assert code == 0 and stats["name"] == "default" and stats["documents"] == 8
+    code, out, _ = _run(runner, "collections", "stats", "default", "--store", demo_store)
+    assert code == 0 and "documents: 8" in out
+    refused = runner.invoke(app, ["collections", "delete", "default", "--store", demo_store],
+                            input="n\n")  # fmt: skip
+    assert refused.exit_code != 0
+    code, out, _ = _run(runner, "collections", "list", "--store", demo_store)
+    assert "default  8 documents" in out
+    code, _, err = _run(runner, "collections", "delete", "default", "--store", demo_store, "--yes")
+    assert code == 0 and "deleted (8 documents)" in err
+    code, out, err = _run(runner, "collections", "list", "--store", demo_store)
+    assert code == 0 and out == "" and "no collections" in err
+
+
+def test_pack_messages_without_json_and_the_cache_note(runner: CliRunner, demo_store: str) -> None:
+    question = "Which frequency does the Cinder Bay emergency beacon use?"
+    base = ["--store", demo_store, "--embedder", "hash", "-b", "600"]
+    code, out, err = _run(runner, "pack", question, *base, "--messages", "--cache-control")
+    messages = json.loads(out)
+    assert code == 0 and messages[-1]["content"][0]["text"] == question
+    assert messages[0]["content"][0]["cache_control"] == {"type": "ephemeral"}
+    assert "below the prompt-cache minimum of openai" in err and "--align-to 1024" in err
+    code, out, _ = _run(runner, "pack", question, *base, "--messages", "--no-include-question")
+    assert question not in [m["content"][0]["text"] for m in json.loads(out)]
+    code, out, _ = _run(runner, "pack", question, *base, "--json")
+    assert json.loads(out)["prefix_cache"] == {
+        "openai": False, "anthropic": False, "anthropic-haiku-4.5": False,
+    }  # fmt: skip
+
+
+def test_pack_options_that_need_messages_say_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], demo_store: str
+) -> None:
+    code, err = _run_main(monkeypatch, capsys, "pack", "x", "-b", "500", "--store", demo_store,
+                          "--embedder", "hash", "--cache-control")  # fmt: skip
+    assert code == 2 and "'--cache-control'" in err and "needs --messages" in err
+
+
+def test_file_ids_do_not_depend_on_the_working_directory(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    (project / "nodedocs").mkdir(parents=True)
+    (project / "nodedocs" / "path.md").write_text("# Path\n\nJoining paths.")
+    (project / "nodedocs" / "fs.md").write_text("# File system\n\nReading files.")
+    monkeypatch.chdir(project)
+    assert "added 2" in _ingest(runner, Path("wp-store"), Path("nodedocs"))
+
+    monkeypatch.chdir(project / "nodedocs")
+    again = _ingest(runner, Path("../wp-store"), Path("path.md"))
+
+    assert "added 0, replaced 0, unchanged 1" in again
+    code, out, _ = _run(runner, "search", "joining paths", "--store", "../wp-store",
+                        "--embedder", "hash", "--json")  # fmt: skip
+    hits = json.loads(out)
+    assert code == 0 and {h["document_id"] for h in hits} == {"nodedocs/path.md", "nodedocs/fs.md"}
+    assert {h["title"] for h in hits} == {"Path", "File system"}  # titled by their H1
 
 
 def test_pack_gives_every_instance_of_a_repeated_request_as_whole_turns(

@@ -11,6 +11,9 @@ import windowpack
 def test_all_is_pinned() -> None:
     assert sorted(windowpack.__all__) == sorted(
         [
+            "AsyncClient",
+            "AuthenticationError",
+            "Client",
             "Collection",
             "CollectionNotFoundError",
             "CollectionStats",
@@ -26,12 +29,17 @@ def test_all_is_pinned() -> None:
             "InputPathNotFoundError",
             "InvalidArgumentError",
             "InvalidInputError",
+            "JobNotFoundError",
             "LevelStats",
             "MissingDependencyError",
             "NotFoundError",
+            "PermissionDeniedError",
+            "PROMPT_CACHE_MINIMUMS",
+            "ServerUnavailableError",
             "StorageError",
             "Store",
             "StoreConfig",
+            "StoreNotFoundError",
             "TreeChild",
             "TreeNode",
             "TreeOverview",
@@ -78,7 +86,10 @@ def test_every_error_derives_from_the_root() -> None:
 
 def test_import_is_cheap() -> None:
     """`import windowpack` loads no model, tensor, index or database library."""
-    heavy = ["torch", "sentence_transformers", "faiss", "bm25s", "sqlalchemy", "numpy", "fastapi"]
+    heavy = [
+        "torch", "sentence_transformers", "faiss", "bm25s", "sqlalchemy", "numpy", "fastapi",
+        "httpx",
+    ]  # fmt: skip
     code = f"import sys, windowpack; print(','.join(m for m in {heavy!r} if m in sys.modules))"
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True

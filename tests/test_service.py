@@ -46,9 +46,9 @@ def test_add_files_ingests_good_files_and_reports_skipped_ones(
     ids = [info.id for info in empty_collection.documents()]
     assert len(ids) == 3 and report.added == 3
     assert {Path(doc_id).name for doc_id in ids} == {"notes.txt", "guide.md", "page.html"}
+    # Named relative to the folder that holds the store (the root of file ids).
     assert set(report.skipped) == {
-        str(corpus_folder / "sub" / name)
-        for name in ("empty.txt", "binary.txt", "latin1.txt", "image.png")
+        f"corpus/sub/{name}" for name in ("empty.txt", "binary.txt", "latin1.txt", "image.png")
     }
     reasons = " | ".join(report.skipped.values())
     assert "no text" in reasons and "binary" in reasons and "UTF-8" in reasons
@@ -86,7 +86,7 @@ def test_a_bad_named_file_raises_naming_it_and_changes_nothing(
     bad = _write(tmp_path / name, content)
     with pytest.raises(error) as raised:
         empty_collection.add_files([bad, good])
-    assert str(bad) in str(raised.value) and fragment in str(raised.value)
+    assert str(raised.value).startswith(f"{name}: ") and fragment in str(raised.value)
     assert _state(empty_collection) == before
 
 
@@ -115,7 +115,7 @@ def test_a_file_over_the_size_limit_is_refused_without_reading_it(tmp_path: Path
     with wp.open(tmp_path / "store", config=config) as store:
         with pytest.raises(wp.FileTooLargeError, match=r"huge\.txt"):
             store.collection("docs").add_files([big])
-        assert len(store.collection("docs")) == 0
+        assert store.collections() == []  # a failed first write creates nothing
 
 
 def test_add_conversation_keeps_request_and_reply_in_one_turn(
@@ -251,3 +251,67 @@ def test_chunk_vectors_are_the_indexed_chunks_in_document_order(
     expected = hash_store.embedder.embed(texts)
     assert vectors.shape == expected.shape
     assert (abs(vectors - expected) < 1e-6).all()
+
+
+def test_reading_a_collection_no_write_created_names_those_that_exist(
+    hash_store: wp.Store,
+) -> None:
+    hash_store.collection("notes").add(["The ferry leaves at seven."])
+    typo = hash_store.collection("nodes")  # a handle: nothing is created until a write
+
+    for read in (
+        lambda: typo.search("ferry"),
+        lambda: typo.pack("ferry", budget=500),
+        lambda: typo.tree(),
+        lambda: typo.stats(),
+        lambda: len(typo),
+        lambda: hash_store.collection("nodes", create=False),
+        lambda: hash_store.delete_collection("nodes"),
+        lambda: hash_store.pack("ferry", collections=["nodes"], budget=500),
+    ):
+        with pytest.raises(wp.CollectionNotFoundError, match=r"'nodes' does not exist.*'notes'"):
+            read()
+    assert hash_store.collections() == ["notes"]
+
+
+def test_the_first_write_creates_the_collection_with_its_settings(hash_store: wp.Store) -> None:
+    collection = hash_store.collection("fresh", tokenizer="cl100k_base", chunk_tokens=32)
+    assert hash_store.collections() == []
+
+    collection.add(["The generator is serviced every May."])
+
+    assert hash_store.collections() == ["fresh"]
+    stats = hash_store.collection("fresh").stats()
+    assert (stats.tokenizer, stats.chunk_tokens, stats.documents) == ("cl100k_base", 32, 1)
+
+
+def test_an_existing_empty_collection_packs_with_a_reason(empty_collection: wp.Collection) -> None:
+    window = empty_collection.pack("anything", budget=1000)
+    assert window.text == "" and window.reason is not None and "no documents" in window.reason
+
+
+def test_opening_a_missing_store_for_reading_creates_nothing(tmp_path: Path) -> None:
+    with pytest.raises(wp.StoreNotFoundError, match=r"does-not-exist.*no such folder"):
+        wp.open(tmp_path / "does-not-exist", create=False)
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(wp.StoreNotFoundError, match=r"no windowpack\.db"):
+        wp.open(tmp_path / "plain", create=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plain"]
+    assert list((tmp_path / "plain").iterdir()) == []
+    with wp.open(tmp_path / "made", config=StoreConfig(embedder="hash")):
+        pass
+    with wp.open(tmp_path / "made", create=False, config=StoreConfig(embedder="hash")) as store:
+        assert store.collections() == []
+
+
+@pytest.mark.postgres
+def test_a_database_without_a_store_is_not_created_for_reading(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    with pytest.raises(wp.StoreNotFoundError, match="holds no windowpack store"):
+        wp.open(postgres_url, create=False, index_dir=tmp_path / "ix")
+    import sqlalchemy
+
+    engine = sqlalchemy.create_engine(postgres_url)
+    assert sqlalchemy.inspect(engine).get_table_names() == []
+    engine.dispose()

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from windowpack.config import StoreConfig
 from windowpack.errors import (
+    AuthenticationError,
     CollectionNotFoundError,
     ConflictError,
     DocumentNotFoundError,
@@ -24,13 +25,18 @@ from windowpack.errors import (
     InputPathNotFoundError,
     InvalidArgumentError,
     InvalidInputError,
+    JobNotFoundError,
     MissingDependencyError,
     NotFoundError,
+    PermissionDeniedError,
+    ServerUnavailableError,
     StorageError,
+    StoreNotFoundError,
     UnsupportedFileError,
     WindowpackError,
 )
 from windowpack.types import (
+    PROMPT_CACHE_MINIMUMS,
     CollectionStats,
     Document,
     DocumentInfo,
@@ -46,11 +52,16 @@ from windowpack.types import (
 )
 
 if TYPE_CHECKING:
+    from windowpack.client import AsyncClient, Client
     from windowpack.service import Collection, Store, open
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "PROMPT_CACHE_MINIMUMS",
+    "AsyncClient",
+    "AuthenticationError",
+    "Client",
     "Collection",
     "CollectionNotFoundError",
     "CollectionStats",
@@ -66,12 +77,16 @@ __all__ = [
     "InputPathNotFoundError",
     "InvalidArgumentError",
     "InvalidInputError",
+    "JobNotFoundError",
     "LevelStats",
     "MissingDependencyError",
     "NotFoundError",
+    "PermissionDeniedError",
+    "ServerUnavailableError",
     "StorageError",
     "Store",
     "StoreConfig",
+    "StoreNotFoundError",
     "TreeChild",
     "TreeNode",
     "TreeOverview",
@@ -83,12 +98,18 @@ __all__ = [
 ]
 
 _LAZY = {"open", "Store", "Collection"}
+_CLIENT = {"Client", "AsyncClient"}
 
 
 def __getattr__(name: str) -> Any:
-    # The service pulls in SQLAlchemy, numpy and the index libraries: load it on first use.
+    # The service pulls in SQLAlchemy, numpy and the index libraries, the client httpx: load
+    # them on first use.
     if name in _LAZY:
         from windowpack import service
 
         return getattr(service, name)
+    if name in _CLIENT:
+        from windowpack import client
+
+        return getattr(client, name)
     raise AttributeError(f"module 'windowpack' has no attribute {name!r}")

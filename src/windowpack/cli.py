@@ -6,31 +6,36 @@ import contextlib
 import json
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
-from rich.console import Console
-from rich.padding import Padding
-from rich.table import Table
 
-from windowpack.errors import WindowpackError
+from windowpack.cli_output import (
+    cache_note,
+    console,
+    errors,
+    print_hits,
+    print_node,
+    print_report,
+    print_tree,
+)
+from windowpack.config import DEFAULT_COLLECTION, DEFAULT_STORE
+from windowpack.errors import CollectionNotFoundError, InvalidArgumentError, WindowpackError
 
 if TYPE_CHECKING:
     from windowpack.service import Collection, Store
-    from windowpack.types import Hit, IngestProgress, IngestReport, TreeNode, TreeOverview
+    from windowpack.types import CollectionStats, IngestProgress, IngestReport
 
 app = typer.Typer(
     help="windowpack: the best context window for one question, at any token budget.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
-console = Console()
-errors = Console(stderr=True)
 
 StoreOption = Annotated[
     Path, typer.Option("--store", envvar="WINDOWPACK_STORE", help="Store folder (embedded).")
@@ -40,6 +45,29 @@ EmbedderOption = Annotated[
     str | None,
     typer.Option(help="Embedding model name or path ('hash' for a model-free dry run)."),
 ]
+
+
+LogLevel = Literal["critical", "error", "warning", "info", "debug", "trace"]
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from windowpack import __version__
+
+        print(f"windowpack {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_show_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """windowpack: the best context window for one question, at any token budget."""
 
 
 @app.command()
@@ -52,13 +80,19 @@ def ingest(
         int | None, typer.Option(help="Chunk size of a new collection.")
     ] = None,
     embedder: EmbedderOption = None,
+    root: Annotated[
+        Path | None,
+        typer.Option(help="Folder file ids are relative to (default: the store's parent)."),
+    ] = None,
 ) -> None:
     """Parse, chunk, embed and index files and folders (txt, md, html, pdf, json, jsonl)."""
     col = _open(store, embedder).collection(
         collection, tokenizer=tokenizer, chunk_tokens=chunk_tokens
     )
-    report = _add_with_progress(col, lambda callback: col.add_files(paths, progress=callback))
-    _print_report(report)
+    report = _add_with_progress(
+        col, lambda callback: col.add_files(paths, progress=callback, root=root)
+    )
+    print_report(report)
 
 
 @app.command()
@@ -71,11 +105,11 @@ def search(
     embedder: EmbedderOption = None,
 ) -> None:
     """Print the k most relevant verbatim chunks."""
-    hits = _open(store, embedder).collection(collection, create=False).search(query, k=k)
+    hits = _read(store, embedder, collection).search(query, k=k)
     if as_json:
         print(json.dumps([asdict(hit) for hit in hits], ensure_ascii=False, indent=2))
     else:
-        _print_hits(hits)
+        print_hits(hits)
 
 
 @app.command()
@@ -88,29 +122,41 @@ def pack(
         str, typer.Option(help="cl100k_base, o200k_base or a tokenizer.json path.")
     ] = "o200k_base",
     align: Annotated[bool, typer.Option(help="Pad the stable tier to 256 tokens.")] = False,
+    align_to: Annotated[
+        int | None,
+        typer.Option(help="Pad the stable tier to at least N tokens (e.g. 1024) if it fits."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the window as JSON.")] = False,
     messages: Annotated[
-        bool, typer.Option(help="With --json: chat messages, stable tier first.")
+        bool, typer.Option(help="Chat messages (JSON), stable tier first, question last.")
     ] = False,
+    include_question: Annotated[
+        bool, typer.Option(help="With --messages: the question as the last user message.")
+    ] = True,
     cache_control: Annotated[
         bool, typer.Option(help="With --messages: an Anthropic cache breakpoint.")
     ] = False,
     embedder: EmbedderOption = None,
 ) -> None:
     """Pack the best window for QUERY in at most --budget tokens and print it."""
-    col = _open(store, embedder).collection(collection, create=False)
-    window = col.pack(query, budget=budget, tokenizer=tokenizer, align=align)
+    if cache_control and not messages:
+        raise InvalidArgumentError("--cache-control", "needs --messages")
+    if not include_question and not messages:
+        raise InvalidArgumentError("--no-include-question", "needs --messages")
+    col = _read(store, embedder, collection)
+    aligned: bool | int = align_to if align_to is not None else align
+    window = col.pack(query, budget=budget, tokenizer=tokenizer, align=aligned)
+    chat = window.messages(cache_control=cache_control, include_question=include_question)
     if as_json:
-        shown = asdict(window)
-        if messages:
-            shown["messages"] = window.messages(cache_control=cache_control)
+        shown = {**asdict(window), "prefix_cache": window.prefix_cache()}
+        shown |= {"messages": chat} if messages else {}
         print(json.dumps(shown, ensure_ascii=False, indent=2))
-        return
-    print(window.text)
+    else:
+        print(json.dumps(chat, ensure_ascii=False, indent=2) if messages else window.text)
     errors.print(
-        f"{window.tokens:,} of {window.budget:,} tokens ({window.tokenizer}); "
-        f"cacheable prefix {window.cacheable_prefix_tokens:,}; index version "
-        f"{window.index_version}" + (f"; {window.reason}" if window.reason else ""),
+        f"{window.tokens:,} of {window.budget:,} tokens ({window.tokenizer}); index version "
+        f"{window.index_version}; {cache_note(window)}"
+        + (f"; {window.reason}" if window.reason else ""),
         highlight=False,
     )
 
@@ -124,33 +170,41 @@ def tree(
     embedder: EmbedderOption = None,
 ) -> None:
     """Show the summary tree: levels, node counts and tokens, or one node with its children."""
-    col = _open(store, embedder).collection(collection, create=False)
+    col = _read(store, embedder, collection)
     shown = col.node(node) if node is not None else col.tree()
     if as_json:
         print(json.dumps(asdict(shown), ensure_ascii=False, indent=2))
     elif node is not None:
-        _print_node(col.node(node))
+        print_node(col.node(node))
     else:
-        _print_tree(col.tree())
+        print_tree(col.tree())
 
 
 @app.command()
 def demo(
-    store: Annotated[Path, typer.Option(help="Store folder for the demo.")] = Path("wp-demo"),
+    store: StoreOption = Path(DEFAULT_STORE),
+    collection: CollectionOption = DEFAULT_COLLECTION,
     embedder: EmbedderOption = None,
 ) -> None:
-    """Create a store, ingest a generated corpus, run searches and print the hits."""
+    """Ingest a generated corpus into the default store and collection, then search and pack.
+
+    The other commands' defaults are the same store and collection, so `windowpack search
+    QUERY` works on the demo corpus right after.
+    """
     from windowpack.demo import PLANTED, demo_documents
 
-    col = _open(store, embedder).collection("demo")
+    col = _open(store, embedder).collection(collection)
     documents = demo_documents()
-    console.print(f"[bold]Ingesting[/] {len(documents)} generated documents into {store}")
-    _print_report(_add_with_progress(col, lambda callback: col.add(documents, progress=callback)))
+    console.print(
+        f"[bold]Ingesting[/] {len(documents)} generated documents into collection "
+        f"{collection!r} of {store}"
+    )
+    print_report(_add_with_progress(col, lambda callback: col.add(documents, progress=callback)))
     console.rule("[bold]summary tree[/] (windowpack tree)")
-    _print_tree(col.tree())
+    print_tree(col.tree())
     for fact in PLANTED:
         console.rule(f"[bold]search[/] {fact.question}")
-        _print_hits(col.search(fact.question, k=3))
+        print_hits(col.search(fact.question, k=3))
     question = PLANTED[0].question
     window = col.pack(question, budget=_DEMO_BUDGET)
     console.rule(f"[bold]pack[/] {question} (budget {_DEMO_BUDGET} tokens)")
@@ -159,6 +213,7 @@ def demo(
         f"{window.tokens} of {_DEMO_BUDGET} tokens; cacheable prefix "
         f"{window.cacheable_prefix_tokens}; {len(window.items)} items"
     )
+    console.print(f'next: windowpack search "{PLANTED[1].question}" (same store and collection)')
 
 
 _DEMO_BUDGET = 700
@@ -259,14 +314,28 @@ def serve(
         str | None, typer.Option(help="Index folder (needed with a database URL).")
     ] = None,
     embedder: EmbedderOption = None,
+    log_level: Annotated[
+        LogLevel,
+        typer.Option(
+            envvar="WINDOWPACK_LOG_LEVEL", help="Server log level; at info every request is logged."
+        ),
+    ] = "info",
+    access_log: Annotated[bool, typer.Option(help="Log every request (at info).")] = True,
 ) -> None:
-    """Serve the REST API (docs at /docs); beyond 127.0.0.1 only with API keys."""
+    """Serve the REST API (docs at /docs, inspector at /ui); beyond 127.0.0.1 only with keys."""
     from windowpack.api.server import serve as run_server
     from windowpack.api.settings import ApiSettings
 
-    run_server(
-        ApiSettings(store=store, host=host, port=port, index_dir=index_dir, embedder=embedder)
+    settings = ApiSettings(
+        store=store,
+        host=host,
+        port=port,
+        index_dir=index_dir,
+        embedder=embedder,
+        log_level=log_level,
+        access_log=access_log,
     )
+    run_server(settings)
 
 
 keys = typer.Typer(help="API keys of the REST service: create, list, revoke.", no_args_is_help=True)
@@ -291,7 +360,7 @@ def keys_create(
 @keys.command("list")
 def keys_list(store: StoreOption = Path("wp-store")) -> None:
     """List the keys (never their secrets)."""
-    for key in _open(store, None).api_keys.list():
+    for key in _open(store, None, create=False).api_keys.list():
         access = "read-write" if key.can_write else "read-only"
         state = "revoked" if key.revoked else "active"
         print(f"{key.key_id}  {state}  {access}  {','.join(key.collections)}  {key.name}")
@@ -303,105 +372,88 @@ def keys_revoke(
     store: StoreOption = Path("wp-store"),
 ) -> None:
     """Revoke a key: it stops working at the next request."""
-    _open(store, None).api_keys.revoke(key_id)
+    _open(store, None, create=False).api_keys.revoke(key_id)
     errors.print(f"key {key_id} revoked")
 
 
-def _open(store: Path, embedder: str | None) -> Store:
+collections = typer.Typer(
+    help="The store's collections: list, stats, delete.", no_args_is_help=True
+)
+app.add_typer(collections, name="collections")
+
+
+@collections.command("list")
+def collections_list(
+    store: StoreOption = Path(DEFAULT_STORE),
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """List the collections with their documents, chunks and tokens."""
+    stats = _open(store, None, create=False).stats()
+    if as_json:
+        print(json.dumps([asdict(item) for item in stats], indent=2))
+    elif not stats:
+        errors.print(f"no collections in {store}")
+    for item in [] if as_json else stats:
+        print(f"{item.name}  {item.documents:,} documents  {item.chunks:,} chunks  "
+              f"{item.tokens:,} tokens  version {item.index_version}")  # fmt: skip
+
+
+@collections.command("stats")
+def collections_stats(
+    name: Annotated[str, typer.Argument(help="The collection.")] = DEFAULT_COLLECTION,
+    store: StoreOption = Path(DEFAULT_STORE),
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """A collection's settings and size: documents, chunks, tokens, index version."""
+    stats = asdict(_stats_of(_open(store, None, create=False), name))
+    print(
+        json.dumps(stats, indent=2) if as_json else "\n".join(f"{k}: {v}" for k, v in stats.items())
+    )
+
+
+@collections.command("delete")
+def collections_delete(
+    name: Annotated[str, typer.Argument(help="The collection to delete.")],
+    store: StoreOption = Path(DEFAULT_STORE),
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+) -> None:
+    """Delete a collection with its documents, summary tree and index files."""
+    opened = _open(store, None, create=False)
+    documents = _stats_of(opened, name).documents
+    if not yes and not typer.confirm(f"delete collection {name!r} ({documents:,} documents)?"):
+        raise InvalidArgumentError("--yes", f"collection {name!r} kept: not confirmed")
+    opened.delete_collection(name)
+    errors.print(f"collection {name!r} deleted ({documents:,} documents)")
+
+
+def _stats_of(store: Store, name: str) -> CollectionStats:
+    found = [item for item in store.stats() if item.name == name]
+    if not found:
+        raise CollectionNotFoundError(name, existing=store.collections())
+    return found[0]
+
+
+def _open(store: Path, embedder: str | None, *, create: bool = True) -> Store:
+    """The store; read-only commands pass `create=False`, so a typo creates nothing."""
     import windowpack
     from windowpack.config import StoreConfig
 
     config = StoreConfig(embedder=embedder) if embedder else StoreConfig()
-    return windowpack.open(store, config=config)
+    return windowpack.open(store, config=config, create=create)
+
+
+def _read(store: Path, embedder: str | None, collection: str) -> Collection:
+    """An existing collection of an existing store: the error names what exists."""
+    return _open(store, embedder, create=False).collection(collection, create=False)
 
 
 def _add_with_progress(
     col: Collection, add: Callable[[Callable[[IngestProgress], None]], IngestReport]
 ) -> IngestReport:
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from windowpack.cli_progress import ingest_progress
 
-    started = time.perf_counter()
-    columns = (TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=errors, transient=True) as bar:
-        task = bar.add_task("parsing", total=None)
-
-        def update(progress: IngestProgress) -> None:
-            if progress.note:
-                bar.console.print(progress.note, highlight=False)
-            rate = progress.tokens / max(time.perf_counter() - started, 1e-9)
-            bar.update(
-                task,
-                description=(
-                    f"{progress.stage}: {progress.documents}/{progress.documents_total} docs, "
-                    f"{progress.chunks} chunks, {progress.summaries} summaries, "
-                    f"{progress.embedded} embedded, {rate:,.0f} tok/s"
-                ),
-                total=progress.chunks or None,
-                completed=progress.embedded,
-            )
-
+    with ingest_progress(errors) as update:
         return add(update)
-
-
-def _print_report(report: IngestReport) -> None:
-    console.print(
-        f"added {report.added}, replaced {report.replaced}, unchanged {report.unchanged}: "
-        f"{report.chunks} chunks, {report.tokens:,} tokens, {report.summaries} summaries, "
-        f"{report.embedded} embedded; index version {report.index_version}"
-    )
-    for node, reason in report.summary_failures.items():
-        errors.print(f"summary of {node} fell back to extractive: {reason}", highlight=False)
-    for path, reason in report.skipped.items():
-        errors.print(
-            f"[yellow]skipped[/] {reason}" if path in reason else f"skipped {path}: {reason}"
-        )
-
-
-def _print_tree(overview: TreeOverview) -> None:
-    table = Table(title=f"{overview.documents} documents", title_justify="left")
-    for column in ("scope", "level", "nodes", "tokens"):
-        table.add_column(column, justify="left" if column == "scope" else "right")
-    table.add_row("chunks", "0", f"{overview.chunks:,}", f"{overview.chunk_tokens:,}")
-    for level in overview.levels:
-        table.add_row(level.scope, str(level.level), f"{level.nodes:,}", f"{level.tokens:,}")
-    console.print(table)
-    console.print(
-        f"summaries: {overview.summary_tokens:,} tokens = {overview.summary_ratio:.1%} of the "
-        f"chunks; root node: {overview.root_id}"
-    )
-
-
-def _print_node(node: TreeNode) -> None:
-    scope = f"document {node.document_id}" if node.document_id else "collection"
-    console.print(
-        f"[bold]node {node.id}[/]: level {node.level} of {scope}, leaves "
-        f"{node.leaf_start}-{node.leaf_end - 1}, {node.tokens} tokens, parent {node.parent_id}, "
-        f"by {node.summarizer}",
-        highlight=False,
-    )
-    console.print(Padding(node.text, (0, 0, 1, 4)), highlight=False)
-    for child in node.children:
-        label = f"node {child.node_id}" if child.kind == "node" else f"chunk {child.ordinal}"
-        console.print(f"  - {label} of {child.document_id or 'collection'} ({child.tokens} tokens)")
-
-
-def _print_hits(hits: list[Hit]) -> None:
-    if not hits:
-        console.print("no hits")
-    for rank, hit in enumerate(hits, start=1):
-        where = f"chunk {hit.ordinal}"
-        if hit.kind == "summary":
-            where = f"level-{hit.level} summary of chunks {hit.ordinal}-{hit.last_ordinal}"
-        if hit.span is not None:
-            where += f", chars {hit.span.start}-{hit.span.end}"
-        if hit.unit is not None:
-            where = f"turn/record {hit.unit + 1}, {where}"
-        console.print(
-            f"[bold]{rank}.[/] {hit.title or hit.document_id} [dim]({hit.document_id}; "
-            f"{where}; score {hit.score:.3f})[/]",
-            highlight=False,
-        )
-        console.print(Padding(hit.text, (0, 0, 1, 4)), highlight=False)
 
 
 def main() -> None:

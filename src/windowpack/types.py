@@ -77,7 +77,10 @@ class WindowItem:
     (shared with the loaded collection: do not mutate it); `ordinal` to
     `last_ordinal` are the chunks of the document the item holds or stands for, `unit` the
     conversation turn or record of a passage, `span` their characters in the document. A
-    collection-level summary has no document (`document_id`, `document_index`, `span` are None).
+    collection-level summary has no document (`document_id`, `document_index`, `span` are None)
+    and stands for the documents `document_range` (first and last `document_index`, inclusive).
+    Positions (`document_index`, `ordinal`, `unit`) count from 0; the rendered headers and
+    every label meant for people count from 1 ("chunk 1" is ordinal 0).
     """
 
     kind: Literal["chunk", "summary", "gap"]
@@ -95,6 +98,7 @@ class WindowItem:
     last_ordinal: int | None = None
     unit: int | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    document_range: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -120,10 +124,15 @@ class Window:
     reason: str | None = None
     index_versions: tuple[tuple[str, int], ...] = ()
 
-    def messages(self, *, cache_control: bool = False) -> list[dict[str, Any]]:
-        """The window as chat messages: the stable tier first, then the question's material.
+    def messages(
+        self, *, cache_control: bool = False, include_question: bool = True
+    ) -> list[dict[str, Any]]:
+        """The window as chat messages: the stable tier, the question's material, the question.
 
-        With `cache_control`, the stable tier carries an Anthropic cache breakpoint.
+        The stable tier is a system message (with `cache_control`, carrying an Anthropic
+        cache breakpoint), the material a user message, and the question (`query`, verbatim)
+        the last user message unless `include_question=False`. Content is a list of text parts, the
+        shape both the OpenAI and the Anthropic chat APIs accept.
         """
         stable = self.text[: self.cacheable_prefix_chars]
         specific = self.text[self.cacheable_prefix_chars :]
@@ -133,9 +142,31 @@ class Window:
             if cache_control:
                 part["cache_control"] = {"type": "ephemeral"}
             messages.append({"role": "system", "content": [part]})
-        if specific:
-            messages.append({"role": "user", "content": [{"type": "text", "text": specific}]})
+        for text in (specific, self.query if include_question else ""):
+            if text:
+                messages.append({"role": "user", "content": [{"type": "text", "text": text}]})
         return messages
+
+    def prefix_cache(self) -> dict[str, bool]:
+        """Whether the cacheable prefix reaches each provider's minimum (`PROMPT_CACHE_MINIMUMS`).
+
+        Counted in the window's tokenizer, which approximates the provider's own.
+        """
+        return {
+            provider: self.cacheable_prefix_tokens >= minimum
+            for provider, minimum in PROMPT_CACHE_MINIMUMS.items()
+        }
+
+
+PROMPT_CACHE_MINIMUMS: dict[str, int] = {
+    "openai": 1024,
+    "anthropic": 1024,
+    "anthropic-haiku-4.5": 4096,
+}
+"""The shortest prompt prefix each provider caches, in tokens, as their documentation states:
+OpenAI's automatic caching from 1,024 tokens; Anthropic's `cache_control` from 1,024 tokens
+(Claude Sonnet 4.x, Opus 4 and 4.1) and 4,096 (Claude Haiku 4.5). Below it the provider
+silently caches nothing. `align=N` in `pack` pads the stable tier to reach N."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import windowpack as wp
 from windowpack.api import ApiSettings
 
 SEALS = "Harbour seals rest on sandbanks at low tide. " * 12
@@ -26,3 +32,32 @@ def error_code(response: object) -> str:
     body = response.json()  # type: ignore[attr-defined]
     assert set(body) == {"error"} and set(body["error"]) == {"code", "message"}, body
     return str(body["error"]["code"])
+
+
+@contextmanager
+def live_server(store: wp.Store, tmp_path: Path, **overrides: object) -> Iterator[str]:
+    """The app over `store` served by a real uvicorn server on a free loopback port: its URL.
+
+    In this process (on a thread), so a test can fill the store directly and check what the
+    server answers over HTTP. Stops when the block ends.
+    """
+    import uvicorn
+
+    from windowpack.api import create_app
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    app = create_app(settings_for(tmp_path, port=port, **overrides), store=store)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)

@@ -65,12 +65,15 @@ def test_a_key_for_a_cannot_read_or_learn_of_b(tenants: TestClient, hash_store: 
     ]
     for method, url, body in requests:
         response = tenants.request(method, url, json=body, headers=key_a)
-        # Exactly what an absent collection gives, with B's name only because the client sent it.
+        # Exactly what an absent collection gives, with B's name only because the client sent it;
+        # the collections it names as existing are only those the key may see.
         assert response.status_code == 404, (method, url)
-        assert response.json() == {
-            "error": {"code": "collection_not_found", "message": "collection 'b' does not exist"}
-        }
-    assert absent.json()["error"]["message"] == "collection 'zzz' does not exist"
+        message = "collection 'b' does not exist; collections here: 'a'"
+        assert response.json() == {"error": {"code": "collection_not_found", "message": message}}
+    assert (
+        absent.json()["error"]["message"]
+        == "collection 'zzz' does not exist; collections here: 'a'"
+    )
     create_b = tenants.post("/v1/collections", json={"name": "b"}, headers=key_a)
     create_c = tenants.post("/v1/collections", json={"name": "c"}, headers=key_a)
     assert create_b.status_code == create_c.status_code == 403  # the same for existing and not

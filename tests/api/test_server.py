@@ -23,6 +23,19 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def _wait_until_up(url: str, process: subprocess.Popen[str]) -> None:
+    """Until the server answers /healthz (a minute at most); fails if the process died."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            time.sleep(0.1)
+        assert process.poll() is None, process.stdout.read() if process.stdout else ""
+    raise AssertionError(f"{url} did not answer within 60 s")
+
+
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     """`windowpack serve` on a free loopback port over an empty hash-embedder store."""
@@ -37,14 +50,7 @@ def server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
-            assert process.poll() is None, process.stdout.read() if process.stdout else ""
+        _wait_until_up(url, process)
         yield url, process
     finally:
         process.terminate()
@@ -88,3 +94,44 @@ def test_the_readme_curl_example_works(server: tuple[str, subprocess.Popen[str]]
     )
     assert result.returncode == 0, result.stderr
     assert '"tokens"' in result.stdout and "generator" in result.stdout
+
+
+def _serve_and_stop(tmp_path: Path, *flags: str) -> str:
+    """Run `windowpack serve` with `flags`, make two requests, stop it: all it printed."""
+    port = _free_port()
+    command = [
+        sys.executable, "-c", "from windowpack.cli import main; main()", "serve",
+        "--store", str(tmp_path / "store"), "--port", str(port), "--embedder", "hash", *flags,
+    ]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_until_up(url, process)
+        assert httpx.get(f"{url}/v1/collections/nope", timeout=10).status_code == 404
+    finally:
+        process.terminate()
+        output, _ = process.communicate(timeout=30)
+    return output
+
+
+def test_serve_logs_every_request_at_info(tmp_path: Path) -> None:
+    output = _serve_and_stop(tmp_path)
+
+    assert '"GET /healthz HTTP/1.1" 200' in output
+    assert '"GET /v1/collections/nope HTTP/1.1" 404' in output
+    assert "window inspector: http://127.0.0.1:" in output
+
+
+def test_log_level_warning_silences_the_access_log(tmp_path: Path) -> None:
+    output = _serve_and_stop(tmp_path, "--log-level", "warning")
+
+    assert "GET /healthz" not in output and "interactive docs" in output
+
+
+def test_a_bad_log_level_is_named(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", "from windowpack.cli import main; main()", "serve",
+         "--store", str(tmp_path / "s"), "--log-level", "loud"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 2 and "log-level" in result.stderr

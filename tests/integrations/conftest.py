@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from integration_corpora import many_documents
 from llama_index.core import Document as LlamaDocument
 
 import windowpack as wp
@@ -51,4 +52,12 @@ def ops_collection(hash_store: wp.Store) -> wp.Collection:
     """A collection bigger than the budgets used here: packs hold chunks, summaries, gaps."""
     collection = hash_store.collection("ops")
     collection.add_llama_documents(_llama_documents())
+    return collection
+
+
+@pytest.fixture
+def many_collection(hash_store: wp.Store) -> wp.Collection:
+    """Twenty documents whose tree has three level-2 collection nodes under one root."""
+    collection = hash_store.collection("many")
+    collection.add(many_documents())
     return collection

@@ -64,7 +64,7 @@ def test_messages_put_the_stable_tier_first_with_a_cache_breakpoint(two_sources:
     col = two_sources.collection("orchard")
     window = col.pack("routine orchard records", budget=400, overview_tokens=120)
     assert 0 < window.cacheable_prefix_chars < len(window.text)
-    system, user = window.messages(cache_control=True)
+    system, user, _question = window.messages(cache_control=True)
     assert system["role"] == "system" and user["role"] == "user"
     assert system["content"][0]["cache_control"] == {"type": "ephemeral"}
     assert system["content"][0]["text"] + user["content"][0]["text"] == window.text
@@ -117,3 +117,57 @@ def test_a_hugging_face_tokenizer_counts_the_window(two_sources: wp.Store) -> No
     path = bundled_model_path()
     window = two_sources.collection("harbour").pack("launch", budget=300, tokenizer=path)
     assert window.tokens == get_token_counter(path).count(window.text) <= 300
+
+
+def test_messages_end_with_the_question_unless_left_out(two_sources: wp.Store) -> None:
+    col = two_sources.collection("orchard")
+    window = col.pack("routine orchard records", budget=400, overview_tokens=120)
+
+    *_, last = window.messages()
+    without = window.messages(include_question=False)
+
+    assert last == {"role": "user", "content": [{"type": "text", "text": window.query}]}
+    assert len(without) == 2 and without[-1]["content"][0]["text"] != window.query
+    assert "".join(m["content"][0]["text"] for m in without) == window.text
+
+
+def test_prefix_cache_says_which_provider_minimums_are_reached(two_sources: wp.Store) -> None:
+    col = two_sources.collection("orchard")
+    short = col.pack("routine orchard records", budget=4000)
+
+    assert short.cacheable_prefix_tokens < 1024
+    assert short.prefix_cache() == dict.fromkeys(wp.PROMPT_CACHE_MINIMUMS, False)
+
+
+@pytest.mark.parametrize("tokenizer", ["o200k_base", "cl100k_base"])
+def test_align_to_a_minimum_pads_the_stable_tier_to_reach_it(
+    two_sources: wp.Store, tokenizer: str
+) -> None:
+    col = two_sources.collection("meadow")
+    col.add(_filler("meadow", 40))  # ~5K tokens: more than the budget
+    plain = col.pack("routine meadow records", budget=2048, tokenizer=tokenizer)
+    aligned = col.pack("routine meadow records", budget=2048, tokenizer=tokenizer, align=1024)
+    counter = get_token_counter(tokenizer)
+
+    prefix = aligned.text[: aligned.cacheable_prefix_chars]
+    assert plain.cacheable_prefix_tokens < 1024 == aligned.cacheable_prefix_tokens
+    assert counter.count(prefix) == 1024 and counter.count(aligned.text) == aligned.tokens <= 2048
+    assert aligned.prefix_cache() == {
+        "openai": True,
+        "anthropic": True,
+        "anthropic-haiku-4.5": False,
+    }
+    # More overview first: every summary of the plain overview is still there, and more.
+    plain_summaries = [i.text for i in plain.items if i.offset < plain.cacheable_prefix_chars]
+    aligned_summaries = [i.text for i in aligned.items if i.offset < aligned.cacheable_prefix_chars]
+    assert len(aligned_summaries) >= len(plain_summaries)
+
+
+def test_align_to_a_minimum_over_half_the_budget_only_rounds(two_sources: wp.Store) -> None:
+    col = two_sources.collection("meadow")
+    col.add(_filler("meadow", 40))
+    window = col.pack("routine meadow records", budget=1500, align=1024)
+
+    assert window.cacheable_prefix_tokens % 256 == 0 and window.cacheable_prefix_tokens < 1024
+    with pytest.raises(wp.InvalidArgumentError, match="'align'"):
+        col.pack("routine meadow records", budget=1500, align=-3)

@@ -188,7 +188,7 @@ def test_max_bytes_must_be_positive(tmp_path: Path) -> None:
 # --- HTML ------------------------------------------------------------------------------------
 
 
-def test_html_becomes_markdown_with_its_title(tmp_path: Path) -> None:
+def test_html_becomes_markdown_titled_by_its_first_h1(tmp_path: Path) -> None:
     html = (
         "<html><head><title> Release\n Notes </title><style>p{color:red}</style></head>"
         "<body><h1>Version 2 &mdash; changes</h1><p>See <a href='https://x.org'>the docs</a>"
@@ -196,7 +196,7 @@ def test_html_becomes_markdown_with_its_title(tmp_path: Path) -> None:
         "no matter how long it gets.</p><script>var hidden = 1;</script></body></html>"
     )
     document = _one(_write(tmp_path / "notes.html", html))
-    assert document.title == "Release Notes"
+    assert document.title == "Version 2 — changes"
     assert document.kind == "markdown"
     assert document.metadata == {"path": (tmp_path / "notes.html").as_posix(), "format": "html"}
     assert "# Version 2 — changes" in document.text
@@ -204,6 +204,48 @@ def test_html_becomes_markdown_with_its_title(tmp_path: Path) -> None:
     assert "no matter how long it gets." in document.text.splitlines()[-1]
     assert "hidden" not in document.text
     assert "color" not in document.text
+
+
+def test_html_without_h1_uses_its_title_element(tmp_path: Path) -> None:
+    html = "<title>Release Notes</title><h1><img src='logo.png'></h1><h2>Later</h2><p>x</p>"
+    assert _one(_write(tmp_path / "n.html", html)).title == "Release Notes"
+    nested = "<title>T</title><h1>  The <em>real</em>\n title </h1><h1>second</h1>"
+    assert _one(_write(tmp_path / "m.html", nested)).title == "The real title"
+
+
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        ("# Station handbook\n\nBody.", "Station handbook"),
+        ("Intro line.\n\n## Part\n\n# The   *real* [one](x.md)\n\nMore.", "The real one"),
+        ("Handbook\n========\n\nBody.", "Handbook"),
+        ("```\n# not a title\n```\n\n## Only a level two\n\nBody.", None),
+        ("#hashtag is not a heading\n\nBody.", None),
+    ],
+)
+def test_markdown_is_titled_by_its_first_level_one_heading(
+    tmp_path: Path, text: str, title: str | None
+) -> None:
+    assert _one(_write(tmp_path / "guide.md", text)).title == (title or "guide.md")
+
+
+def test_ids_are_relative_to_the_root_whatever_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write(tmp_path / "project" / "nodedocs" / "path.md", "# Path\n\nJoin paths.")
+    _write(tmp_path / "elsewhere" / "x.txt", "outside")
+    root = tmp_path / "project"
+
+    monkeypatch.chdir(root)
+    from_project = parse_paths(["nodedocs"], max_bytes=LIMIT, root=root)
+    monkeypatch.chdir(root / "nodedocs")
+    from_inside = parse_paths(["path.md"], max_bytes=LIMIT, root=root)
+    outside = parse_paths(["../../elsewhere/x.txt"], max_bytes=LIMIT, root=root)
+
+    assert [d.id for d in from_project.documents] == ["nodedocs/path.md"]
+    assert [d.id for d in from_inside.documents] == ["nodedocs/path.md"]
+    assert from_inside.documents[0].metadata["path"] == "nodedocs/path.md"
+    assert [d.id for d in outside.documents] == [(tmp_path / "elsewhere" / "x.txt").as_posix()]
 
 
 def test_html_without_title_uses_file_name(tmp_path: Path) -> None:

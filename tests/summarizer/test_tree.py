@@ -200,7 +200,7 @@ def test_re_adding_an_unchanged_corpus_summarises_nothing(tmp_path: Path) -> Non
 
 def test_small_documents_and_empty_collections(tmp_path: Path) -> None:
     with wp.open(tmp_path, config=CONFIG) as store:
-        col = store.collection("docs")
+        col = store.create_collection("docs")
         empty = col.tree()
         assert (empty.documents, empty.chunks, empty.levels, empty.root_id) == (0, 0, [], None)
         col.add([wp.Document(text="One short sentence.", id="tiny")])

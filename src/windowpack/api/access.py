@@ -8,6 +8,7 @@ so it cannot learn that the collection exists. Writing with a read-only key is a
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 from windowpack.errors import (
@@ -30,10 +31,15 @@ class Access:
         return self.key is None or self.key.can_see(name)
 
     def read(self, name: str) -> Collection:
-        """The existing collection `name`, if the caller may read it."""
-        if not self.can_see(name):
-            raise CollectionNotFoundError(name)
-        return self.store.collection(name, create=False)
+        """The existing collection `name`, if the caller may read it.
+
+        Absent or out of scope, the answer is the same 404, naming only the collections the
+        caller may see.
+        """
+        if self.can_see(name):
+            with contextlib.suppress(CollectionNotFoundError):
+                return self.store.collection(name, create=False)
+        raise CollectionNotFoundError(name, existing=self.visible(self.store.collections()))
 
     def write(self, name: str) -> Collection:
         """The existing collection `name`, if the caller may write to it."""

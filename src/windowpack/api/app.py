@@ -11,10 +11,11 @@ from fastapi import FastAPI
 
 from windowpack import __version__
 from windowpack.api.deps import ApiContext
+from windowpack.api.docs import install_docs
 from windowpack.api.errors import install_error_handlers
 from windowpack.api.limits import BodySizeLimit
 from windowpack.api.metrics import Metrics, RequestMetrics
-from windowpack.api.routes import ERRORS, collections, documents, jobs, ops, query
+from windowpack.api.routes import ERRORS, collections, documents, jobs, ops, query, ui
 from windowpack.api.settings import ApiSettings
 from windowpack.config import StoreConfig
 from windowpack.errors import InvalidArgumentError
@@ -59,12 +60,19 @@ def create_app(settings: ApiSettings | None = None, *, store: Store | None = Non
             store.close()
 
     app = FastAPI(
-        title="windowpack", version=__version__, description=_DESCRIPTION, lifespan=lifespan
+        title="windowpack",
+        version=__version__,
+        description=_DESCRIPTION,
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
     )
+    install_docs(app)  # /docs and /redoc from installed files: they work offline
     app.state.api = api
     for router in (collections.router, documents.router, query.router, jobs.router):
         app.include_router(router, prefix="/v1", responses=ERRORS)
     app.include_router(ops.router, responses=ERRORS)
+    app.include_router(ui.router)
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
     app.add_middleware(RequestMetrics, metrics=metrics)

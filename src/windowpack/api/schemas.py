@@ -109,9 +109,17 @@ class PackOptions(_Body):
     overview_tokens: int | None = Field(
         default=None, ge=0, description="Cap on the query-independent overview tier."
     )
-    align: bool = Field(default=False, description="Pad the stable tier to 256-token multiples.")
+    align: bool | int = Field(
+        default=False,
+        description="true: pad the stable tier to a multiple of 256 tokens; N (e.g. 1024, the "
+        "OpenAI and Anthropic cache minimum): to at least N tokens, if N is at most half the "
+        "budget.",
+    )
     cache_control: bool = Field(
         default=False, description="With format=messages: an Anthropic cache breakpoint."
+    )
+    include_question: bool = Field(
+        default=True, description="With format=messages: the question as the last user message."
     )
 
     def window_options(self) -> dict[str, Any]:
@@ -151,6 +159,9 @@ class PackItem(BaseModel):
     offset: int
     chars: int
     metadata: dict[str, Any]
+    document_range: tuple[int, int] | None = Field(
+        default=None, description="A collection-level summary's documents (first, last)."
+    )
 
     @classmethod
     def of(cls, item: WindowItem) -> PackItem:
@@ -174,6 +185,11 @@ class PackOut(BaseModel):
     index_versions: dict[str, int]
     items: list[PackItem]
     reason: str | None
+    prefix_cache: dict[str, bool] = Field(
+        default_factory=dict,
+        description="Whether the cacheable prefix reaches each provider's minimum cacheable "
+        "prompt (openai: 1,024 tokens; anthropic: 1,024; anthropic-haiku-4.5: 4,096).",
+    )
 
     @classmethod
     def of(cls, window: Window, options: PackOptions) -> PackOut:
@@ -182,9 +198,14 @@ class PackOut(BaseModel):
         fields = {name: getattr(window, name) for name in cls.model_fields if hasattr(window, name)}
         fields.update(
             text=None if as_messages else window.text,
-            messages=window.messages(cache_control=options.cache_control) if as_messages else None,
+            messages=window.messages(
+                cache_control=options.cache_control, include_question=options.include_question
+            )
+            if as_messages
+            else None,
             index_versions=dict(window.index_versions),
             items=[PackItem.of(item) for item in window.items],
+            prefix_cache=window.prefix_cache(),
         )
         return cls.model_construct(**fields)
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+from typing import Any
+
 from windowpack.api.app import create_app
 from windowpack.api.settings import ApiSettings
 
@@ -19,4 +22,23 @@ def serve(settings: ApiSettings, *, announce: bool = True) -> None:
         )
         print(f"windowpack API at {settings.base_url}/v1 ({keys})", flush=True)
         print(f"interactive docs: {settings.base_url}/docs", flush=True)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
+        print(f"window inspector: {settings.base_url}/ui", flush=True)
+    uvicorn.run(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        access_log=settings.access_log,
+        log_config=log_config(settings.log_level),
+    )
+
+
+def log_config(level: str) -> dict[str, Any]:
+    """uvicorn's logging set-up, with windowpack's own loggers at the same level and handler."""
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    # uvicorn's extra "trace" level is below debug; the standard library does not know it.
+    named = "DEBUG" if level == "trace" else level.upper()
+    config["loggers"]["windowpack"] = {"handlers": ["default"], "level": named, "propagate": False}
+    return config

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -34,6 +35,9 @@ class ApiSettings(BaseSettings):
     background_above_bytes: int = Field(default=1 * MIB, gt=0)
     upload_dir: str | None = None
     jobs_kept: int = Field(default=1000, gt=0)
+    # uvicorn's levels; at info (the default) every request is logged by its access log.
+    log_level: Literal["critical", "error", "warning", "info", "debug", "trace"] = "info"
+    access_log: bool = True
 
     @property
     def loopback_only(self) -> bool:

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from windowpack.integrations.langchain_retriever import WindowpackLangChainRetriever
-    from windowpack.integrations.llama_nodes import window_nodes
+    from windowpack.integrations.llama_nodes import window_node, window_nodes
     from windowpack.integrations.llama_packer import WindowpackPacker
     from windowpack.integrations.llama_retriever import WindowpackRetriever
-    from windowpack.integrations.pieces import WindowPiece, window_pieces
+    from windowpack.integrations.pieces import WindowPiece, best_pieces, window_pieces
     from windowpack.pack import PackedPassages, Passage, pack_passages
 
 __all__ = [
@@ -28,7 +28,9 @@ __all__ = [
     "WindowpackLangChainRetriever",
     "WindowpackPacker",
     "WindowpackRetriever",
+    "best_pieces",
     "pack_passages",
+    "window_node",
     "window_nodes",
     "window_pieces",
 ]
@@ -41,7 +43,9 @@ _MODULES = {
     "WindowpackLangChainRetriever": "windowpack.integrations.langchain_retriever",
     "WindowpackPacker": "windowpack.integrations.llama_packer",
     "WindowpackRetriever": "windowpack.integrations.llama_retriever",
+    "best_pieces": "windowpack.integrations.pieces",
     "pack_passages": "windowpack.pack",
+    "window_node": "windowpack.integrations.llama_nodes",
     "window_nodes": "windowpack.integrations.llama_nodes",
     "window_pieces": "windowpack.integrations.pieces",
 }

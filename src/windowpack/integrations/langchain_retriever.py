@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from windowpack.errors import MissingDependencyError
-from windowpack.integrations.pieces import window_pieces
+from windowpack.errors import InvalidArgumentError, MissingDependencyError
+from windowpack.integrations.pieces import best_pieces, validate_k, window_pieces
 from windowpack.pack import check_budget
 
 try:
@@ -16,6 +16,9 @@ try:
 except ImportError as error:
     raise MissingDependencyError("langchain-core", "langchain") from error
 
+# LangChain itself reads `verbose` from `invoke`'s keyword arguments and passes it on.
+_INVOKE_ARGUMENTS = frozenset({"k", "verbose"})
+
 
 class WindowpackLangChainRetriever(BaseRetriever):
     """Returns `collection.pack(query, budget=..., tokenizer=...)` as LangChain documents.
@@ -23,6 +26,9 @@ class WindowpackLangChainRetriever(BaseRetriever):
     One document per window item, in window order; `page_content` is the item's piece of the
     window (headers included) and `metadata` its provenance (see `WindowPiece`), so joining
     the documents with a blank line (the "stuff" chain's default) gives the window's text.
+    With `k` (here or in `invoke(query, k=...)`) only the k best-scored chunks and summaries
+    of the window come back, still in window order: then they are not the whole window.
+    An unknown argument is an `InvalidArgumentError` naming it.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -31,7 +37,20 @@ class WindowpackLangChainRetriever(BaseRetriever):
     budget: int
     tokenizer: str = "o200k_base"
     overview_tokens: int | None = None
-    align: bool = False
+    align: bool | int = False
+    k: int | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_arguments(cls, values: Any) -> Any:
+        # BaseRetriever ignores unknown fields: a typo (or `top_k`) would be silently dropped.
+        if isinstance(values, dict):
+            unknown = sorted(set(values) - set(cls.model_fields))
+            if unknown:
+                known = ", ".join(sorted(cls.model_fields))
+                raise InvalidArgumentError(unknown[0], f"is not an argument (known: {known})")
+            validate_k(values.get("k"))  # before pydantic turns True or 2.0 into an int
+        return values
 
     @model_validator(mode="after")
     def _valid_budget(self) -> WindowpackLangChainRetriever:
@@ -39,8 +58,11 @@ class WindowpackLangChainRetriever(BaseRetriever):
         return self
 
     def _get_relevant_documents(
-        self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[LangChainDocument]:
+        unknown = sorted(set(kwargs) - _INVOKE_ARGUMENTS)
+        if unknown:
+            raise InvalidArgumentError(unknown[0], "is not an argument of invoke (known: k)")
         window = self.collection.pack(
             query,
             budget=self.budget,
@@ -48,7 +70,8 @@ class WindowpackLangChainRetriever(BaseRetriever):
             overview_tokens=self.overview_tokens,
             align=self.align,
         )
+        pieces = best_pieces(window_pieces(window), kwargs.get("k", self.k))
         return [
             LangChainDocument(page_content=piece.text, metadata=piece.metadata, id=piece.id)
-            for piece in window_pieces(window)
+            for piece in pieces
         ]

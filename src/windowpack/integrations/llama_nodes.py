@@ -6,11 +6,12 @@ one place, naming it.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import Any
 
 from windowpack.errors import MissingDependencyError
-from windowpack.integrations.pieces import WindowPiece, window_pieces
+from windowpack.integrations.pieces import WindowPiece, best_pieces, window_pieces
 from windowpack.pack import PackedPassages, Passage
 from windowpack.types import Window
 
@@ -26,17 +27,41 @@ except ImportError as error:
     raise MissingDependencyError("llama-index-core", "llama-index") from error
 
 
-def window_nodes(window: Window) -> list[NodeWithScore]:
+def window_nodes(window: Window, *, k: int | None = None) -> list[NodeWithScore]:
     """The window's items as nodes, in window order.
 
     A node's text is its piece of the window (headers included), so a synthesizer that joins
     node texts with a blank line rebuilds `window.text` byte for byte; chunk text inside it is
     verbatim. Metadata is provenance (`WindowPiece`), kept out of the LLM's and the
-    embedder's view so that it does not change the prompt.
+    embedder's view so that it does not change the prompt. With `k`, only the k best-scored
+    chunks and summaries (see `best_pieces`).
     """
-    return [
-        _node(piece, dict(piece.metadata), piece.id, piece.score) for piece in window_pieces(window)
-    ]
+    pieces = best_pieces(window_pieces(window), k)
+    return [_node(piece, dict(piece.metadata), piece.id, piece.score) for piece in pieces]
+
+
+def window_node(window: Window) -> NodeWithScore:
+    """The whole window as one node: its text is `window.text`, its metadata the window's
+    figures (hidden from the LLM). Its id is stable for the same window bytes."""
+    metadata: dict[str, Any] = {
+        "kind": "window",
+        "tokens": window.tokens,
+        "budget": window.budget,
+        "tokenizer": window.tokenizer,
+        "cacheable_prefix_tokens": window.cacheable_prefix_tokens,
+        "cacheable_prefix_chars": window.cacheable_prefix_chars,
+        "index_version": window.index_version,
+        "items": len(window.items),
+    }
+    digest = hashlib.sha256(window.text.encode("utf-8")).hexdigest()[:32]
+    node = TextNode(
+        id_=f"wp-window-{digest}",
+        text=window.text,
+        metadata=metadata,
+        excluded_llm_metadata_keys=list(metadata),
+        excluded_embed_metadata_keys=list(metadata),
+    )
+    return NodeWithScore(node=node, score=None)
 
 
 def packed_nodes(packed: PackedPassages) -> list[NodeWithScore]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from windowpack.errors import MissingDependencyError
+from windowpack.errors import InvalidArgumentError, MissingDependencyError
+from windowpack.integrations.pieces import validate_k
 from windowpack.pack import check_budget
 from windowpack.text.tokens import get_token_counter
 from windowpack.types import Window
@@ -15,7 +16,7 @@ try:
     from llama_index.core.callbacks import CallbackManager
     from llama_index.core.schema import NodeWithScore, QueryBundle
 
-    from windowpack.integrations.llama_nodes import window_nodes
+    from windowpack.integrations.llama_nodes import window_node, window_nodes
 except ImportError as error:
     raise MissingDependencyError("llama-index-core", "llama-index") from error
 
@@ -33,6 +34,10 @@ class WindowpackRetriever(BaseRetriever):
     the prompt holds the window verbatim and within `budget` tokens. Put nothing that
     reorders or drops nodes (rerankers, similarity cut-offs) after this retriever: packing
     already chose and ordered them.
+
+    `k` keeps only the k best-scored chunks and summaries (in window order; then the nodes
+    are not the whole window). `one_node=True` returns the whole window as one node instead,
+    so that synthesizers that make one LLM call per node (`refine`, `accumulate`) make one.
     """
 
     def __init__(
@@ -42,11 +47,16 @@ class WindowpackRetriever(BaseRetriever):
         budget: int,
         tokenizer: str = "o200k_base",
         overview_tokens: int | None = None,
-        align: bool = False,
+        align: bool | int = False,
+        k: int | None = None,
+        one_node: bool = False,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
     ) -> None:
         check_budget(budget)
+        validate_k(k)
+        if one_node and k is not None:
+            raise InvalidArgumentError("k", "cannot be combined with one_node=True")
         get_token_counter(tokenizer)  # fail now, naming the tokenizer, not at the first query
         super().__init__(callback_manager=callback_manager, verbose=verbose)
         self.collection = collection
@@ -54,6 +64,8 @@ class WindowpackRetriever(BaseRetriever):
         self.tokenizer = tokenizer
         self.overview_tokens = overview_tokens
         self.align = align
+        self.k = k
+        self.one_node = one_node
 
     def pack(self, query: str) -> Window:
         """The window behind `retrieve(query)` (cached by the store: calling both is cheap)."""
@@ -66,7 +78,8 @@ class WindowpackRetriever(BaseRetriever):
         )
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return window_nodes(self.pack(query_bundle.query_str))
+        window = self.pack(query_bundle.query_str)
+        return [window_node(window)] if self.one_node else window_nodes(window, k=self.k)
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         # Packing is CPU and database work: keep it off the event loop.

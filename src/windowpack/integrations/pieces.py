@@ -14,6 +14,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+from windowpack.errors import InvalidArgumentError
 from windowpack.pack import SEPARATOR
 from windowpack.types import Window, WindowItem
 
@@ -26,8 +27,10 @@ class WindowPiece:
     clash): `kind` (chunk | summary | gap), `document_id`, `title`, `collection`,
     `document_index`, `level`, `char_start`/`char_end` (the document span the item holds or a
     summary stands for), `ordinal`/`last_ordinal` (its chunks), `unit` (turn or record),
-    `tokens`, `window_offset`, and `cacheable` (the piece lies in the query-independent tier).
-    `id` is stable for the same item across windows (gaps: within one window).
+    `tokens`, `window_offset`, `cacheable` (the piece lies in the query-independent tier), and
+    for a collection-level summary `first_document_index`/`last_document_index`.
+    `id` is unique within a window and stable for the same item across windows of one index
+    version (gaps: within one window).
     """
 
     id: str
@@ -49,7 +52,7 @@ def window_pieces(window: Window) -> list[WindowPiece]:
         cacheable = cut <= window.cacheable_prefix_chars
         pieces.append(
             WindowPiece(
-                id=_piece_id(item),
+                id=_piece_id(item, cacheable=cacheable),
                 text=window.text[start:cut],
                 score=item.score,
                 item=item,
@@ -62,7 +65,7 @@ def window_pieces(window: Window) -> list[WindowPiece]:
 
 def provenance(item: WindowItem, *, cacheable: bool) -> dict[str, Any]:
     """Flat, JSON-friendly metadata for one item (see `WindowPiece`)."""
-    span = item.span
+    span, documents = item.span, item.document_range
     return {
         **item.metadata,
         "kind": item.kind,
@@ -79,11 +82,41 @@ def provenance(item: WindowItem, *, cacheable: bool) -> dict[str, Any]:
         "tokens": item.tokens,
         "window_offset": item.offset,
         "cacheable": cacheable,
+        "first_document_index": documents[0] if documents is not None else None,
+        "last_document_index": documents[1] if documents is not None else None,
     }
 
 
-def _piece_id(item: WindowItem) -> str:
-    # A gap marker has no chunks of its own: only its place in this window tells it apart.
-    where = item.offset if item.kind == "gap" else (item.ordinal, item.last_ordinal, item.span)
-    key = repr((item.collection, item.document_id, item.kind, item.level, where))
+def best_pieces(pieces: list[WindowPiece], k: int | None) -> list[WindowPiece]:
+    """The `k` best-scored chunks and summaries, still in window order (all pieces if None).
+
+    Gap markers hold no content and never count among the best; ties go to the earlier
+    piece. The pieces kept are no longer the whole window, so their texts joined are not
+    `window.text`.
+    """
+    if k is None:
+        return pieces
+    validate_k(k)
+    ranked = sorted(
+        (i for i, piece in enumerate(pieces) if piece.item.kind != "gap"),
+        key=lambda i: (-pieces[i].score, i),
+    )
+    return [pieces[i] for i in sorted(ranked[:k])]
+
+
+def validate_k(k: int | None) -> None:
+    """`k` is None (every item) or a positive integer."""
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+        raise InvalidArgumentError("k", f"must be a positive integer or None, got {k!r}")
+
+
+def _piece_id(item: WindowItem, *, cacheable: bool) -> str:
+    # A gap marker has no chunks of its own: only its place in this window tells it apart. A
+    # collection-level summary has no document: the documents it stands for tell it apart.
+    # The same summary can be in the overview and again in the question's material: the tier
+    # tells those two apart.
+    where: object = (item.ordinal, item.last_ordinal, item.span, item.document_range)
+    if item.kind == "gap":
+        where = item.offset
+    key = repr((item.collection, item.document_id, item.kind, item.level, where, cacheable))
     return "wp-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]

@@ -57,6 +57,8 @@ class Block:
     char_start: int | None = None
     char_end: int | None = None
     score: float = 0.0
+    # A collection-level summary's documents (first and last, inclusive).
+    documents: tuple[int, int] | None = None
 
 
 def overheads(counter: TokenCounter) -> Overheads:
@@ -347,4 +349,5 @@ def summary_block(source: Source, node_index: int, score: float) -> Block:
         char_start=view.chunk_starts[node.first_chunk - offset] if node.document >= 0 else None,
         char_end=view.chunk_ends[node.last_chunk - offset - 1] if node.document >= 0 else None,
         score=score,
+        documents=(node.first_document, node.last_document - 1) if node.document < 0 else None,
     )

@@ -22,7 +22,8 @@ class PackRequest:
     budget: int
     tokenizer: str = "o200k_base"
     overview_tokens: int | None = None
-    align: bool = False
+    align: bool | int = False
+    """True: the stable tier ends on a multiple of 256 tokens; N: also at least N tokens."""
 
     def __post_init__(self) -> None:
         check_budget(self.budget)
@@ -31,6 +32,20 @@ class PackRequest:
             isinstance(overview, bool) or not isinstance(overview, int) or overview < 0
         ):
             raise InvalidArgumentError("overview_tokens", f"must be zero or more, got {overview!r}")
+        align = self.align
+        if not isinstance(align, bool) and (not isinstance(align, int) or align < 1):
+            raise InvalidArgumentError(
+                "align", f"must be true, false or a positive number of tokens, got {align!r}"
+            )
+
+    @property
+    def cache_minimum(self) -> int:
+        """The stable tier's minimum length asked by `align=N`, when half the budget allows
+        it (the rest stays for the question's material); else 0."""
+        align = self.align
+        if isinstance(align, bool) or 2 * align > self.budget:
+            return 0
+        return align
 
 
 def check_budget(budget: int) -> None:

@@ -51,6 +51,9 @@ def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounte
     budget = request.budget
     corpus = combined([p.corpus for p in parts], [len(p.state.documents) for p in parts])
     overheads = parts[0].state.overheads
+    if not corpus.chunks:
+        names = ", ".join(repr(part.state.name) for part in parts)
+        return _empty(parts, request, f"nothing to pack: no documents in {names} yet")
     if corpus.chunks and lossless_cost(corpus, overheads) <= budget:
         blocks = [block for part in parts for block in _with_title(parts, part, _lossless(part))]
         window = _window(parts, request, blocks, counter, prefix_blocks=len(blocks))
@@ -66,7 +69,8 @@ def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounte
     yielded = pinned_cost(corpus, pins[:essential], overheads)
     overview = [block for part in parts for block in _overview(part, request, len(parts), yielded)]
     prefix = layout.join_blocks([b for _, b in overview]) + layout.SEPARATOR if overview else ""
-    prefix = _aligned(prefix, counter, budget) if request.align and prefix else prefix
+    minimum = request.cache_minimum
+    prefix = _aligned(prefix, counter, budget, minimum) if request.align and prefix else prefix
     prefix_tokens = layout.count_exactly(counter, prefix) if prefix else 0
     room = budget - prefix_tokens
     for attempt in range(_MAX_TRIMS):
@@ -132,6 +136,9 @@ def _overview(part: Part, request: PackRequest, parts: int, yielded: int) -> lis
     share = request.overview_tokens
     if share is None:
         share = min(request.budget // _OVERVIEW_SHARE, _OVERVIEW_CAP)
+    # A tier that must reach a provider's cache minimum is filled with summaries first, but
+    # never at the cost of the turns the question needs.
+    share = max(share, request.cache_minimum)
     share = min(share, request.budget - yielded) // parts
     cut = overview_cut(part.corpus, share, state.overheads) if share > 0 else []
     if not cut:
@@ -142,17 +149,19 @@ def _overview(part: Part, request: PackRequest, parts: int, yielded: int) -> lis
     return blocks
 
 
-def _aligned(prefix: str, counter: TokenCounter, budget: int) -> str:
-    """Pad the stable tier so that it ends on a multiple of 256 tokens, if the budget allows.
+def _aligned(prefix: str, counter: TokenCounter, budget: int, minimum: int = 0) -> str:
+    """Pad the stable tier so that it ends on a multiple of 256 tokens, and is at least
+    `minimum` tokens long, if the budget allows.
 
     The padding goes before the tier's closing blank line, so the tier still ends at a
     boundary no tokenizer merges across.
     """
     body = prefix.removesuffix(layout.SEPARATOR)
-    target = -(-counter.count(prefix) // ALIGNMENT) * ALIGNMENT
+    target = -(-max(counter.count(prefix), minimum) // ALIGNMENT) * ALIGNMENT
     if target >= budget:
         return prefix
-    padding = ""
+    # " ." is about one token: start near the target and step, rather than count ~1K times.
+    padding = " ." * max(0, target - counter.count(prefix) - 8)
     while counter.count(body + padding + layout.SEPARATOR) < target:
         padding += " ."
     padded = body + padding + layout.SEPARATOR
@@ -244,6 +253,7 @@ def _item(part: Part, block: Block, tokens: int, offset: int) -> WindowItem:
         collection=part.state.name,
         text=block.text,
         offset=offset,
+        document_range=block.documents,
     )
     if block.document is None:
         return item

@@ -12,6 +12,8 @@ from windowpack.storage import repository
 
 # Cache writes are committed per batch, so an interrupted ingest keeps the work it did.
 _COMMIT_EVERY = 256
+# Progress is reported more often: 256 texts take ~10 s on two cores, too long for a rate.
+_REPORT_EVERY = 64
 
 
 def embed_with_cache(
@@ -56,13 +58,23 @@ def _embed_and_store(
     items = list(missing.items())
     for start in range(0, len(items), _COMMIT_EVERY):
         batch = items[start : start + _COMMIT_EVERY]
-        vectors = embedder.embed([text for _, text in batch])
+        vectors = _embed_reporting([text for _, text in batch], embedder, on_embedded)
         blobs = {}
         for (text_hash, _), vector in zip(batch, vectors, strict=True):
             fresh[text_hash] = vector
             blobs[text_hash] = np.ascontiguousarray(vector, dtype=np.float32).tobytes()
         with sessions.begin() as session:
             repository.store_embeddings(session, embedder.model_id, embedder.dimension, blobs)
-        if on_embedded is not None:
-            on_embedded(len(batch))
     return fresh
+
+
+def _embed_reporting(
+    texts: list[str], embedder: Embedder, on_embedded: Callable[[int], None] | None
+) -> Vectors:
+    parts = []
+    for start in range(0, len(texts), _REPORT_EVERY):
+        part = texts[start : start + _REPORT_EVERY]
+        parts.append(embedder.embed(part))
+        if on_embedded is not None:
+            on_embedded(len(part))
+    return np.concatenate(parts) if parts else np.zeros((0, embedder.dimension), np.float32)

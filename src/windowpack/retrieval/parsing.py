@@ -4,9 +4,10 @@ A file named explicitly must parse or its error is raised, so the caller stores 
 found while walking a folder are best effort: one that cannot be parsed is recorded in
 `ParseResult.skipped` with the reason and the walk goes on.
 
-Each document's id is its path (as given, joined with the path inside the folder, in POSIX
-form), so ingesting the same files again yields the same ids and unchanged files are
-recognised.
+Each document's id is its path in POSIX form: relative to `root` when one is given (the
+facade always gives one: the folder that holds the store), else as given. So ingesting the
+same files again yields the same ids, whatever the working directory, and unchanged files
+are recognised. Markdown and HTML files are titled by their first level-1 heading.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import os
 import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +32,7 @@ from windowpack.errors import (
     UnsupportedFileError,
 )
 from windowpack.retrieval.conversation import conversation_document, is_message
+from windowpack.retrieval.titles import html_title, markdown_title
 from windowpack.types import Document, DocumentKind, Span
 
 if TYPE_CHECKING:
@@ -64,16 +65,21 @@ def parse_paths(
     file named in `paths` that cannot be parsed raises its `FileInputError`; a file found
     inside a folder that cannot be parsed is recorded in `skipped` instead. A document reached
     twice (a file also inside a named folder) is returned once. With `root`, names (ids,
-    sources, error messages, `skipped`) are relative to it: files uploaded to a temporary
+    sources, error messages, `skipped`) are paths relative to it, the same from any working
+    directory (a file outside it keeps its absolute path); files uploaded to a temporary
     folder keep the names the client gave them.
     """
     if root is None:
         return _parse_paths(paths, max_bytes=max_bytes)
-    prefix = root.as_posix().rstrip("/") + "/"
+    # Absolute, normalised paths ("..", "." resolved; links kept) from any working directory.
+    prefix = Path(os.path.abspath(root)).as_posix().rstrip("/") + "/"
+    absolute = [os.path.abspath(path) for path in paths]
     try:
-        result = _parse_paths(paths, max_bytes=max_bytes)
+        result = _parse_paths(absolute, max_bytes=max_bytes)
     except FileInputError as error:
-        raise type(error)(error.path.removeprefix(prefix), error.problem) from None
+        raise type(error)(str(error.path).removeprefix(prefix), str(error.problem)) from None
+    except InputPathNotFoundError as error:
+        raise InputPathNotFoundError(str(error.path).removeprefix(prefix)) from None
     documents = [_relative(document, prefix) for document in result.documents]
     skipped = {
         path.removeprefix(prefix): reason.replace(prefix, "")
@@ -279,7 +285,9 @@ def _parse_text(data: bytes, path: Path, name: str) -> Document:
 
 
 def _parse_markdown(data: bytes, path: Path, name: str) -> Document:
-    return _document(_decode_text(data, name), path, file_format="markdown", kind="markdown")
+    text = _decode_text(data, name)
+    title = markdown_title(text)
+    return _document(text, path, file_format="markdown", kind="markdown", title=title)
 
 
 def _parse_html(data: bytes, path: Path, name: str) -> Document:
@@ -292,38 +300,7 @@ def _parse_html(data: bytes, path: Path, name: str) -> Document:
     markdown = _normalise_newlines(str(converter.handle(source))).strip()
     if not markdown:
         raise EmptyDocumentError(name, "has no text")
-    return _document(markdown, path, file_format="html", kind="markdown", title=_html_title(source))
-
-
-class _TitleParser(HTMLParser):
-    """Collects the text of the first `<title>` element."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.parts: list[str] = []
-        self._inside = False
-        self._done = False
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "title" and not self._done:
-            self._inside = True
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "title" and self._inside:
-            self._inside = False
-            self._done = True
-
-    def handle_data(self, data: str) -> None:
-        if self._inside:
-            self.parts.append(data)
-
-
-def _html_title(source: str) -> str | None:
-    parser = _TitleParser()
-    parser.feed(source)
-    parser.close()
-    title = " ".join("".join(parser.parts).split())
-    return title or None
+    return _document(markdown, path, file_format="html", kind="markdown", title=html_title(source))
 
 
 # --- PDF -------------------------------------------------------------------------------------

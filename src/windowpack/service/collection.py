@@ -42,14 +42,44 @@ from windowpack.types import (
 
 
 class Collection:
-    """A named set of documents with its own tokenizer, chunk size and indexes."""
+    """A named set of documents with its own tokenizer, chunk size and indexes.
+
+    A collection no write has created yet (`Store.collection` of a new name) is created by
+    its first `add`, `add_files`, ...; reading it before is a `CollectionNotFoundError`.
+    """
 
     def __init__(self, context: StoreContext, row: CollectionRow) -> None:
         self._context = context
-        self.collection_id: int = row.id
+        self._known_id: int | None = row.id
         self.name: str = row.name
         self.tokenizer: str = row.tokenizer
         self.chunk_tokens: int = row.chunk_tokens
+
+    @classmethod
+    def pending(
+        cls, context: StoreContext, name: str, tokenizer: str, chunk_tokens: int
+    ) -> Collection:
+        """A collection its first write will create, with these settings."""
+        collection = cls.__new__(cls)
+        collection._context, collection._known_id = context, None
+        collection.name, collection.tokenizer, collection.chunk_tokens = (
+            name,
+            tokenizer,
+            chunk_tokens,
+        )
+        return collection
+
+    @property
+    def collection_id(self) -> int:
+        """The row id; reading a collection no write has created yet is not found."""
+        if self._known_id is None:
+            self._adopt(self._context.collection_row(self.name))
+        assert self._known_id is not None
+        return self._known_id
+
+    def _adopt(self, row: CollectionRow) -> None:
+        self._known_id = row.id
+        self.tokenizer, self.chunk_tokens = row.tokenizer, row.chunk_tokens
 
     def add(
         self, documents: Iterable[Document | str], *, progress: ProgressCallback | None = None
@@ -77,13 +107,12 @@ class Collection:
     ) -> IngestReport:
         """Parse files and folders and add them; files skipped inside folders are reported.
 
-        Ids are the files' paths, relative to `root` when given (uploads use their names).
+        Ids are the files' paths relative to `root` (default: `Store.root`, the folder that
+        holds the store folder), whatever the working directory; a file outside it keeps its
+        absolute path. Markdown and HTML files are titled by their first level-1 heading.
         """
-        parsed = parse_paths(
-            paths,
-            max_bytes=self._context.config.max_file_bytes,
-            root=Path(root) if root is not None else None,
-        )
+        base = Path(root) if root is not None else self._context.root
+        parsed = parse_paths(paths, max_bytes=self._context.config.max_file_bytes, root=base)
         return self._ingest(parsed.documents, progress=progress, skipped=parsed.skipped)
 
     def add_conversation(
@@ -121,14 +150,17 @@ class Collection:
         budget: int,
         tokenizer: str = "o200k_base",
         overview_tokens: int | None = None,
-        align: bool = False,
+        align: bool | int = False,
     ) -> Window:
         """The best window for `query` in at most `budget` tokens of `tokenizer` (design §4).
 
         The most relevant chunks verbatim, summaries of the rest, gap markers for what is left
         out, in document order; a query-independent overview first (`overview_tokens` caps it;
         default: an eighth of the budget, at most 4,096), padded to a multiple of 256 tokens
-        with `align=True`. The same index version and request give the same bytes (cached).
+        with `align=True`. `align=N` (e.g. 1024, see `PROMPT_CACHE_MINIMUMS`) also makes that
+        tier at least N tokens, filled with more overview first, when N is at most half the
+        budget; `window.prefix_cache()` says which providers' minimums it reaches. The same
+        index version and request give the same bytes (cached).
         """
         return self._context.pack(
             [(self.collection_id, self.name)],
@@ -191,8 +223,9 @@ class Collection:
 
     def stats(self) -> CollectionStats:
         """Settings and size of the collection: documents, chunks, tokens, index version."""
+        collection_id = self.collection_id  # a collection no write created is not found
         with self._context.sessions() as session:
-            documents, chunks, tokens = repository.collection_totals(session, self.collection_id)
+            documents, chunks, tokens = repository.collection_totals(session, collection_id)
             version = repository.index_version(session, self.collection_id)
         size = {"documents": documents, "chunks": chunks, "tokens": tokens}
         return copied(CollectionStats, self, **size, index_version=version)
@@ -227,5 +260,9 @@ class Collection:
         skipped: dict[str, str] | None = None,
     ) -> IngestReport:
         with self._context.write_lock:
+            if self._known_id is None:  # the first write creates the collection
+                self._adopt(
+                    self._context.row_for_write(self.name, self.tokenizer, self.chunk_tokens)
+                )
             target = self._context.ingest_target(self)
             return ingest_documents(documents, target, progress=progress, skipped=skipped)

@@ -7,6 +7,7 @@ here, with the checks of their arguments.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from windowpack.config import StoreConfig
+from windowpack.errors import CollectionNotFoundError, ConflictError, StoreNotFoundError
 from windowpack.ingest import IngestTarget
 from windowpack.pack import Packer, PackRequest, Source
 from windowpack.retrieval.embedder import Embedder, get_embedder
@@ -27,7 +29,14 @@ from windowpack.retrieval.search import (
     check_search,
     hybrid_search,
 )
-from windowpack.storage.database import create_database_engine, migrate, session_factory
+from windowpack.storage import repository
+from windowpack.storage.database import (
+    create_database_engine,
+    current_revision,
+    migrate,
+    session_factory,
+)
+from windowpack.storage.schema import CollectionRow
 from windowpack.summarizer.base import Summarizer
 from windowpack.summarizer.extractive import ExtractiveSummarizer
 from windowpack.text.tokens import get_token_counter
@@ -55,13 +64,29 @@ class StoreContext:
     write_lock: threading.Lock
     summarizer: Summarizer
     extractive: Summarizer
+    root: Path
+    """File ids are paths relative to this folder (`Collection.add_files`)."""
 
     @classmethod
     def connect(
-        cls, url: str, index_dir: Path, config: StoreConfig, summarizer: Summarizer | None
+        cls,
+        url: str,
+        index_dir: Path,
+        config: StoreConfig,
+        summarizer: Summarizer | None,
+        *,
+        create: bool = True,
+        root: Path | None = None,
     ) -> StoreContext:
-        """Open the database at `url` (migrating it) and wire the parts around it."""
+        """Open the database at `url` (migrating it) and wire the parts around it.
+
+        With `create=False` a database that holds no store is a `StoreNotFoundError`.
+        """
         engine = create_database_engine(url)
+        if not create and current_revision(engine) is None:
+            shown = engine.url.render_as_string(hide_password=True)
+            engine.dispose()
+            raise StoreNotFoundError(shown, "the database holds no windowpack store")
         migrate(engine)
         sessions = session_factory(engine)
         embedder = get_embedder(config.embedder, batch_size=config.embed_batch_size)
@@ -79,7 +104,64 @@ class StoreContext:
             write_lock=write_lock,
             summarizer=summarizer or extractive,
             extractive=extractive,
+            root=Path(os.path.abspath(root or Path.cwd())),
         )
+
+    def collection_names(self) -> list[str]:
+        """Names of every collection, sorted."""
+        with self.sessions() as session:
+            return [row.name for row in repository.list_collections(session)]
+
+    def collection_row(self, name: str) -> CollectionRow:
+        """The collection's row; absent, a `CollectionNotFoundError` naming those that exist."""
+        with self.sessions() as session:
+            row = repository.get_collection(session, name)
+        if row is None:
+            raise CollectionNotFoundError(name, existing=self.collection_names())
+        return row
+
+    def row_for_write(self, name: str, tokenizer: str, chunk_tokens: int) -> CollectionRow:
+        """The collection's row, created now if this is its first write (caller holds the
+        write lock)."""
+        with self.sessions.begin() as session:
+            row = repository.get_collection(session, name)
+            if row is None:
+                row = self.create_collection_row(session, name, tokenizer, chunk_tokens)
+            self.check_settings(row, tokenizer, chunk_tokens)
+            return row
+
+    def create_collection_row(
+        self, session: Session, name: str, tokenizer: str | None, chunk_tokens: int | None
+    ) -> CollectionRow:
+        tokenizer = tokenizer or self.config.tokenizer
+        self.check_new_settings(tokenizer, chunk_tokens)
+        return repository.create_collection(
+            session,
+            name=name,
+            tokenizer=tokenizer,
+            embedder=self.embedder.model_id,
+            chunk_tokens=chunk_tokens or self.config.chunk_tokens,
+        )
+
+    def check_new_settings(self, tokenizer: str | None, chunk_tokens: int | None) -> None:
+        """A new collection's settings, checked before anything is created."""
+        get_token_counter(tokenizer or self.config.tokenizer)  # fail now, naming the tokenizer
+        if chunk_tokens is not None:
+            StoreConfig(chunk_tokens=chunk_tokens)  # same validation as the store option
+
+    def check_settings(
+        self, row: CollectionRow, tokenizer: str | None, chunk_tokens: int | None
+    ) -> None:
+        """An existing collection asked for with settings: they must be its own."""
+        if row.embedder != self.embedder.model_id:
+            raise ConflictError(
+                f"collection {row.name!r} was built with embedder {row.embedder!r}; "
+                f"open the store with StoreConfig(embedder={row.embedder!r})"
+            )
+        if tokenizer is not None and tokenizer != row.tokenizer:
+            raise ConflictError(f"collection {row.name!r} uses tokenizer {row.tokenizer!r}")
+        if chunk_tokens is not None and chunk_tokens != row.chunk_tokens:
+            raise ConflictError(f"collection {row.name!r} uses chunk_tokens={row.chunk_tokens}")
 
     def pack(
         self,
@@ -89,7 +171,7 @@ class StoreContext:
         budget: int,
         tokenizer: str,
         overview_tokens: int | None,
-        align: bool,
+        align: bool | int,
     ) -> Window:
         """The one pack path: a window over (collection id, name) pairs, checked once here."""
         check_query(query)

@@ -8,13 +8,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
-from sqlalchemy.orm import Session
-
-from windowpack.config import StoreConfig
+from windowpack.config import DEFAULT_STORE, StoreConfig
 from windowpack.errors import (
     CollectionNotFoundError,
     ConflictError,
     InvalidArgumentError,
+    StoreNotFoundError,
 )
 from windowpack.retrieval.embedder import Embedder
 from windowpack.service.collection import Collection
@@ -24,10 +23,9 @@ from windowpack.storage.api_keys import ApiKeys
 from windowpack.storage.database import (
     sqlite_url,
 )
-from windowpack.storage.schema import CollectionRow
 from windowpack.summarizer.base import Summarizer
-from windowpack.text.tokens import get_token_counter
 from windowpack.types import (
+    CollectionStats,
     Window,
 )
 
@@ -36,30 +34,41 @@ _DATABASE_FILE = "windowpack.db"
 
 
 def open(
-    target: str | os.PathLike[str] = "./wp-store",
+    target: str | os.PathLike[str] = DEFAULT_STORE,
     *,
+    create: bool = True,
     index_dir: str | os.PathLike[str] | None = None,
     config: StoreConfig | None = None,
     summarizer: Summarizer | None = None,
+    root: str | os.PathLike[str] | None = None,
 ) -> Store:
-    """Open (creating if needed) a store: a folder for the embedded default, or a database URL.
+    """Open a store: a folder for the embedded default, or a database URL.
 
     A folder holds `windowpack.db` (SQLite, WAL) and the index files. A URL such as
     `postgresql+psycopg://...` needs `index_dir`, where the derived FAISS/BM25 files live.
-    `summarizer` builds the summary tree (default: the extractive one, no LLM).
+    With `create=False` a store that is not there is a `StoreNotFoundError` (nothing is
+    created); by default it is created. `summarizer` builds the summary tree (default: the
+    extractive one, no LLM). `root` is the folder file ids are relative to (`Store.root`;
+    default: the folder holding the store folder, or the working directory for a URL).
     """
     config = config or StoreConfig()
     text = os.fspath(target)
     if "://" in text:
         if index_dir is None:
             raise InvalidArgumentError("index_dir", f"is required with a database URL ({text})")
-        return Store(text, Path(index_dir), config, summarizer)
+        base = Path(root) if root is not None else Path.cwd()
+        return Store(text, Path(index_dir), config, summarizer, create=create, root=base)
     folder = Path(text)
     if folder.exists() and not folder.is_dir():
         raise InvalidArgumentError("target", f"{folder} exists and is not a folder")
+    if not create and not (folder / _DATABASE_FILE).is_file():
+        problem = "the folder has no windowpack.db" if folder.is_dir() else "no such folder"
+        raise StoreNotFoundError(text, problem)
     folder.mkdir(parents=True, exist_ok=True)
     indexes = Path(index_dir) if index_dir is not None else folder / "indexes"
-    return Store(sqlite_url(folder / _DATABASE_FILE), indexes, config, summarizer)
+    base = Path(root) if root is not None else Path(os.path.abspath(folder)).parent
+    url = sqlite_url(folder / _DATABASE_FILE)
+    return Store(url, indexes, config, summarizer, create=create, root=base)
 
 
 class Store:
@@ -71,11 +80,21 @@ class Store:
         index_dir: Path,
         config: StoreConfig,
         summarizer: Summarizer | None = None,
+        *,
+        create: bool = True,
+        root: Path | None = None,
     ) -> None:
         self.config = config
         self.url = url
-        self._context = StoreContext.connect(url, index_dir, config, summarizer)
+        self._context = StoreContext.connect(
+            url, index_dir, config, summarizer, create=create, root=root
+        )
         self._api_keys = ApiKeys(self._context.sessions)
+
+    @property
+    def root(self) -> Path:
+        """The folder file ids are relative to (`Collection.add_files`)."""
+        return self._context.root
 
     @property
     def summarizer(self) -> Summarizer:
@@ -90,16 +109,29 @@ class Store:
         tokenizer: str | None = None,
         chunk_tokens: int | None = None,
     ) -> Collection:
-        """The collection `name`, created on first use unless `create=False`."""
+        """The collection `name`; with `create=False` it must exist (else the error lists
+        those that do).
+
+        A new collection is created by its first write (`add`, `add_files`, ...), with
+        `tokenizer` and `chunk_tokens`; until then reading it (search, pack, tree, ...) is a
+        `CollectionNotFoundError`, so a misspelt name creates nothing.
+        """
         _check_collection_name(name)
-        with self._context.sessions.begin() as session:
+        context = self._context
+        with context.sessions() as session:
             row = repository.get_collection(session, name)
-            if row is None and not create:
-                raise CollectionNotFoundError(name)
-            if row is None:
-                row = self._create_collection_row(session, name, tokenizer, chunk_tokens)
-            self._check_settings(row, tokenizer, chunk_tokens)
-            return Collection(self._context, row)
+        if row is not None:
+            context.check_settings(row, tokenizer, chunk_tokens)
+            return Collection(context, row)
+        if not create:
+            raise CollectionNotFoundError(name, existing=self.collections())
+        context.check_new_settings(tokenizer, chunk_tokens)
+        return Collection.pending(
+            context,
+            name,
+            tokenizer or self.config.tokenizer,
+            chunk_tokens or self.config.chunk_tokens,
+        )
 
     def pack(
         self,
@@ -109,7 +141,7 @@ class Store:
         budget: int,
         tokenizer: str = "o200k_base",
         overview_tokens: int | None = None,
-        align: bool = False,
+        align: bool | int = False,
     ) -> Window:
         """One window over several collections, dividing the budget by relevance (§4.7).
 
@@ -136,13 +168,18 @@ class Store:
         with self._context.write_lock, self._context.sessions.begin() as session:
             if repository.get_collection(session, name) is not None:
                 raise ConflictError(f"collection {name!r} already exists")
-            row = self._create_collection_row(session, name, tokenizer, chunk_tokens)
+            row = self._context.create_collection_row(session, name, tokenizer, chunk_tokens)
             return Collection(self._context, row)
 
     def collections(self) -> list[str]:
         """Names of every collection, sorted."""
+        return self._context.collection_names()
+
+    def stats(self) -> list[CollectionStats]:
+        """Every collection's settings and size, by name (for listings: no embedder needed)."""
         with self._context.sessions() as session:
-            return [row.name for row in repository.list_collections(session)]
+            rows = repository.list_collections(session)
+        return [Collection(self._context, row).stats() for row in rows]
 
     def index_versions(self) -> dict[str, int]:
         """Each collection's current index version, by name."""
@@ -169,7 +206,7 @@ class Store:
         with self._context.write_lock, self._context.sessions.begin() as session:
             row = repository.get_collection(session, name)
             if row is None:
-                raise CollectionNotFoundError(name)
+                raise CollectionNotFoundError(name, existing=self.collections())
             collection_id = row.id
             session.delete(row)
         self._context.indexes.forget(collection_id)
@@ -187,34 +224,6 @@ class Store:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
-
-    def _create_collection_row(
-        self, session: Session, name: str, tokenizer: str | None, chunk_tokens: int | None
-    ) -> CollectionRow:
-        tokenizer = tokenizer or self.config.tokenizer
-        get_token_counter(tokenizer)  # fail now, naming the tokenizer, not at first add
-        if chunk_tokens is not None:
-            StoreConfig(chunk_tokens=chunk_tokens)  # same validation as the store option
-        return repository.create_collection(
-            session,
-            name=name,
-            tokenizer=tokenizer,
-            embedder=self._context.embedder.model_id,
-            chunk_tokens=chunk_tokens or self.config.chunk_tokens,
-        )
-
-    def _check_settings(
-        self, row: CollectionRow, tokenizer: str | None, chunk_tokens: int | None
-    ) -> None:
-        if row.embedder != self._context.embedder.model_id:
-            raise ConflictError(
-                f"collection {row.name!r} was built with embedder {row.embedder!r}; "
-                f"open the store with StoreConfig(embedder={row.embedder!r})"
-            )
-        if tokenizer is not None and tokenizer != row.tokenizer:
-            raise ConflictError(f"collection {row.name!r} uses tokenizer {row.tokenizer!r}")
-        if chunk_tokens is not None and chunk_tokens != row.chunk_tokens:
-            raise ConflictError(f"collection {row.name!r} uses chunk_tokens={row.chunk_tokens}")
 
 
 def _check_collection_name(name: str) -> None:

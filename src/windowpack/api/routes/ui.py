@@ -1,0 +1,33 @@
+"""The window inspector at `/ui`: one page, no external assets, over this server's own API.
+
+The page is a static file installed with the package; it calls `/v1` from the same origin
+(sending the API key the user types, if the server needs one). A Content-Security-Policy
+forbids it from loading anything from elsewhere.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+
+from fastapi import APIRouter
+from fastapi.responses import HTMLResponse
+
+router = APIRouter(tags=["inspector"])
+
+# Inline script and style only, requests to this origin only: nothing external can load.
+_POLICY = (
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+    "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'"
+)
+
+
+@cache
+def _page() -> str:
+    return resources.files("windowpack.api").joinpath("ui/index.html").read_text("utf-8")
+
+
+@router.get("/ui", response_class=HTMLResponse, include_in_schema=False)
+def inspector() -> HTMLResponse:
+    """The window inspector: a question and a budget in, the window's composition out."""
+    return HTMLResponse(_page(), headers={"Content-Security-Policy": _POLICY})

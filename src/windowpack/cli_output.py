@@ -1,0 +1,101 @@
+"""What the CLI prints: reports, hits, the summary tree, a window's cache note.
+
+Labels count from 1, as the window's headers do: a hit's `ordinal` 0 is "chunk 1".
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.padding import Padding
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from windowpack.types import Hit, IngestReport, TreeNode, TreeOverview, Window
+
+console = Console()
+errors = Console(stderr=True)
+
+
+def cache_note(window: Window) -> str:
+    """What the cacheable prefix is worth: which providers' minimums it reaches."""
+    from windowpack.types import PROMPT_CACHE_MINIMUMS
+
+    note = f"cacheable prefix {window.cacheable_prefix_tokens:,} tokens"
+    missed = [name for name, reached in window.prefix_cache().items() if not reached]
+    if not missed:
+        return note + " (reaches every provider's cache minimum)"
+    shortest = min(PROMPT_CACHE_MINIMUMS[name] for name in missed)
+    return note + (
+        f", below the prompt-cache minimum of {', '.join(missed)} "
+        f"({shortest:,}+ tokens; --align-to {shortest} pads it when the budget allows)"
+    )
+
+
+def print_report(report: IngestReport) -> None:
+    console.print(
+        f"added {report.added}, replaced {report.replaced}, unchanged {report.unchanged}: "
+        f"{report.chunks} chunks, {report.tokens:,} tokens, {report.summaries} summaries, "
+        f"{report.embedded} embedded; index version {report.index_version}"
+    )
+    for node, reason in report.summary_failures.items():
+        errors.print(f"summary of {node} fell back to extractive: {reason}", highlight=False)
+    for path, reason in report.skipped.items():
+        errors.print(
+            f"[yellow]skipped[/] {reason}" if path in reason else f"skipped {path}: {reason}"
+        )
+
+
+def print_tree(overview: TreeOverview) -> None:
+    table = Table(title=f"{overview.documents} documents", title_justify="left")
+    for column in ("scope", "level", "nodes", "tokens"):
+        table.add_column(column, justify="left" if column == "scope" else "right")
+    table.add_row("chunks", "0", f"{overview.chunks:,}", f"{overview.chunk_tokens:,}")
+    for level in overview.levels:
+        table.add_row(level.scope, str(level.level), f"{level.nodes:,}", f"{level.tokens:,}")
+    console.print(table)
+    console.print(
+        f"summaries: {overview.summary_tokens:,} tokens = {overview.summary_ratio:.1%} of the "
+        f"chunks; root node: {overview.root_id}"
+    )
+
+
+def print_node(node: TreeNode) -> None:
+    scope = f"document {node.document_id}" if node.document_id else "collection"
+    console.print(
+        f"[bold]node {node.id}[/]: level {node.level} of {scope}, {_leaves(node)}, "
+        f"{node.tokens} tokens, parent {node.parent_id}, "
+        f"by {node.summarizer}",
+        highlight=False,
+    )
+    console.print(Padding(node.text, (0, 0, 1, 4)), highlight=False)
+    for child in node.children:
+        chunk = f"chunk {child.ordinal + 1}" if child.ordinal is not None else "chunk"
+        label = f"node {child.node_id}" if child.kind == "node" else chunk
+        console.print(f"  - {label} of {child.document_id or 'collection'} ({child.tokens} tokens)")
+
+
+def _leaves(node: TreeNode) -> str:
+    what = "chunks" if node.document_id else "documents"
+    return f"{what} {node.leaf_start + 1}-{node.leaf_end}"
+
+
+def print_hits(hits: list[Hit]) -> None:
+    if not hits:
+        console.print("no hits")
+    for rank, hit in enumerate(hits, start=1):
+        # Labels count from 1, as the window's headers do (`ordinal` 0 is chunk 1).
+        where = f"chunk {hit.ordinal + 1}"
+        if hit.kind == "summary" and hit.last_ordinal is not None:
+            where = f"level-{hit.level} summary of chunks {hit.ordinal + 1}-{hit.last_ordinal + 1}"
+        if hit.span is not None:
+            where += f", chars {hit.span.start}-{hit.span.end}"
+        if hit.unit is not None:
+            where = f"turn/record {hit.unit + 1}, {where}"
+        console.print(
+            f"[bold]{rank}.[/] {hit.title or hit.document_id} [dim]({hit.document_id}; "
+            f"{where}; score {hit.score:.3f})[/]",
+            highlight=False,
+        )
+        console.print(Padding(hit.text, (0, 0, 1, 4)), highlight=False)

@@ -1,0 +1,254 @@
+"""`AsyncClient`: the same as `Client`, for asyncio (every call awaited)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from collections.abc import Iterable, Sequence
+from types import TracebackType
+from typing import Any, Literal, TypeVar, overload
+
+import httpx
+
+from windowpack.client import _calls
+from windowpack.client._calls import Call, JobState
+from windowpack.errors import CollectionNotFoundError, ConflictError
+from windowpack.types import (
+    CollectionStats,
+    Document,
+    DocumentInfo,
+    Hit,
+    IngestReport,
+    TreeNode,
+    TreeOverview,
+    Window,
+)
+
+T = TypeVar("T")
+
+
+class AsyncClient:
+    """A windowpack server at `url`, for asyncio: the methods of `Client`, awaited.
+
+    Errors are the library's (`wp.CollectionNotFoundError`, ...) made from the server's
+    error codes; a server that cannot be reached is a `wp.ServerUnavailableError`.
+    """
+
+    def __init__(
+        self,
+        url: str = "http://127.0.0.1:8000",
+        *,
+        api_key: str | None = None,
+        timeout: float = 60.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.url = url.rstrip("/")
+        self._http = httpx.AsyncClient(
+            base_url=self.url, headers=headers, timeout=timeout, transport=transport
+        )
+
+    async def send(self, call: Call[T]) -> T:
+        """Make one call; its answer as the library's types, or its error raised."""
+        try:
+            response = await self._http.request(
+                call.method, call.path, json=call.json, params=call.params, files=call.files
+            )
+        except httpx.TransportError as error:
+            raise _calls.unreachable(self.url, error) from error
+        body = response.json() if response.content else None
+        return call.parse(_calls.checked(response.status_code, body, str(response.url)))
+
+    async def health(self) -> dict[str, Any]:
+        """`/healthz`: status, version, whether keys are required."""
+        return await self.send(_calls.health())
+
+    async def collections(self) -> list[str]:
+        """Names of the collections this key may see, sorted."""
+        return await self.send(_calls.collections())
+
+    def collection(
+        self, name: str, *, tokenizer: str | None = None, chunk_tokens: int | None = None
+    ) -> AsyncRemoteCollection:
+        """The collection `name`. Like the library, a new one is created by its first write
+        (with `tokenizer` and `chunk_tokens`); reading one that does not exist is an error."""
+        return AsyncRemoteCollection(self, name, tokenizer=tokenizer, chunk_tokens=chunk_tokens)
+
+    async def create_collection(
+        self, name: str, *, tokenizer: str | None = None, chunk_tokens: int | None = None
+    ) -> AsyncRemoteCollection:
+        """Create `name` now (`wp.ConflictError` if it exists)."""
+        await self.send(_calls.create_collection(name, tokenizer, chunk_tokens))
+        return self.collection(name)
+
+    async def delete_collection(self, name: str) -> None:
+        """Delete a collection with its documents, tree and index files."""
+        await self.send(_calls.delete_collection(name))
+
+    async def pack(
+        self,
+        query: str,
+        *,
+        collections: Sequence[str],
+        budget: int,
+        tokenizer: str = "o200k_base",
+        overview_tokens: int | None = None,
+        align: bool | int = False,
+    ) -> Window:
+        """One window over several collections, the budget following relevance."""
+        options = _calls.pack_options(budget, tokenizer, overview_tokens, align)
+        return await self.send(_calls.pack(list(collections), query, options))
+
+    async def job(self, job_id: str) -> AsyncRemoteJob:
+        """A background ingest job by id."""
+        return AsyncRemoteJob(self, await self.send(_calls.job(job_id)))
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+class AsyncRemoteJob:
+    """A background ingest on the server; `wait()` returns its report."""
+
+    def __init__(self, client: AsyncClient, state: JobState) -> None:
+        self._client = client
+        self.state = state
+        self.id = state.id
+
+    async def refresh(self) -> JobState:
+        """The job's state now (status, stage, counts, failures)."""
+        self.state = await self._client.send(_calls.job(self.id))
+        return self.state
+
+    async def wait(self, timeout: float | None = None) -> IngestReport:
+        """Poll until the job is done: its report, or its error raised (`TimeoutError` past
+        `timeout` seconds)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self.state.done:
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError(f"job {self.id} not done after {timeout} s")
+            await asyncio.sleep(_calls.POLL_SECONDS)
+            await self.refresh()
+        return _calls.finished(self.state)
+
+
+class AsyncRemoteCollection:
+    """A collection on the server, with the library's `Collection` methods."""
+
+    def __init__(
+        self,
+        client: AsyncClient,
+        name: str,
+        *,
+        tokenizer: str | None = None,
+        chunk_tokens: int | None = None,
+    ) -> None:
+        self._client = client
+        self.name = name
+        self._settings = (tokenizer, chunk_tokens)
+
+    @overload
+    async def add(
+        self, documents: Iterable[Document | str], *, background: Literal[True]
+    ) -> AsyncRemoteJob: ...
+    @overload
+    async def add(
+        self, documents: Iterable[Document | str], *, background: Literal[False] | None = None
+    ) -> IngestReport: ...
+    async def add(
+        self, documents: Iterable[Document | str], *, background: bool | None = None
+    ) -> IngestReport | AsyncRemoteJob:
+        """Add documents (upsert by id). With `background=True` a `AsyncRemoteJob` to `wait()` on;
+        otherwise the report (waiting for the job if the server made one of a large input)."""
+        return await self._ingest(_calls.add(self.name, list(documents), background), background)
+
+    @overload
+    async def add_files(
+        self, paths: Sequence[str | os.PathLike[str]], *, background: Literal[True]
+    ) -> AsyncRemoteJob: ...
+    @overload
+    async def add_files(
+        self,
+        paths: Sequence[str | os.PathLike[str]],
+        *,
+        background: Literal[False] | None = None,
+    ) -> IngestReport: ...
+    async def add_files(
+        self, paths: Sequence[str | os.PathLike[str]], *, background: bool | None = None
+    ) -> IngestReport | AsyncRemoteJob:
+        """Upload files (folders are walked here); ids are the file names."""
+        return await self._ingest(_calls.add_files(self.name, paths, background), background)
+
+    async def search(
+        self, query: str, k: int = 10, *, include_summaries: bool = False
+    ) -> list[Hit]:
+        """The k most relevant verbatim chunks (and summaries, if asked), best first."""
+        return await self._client.send(_calls.search(self.name, query, k, include_summaries))
+
+    async def pack(
+        self,
+        query: str,
+        *,
+        budget: int,
+        tokenizer: str = "o200k_base",
+        overview_tokens: int | None = None,
+        align: bool | int = False,
+    ) -> Window:
+        """The best window for `query` within `budget` tokens, as `Collection.pack`."""
+        options = _calls.pack_options(budget, tokenizer, overview_tokens, align)
+        return await self._client.send(_calls.pack(self.name, query, options))
+
+    async def tree(self) -> TreeOverview:
+        return await self._client.send(_calls.tree(self.name))
+
+    async def node(self, node_id: int) -> TreeNode:
+        return await self._client.send(_calls.node(self.name, node_id))
+
+    async def get(self, document_id: str) -> Document:
+        return await self._client.send(_calls.get(self.name, document_id))
+
+    async def documents(self, *, offset: int = 0, limit: int | None = None) -> list[DocumentInfo]:
+        """Stored documents in collection order, without their text (paged through)."""
+        found: list[DocumentInfo] = []
+        following: int | None = offset
+        while following is not None and (limit is None or len(found) < limit):
+            page_size = min(_calls.PAGE, limit - len(found)) if limit is not None else _calls.PAGE
+            page, following = await self._client.send(
+                _calls.documents(self.name, following, page_size)
+            )
+            found.extend(page)
+        return found
+
+    async def delete(self, document_id: str) -> None:
+        await self._client.send(_calls.delete(self.name, document_id))
+
+    async def stats(self) -> CollectionStats:
+        return await self._client.send(_calls.stats(self.name))
+
+    async def _ingest(
+        self, call: Call[IngestReport | JobState], background: bool | None
+    ) -> IngestReport | AsyncRemoteJob:
+        try:
+            answer = await self._client.send(call)
+        except CollectionNotFoundError:
+            # The library creates a collection at its first write; so does the client.
+            with contextlib.suppress(ConflictError):  # created meanwhile by someone else
+                await self._client.send(_calls.create_collection(self.name, *self._settings))
+            answer = await self._client.send(call)
+        if isinstance(answer, IngestReport):
+            return answer
+        job = AsyncRemoteJob(self._client, answer)
+        return job if background else await job.wait()

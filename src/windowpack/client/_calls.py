@@ -1,0 +1,304 @@
+"""Each REST call the clients make, once: its request, and its answer as the library's types.
+
+`Client` and `AsyncClient` only send these and await or not; everything else (paths, bodies,
+parsing, errors) lives here, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+from urllib.parse import quote
+
+from pydantic import TypeAdapter
+
+from windowpack.errors import (
+    InputPathNotFoundError,
+    InvalidArgumentError,
+    ServerUnavailableError,
+    WindowpackError,
+    from_wire,
+)
+from windowpack.types import (
+    CollectionStats,
+    Document,
+    DocumentInfo,
+    Hit,
+    IngestReport,
+    TreeNode,
+    TreeOverview,
+    Window,
+    WindowItem,
+)
+
+T = TypeVar("T")
+POLL_SECONDS = 0.2
+"""How often `wait()` asks for a job's state."""
+PAGE = 1000
+"""Documents asked per page (the server's default `max_page`)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Call(Generic[T]):
+    """One request and how to read its answer (`parse` gets the decoded JSON)."""
+
+    method: str
+    path: str
+    parse: Callable[[Any], T]
+    json: Any = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    files: list[tuple[str, tuple[str, bytes]]] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class JobState:
+    """An ingest job as the server reports it: `status` queued, running, succeeded, failed."""
+
+    id: str
+    collection: str
+    status: str
+    stage: str
+    documents_total: int
+    documents: int
+    chunks: int
+    tokens: int
+    embedded: int
+    failures: dict[str, str]
+    report: IngestReport | None
+    error: WindowpackError | None
+
+    @property
+    def done(self) -> bool:
+        return self.status in ("succeeded", "failed")
+
+
+def checked(status: int, body: Any, url: str) -> Any:
+    """The decoded body of a 2xx answer; any other answer raises its error from the tree."""
+    if 200 <= status < 300:
+        return body
+    detail = body.get("error") if isinstance(body, dict) else None
+    if isinstance(detail, dict):
+        raise from_wire(str(detail.get("code")), str(detail.get("message")), status)
+    raise from_wire("http_error", f"{url} answered HTTP {status}", status)
+
+
+def unreachable(url: str, error: Exception) -> ServerUnavailableError:
+    return ServerUnavailableError(f"the windowpack server at {url} could not be reached: {error}")
+
+
+def _name(collection: str) -> str:
+    return quote(collection, safe="")
+
+
+def _adapter(kind: Any) -> Callable[[Any], Any]:
+    return TypeAdapter(kind).validate_python
+
+
+def health() -> Call[dict[str, Any]]:
+    return Call(method="GET", path="/healthz", parse=dict)
+
+
+def collections() -> Call[list[str]]:
+    return Call(method="GET", path="/v1/collections", parse=lambda body: body["collections"])
+
+
+def create_collection(
+    name: str, tokenizer: str | None, chunk_tokens: int | None
+) -> Call[CollectionStats]:
+    body = {"name": name, "tokenizer": tokenizer, "chunk_tokens": chunk_tokens}
+    return Call(method="POST", path="/v1/collections", json=body, parse=_adapter(CollectionStats))
+
+
+def stats(name: str) -> Call[CollectionStats]:
+    path = f"/v1/collections/{_name(name)}"
+    return Call(method="GET", path=path, parse=_adapter(CollectionStats))
+
+
+def delete_collection(name: str) -> Call[None]:
+    # The server asks for the name again before it deletes a collection.
+    return Call(
+        method="DELETE",
+        path=f"/v1/collections/{_name(name)}",
+        params={"confirm": name},
+        parse=lambda _body: None,
+    )
+
+
+def add(name: str, documents: Iterable[Document | str], background: bool | None) -> Call[Any]:
+    items = [_document_body(d if isinstance(d, Document) else Document(text=d)) for d in documents]
+    return Call(
+        method="POST",
+        path=f"/v1/collections/{_name(name)}/documents",
+        json={"documents": items},
+        params=_background(background),
+        parse=_ingested,
+    )
+
+
+def add_files(
+    name: str, paths: Sequence[str | os.PathLike[str]], background: bool | None
+) -> Call[Any]:
+    return Call(
+        method="POST",
+        path=f"/v1/collections/{_name(name)}/files",
+        files=[("files", (upload, data)) for upload, data in _uploads(paths)],
+        params=_background(background),
+        parse=_ingested,
+    )
+
+
+def search(name: str, query: str, k: int, include_summaries: bool) -> Call[list[Hit]]:
+    body = {"query": query, "k": k, "include_summaries": include_summaries}
+    path = f"/v1/collections/{_name(name)}/search"
+    return Call(method="POST", path=path, json=body, parse=_adapter(list[Hit]))
+
+
+def pack(names: Sequence[str] | str, query: str, options: Mapping[str, Any]) -> Call[Window]:
+    """One collection's window (`names` a name), or one over several (a list of names)."""
+    body = {"query": query, **options, "format": "text"}
+
+    def parse(answer: Any) -> Window:
+        return window(answer, query)
+
+    if isinstance(names, str):
+        path = f"/v1/collections/{_name(names)}/pack"
+        return Call(method="POST", path=path, json=body, parse=parse)
+    body["collections"] = list(names)
+    return Call(method="POST", path="/v1/pack", json=body, parse=parse)
+
+
+def tree(name: str) -> Call[TreeOverview]:
+    path = f"/v1/collections/{_name(name)}/tree"
+    return Call(method="GET", path=path, parse=_adapter(TreeOverview))
+
+
+def node(name: str, node_id: int) -> Call[TreeNode]:
+    path = f"/v1/collections/{_name(name)}/tree/nodes/{node_id}"
+    return Call(method="GET", path=path, parse=_adapter(TreeNode))
+
+
+def get(name: str, document_id: str) -> Call[Document]:
+    path = f"/v1/collections/{_name(name)}/documents/{quote(document_id, safe='/')}"
+    return Call(method="GET", path=path, parse=lambda body: Document(**body))
+
+
+def documents(name: str, offset: int, limit: int) -> Call[tuple[list[DocumentInfo], int | None]]:
+    def parse(body: Any) -> tuple[list[DocumentInfo], int | None]:
+        return _adapter(list[DocumentInfo])(body["items"]), body["next_offset"]
+
+    path = f"/v1/collections/{_name(name)}/documents"
+    return Call(method="GET", path=path, params={"offset": offset, "limit": limit}, parse=parse)
+
+
+def delete(name: str, document_id: str) -> Call[None]:
+    path = f"/v1/collections/{_name(name)}/documents/{quote(document_id, safe='/')}"
+    return Call(method="DELETE", path=path, parse=lambda _body: None)
+
+
+def job(job_id: str) -> Call[JobState]:
+    return Call(method="GET", path=f"/v1/jobs/{quote(job_id, safe='')}", parse=job_state)
+
+
+def window(body: Any, query: str) -> Window:
+    """A pack answer as the library's `Window`: each item's text cut from the window's."""
+    text = body["text"]
+    items = tuple(
+        _item({**item, "text": text[item["offset"] : item["offset"] + item.pop("chars")]})
+        for item in body["items"]
+    )
+    return Window(
+        text=text,
+        tokens=body["tokens"],
+        items=items,
+        cacheable_prefix_tokens=body["cacheable_prefix_tokens"],
+        cacheable_prefix_chars=body["cacheable_prefix_chars"],
+        index_version=body["index_version"],
+        budget=body["budget"],
+        tokenizer=body["tokenizer"],
+        query=query,
+        reason=body["reason"],
+        index_versions=tuple(body["index_versions"].items()),
+    )
+
+
+_item = _adapter(WindowItem)
+
+
+def job_state(body: Any) -> JobState:
+    error = body.get("error")
+    report = body.get("report")
+    return JobState(
+        id=body["id"],
+        collection=body["collection"],
+        status=body["status"],
+        stage=body["stage"],
+        documents_total=body["documents_total"],
+        documents=body["documents"],
+        chunks=body["chunks"],
+        tokens=body["tokens"],
+        embedded=body["embedded"],
+        failures=dict(body["failures"]),
+        report=_adapter(IngestReport)(report) if report is not None else None,
+        error=from_wire(error["code"], error["message"], 400) if error else None,
+    )
+
+
+def finished(state: JobState) -> IngestReport:
+    """A done job's report, or its error raised."""
+    if state.error is not None:
+        raise state.error
+    assert state.report is not None, "a succeeded job carries its report"
+    return state.report
+
+
+def _ingested(body: Any) -> IngestReport | JobState:
+    """A direct ingest's report, or (202) the job the server made of it."""
+    if "status" in body and "stage" in body:
+        return job_state(body)
+    report: IngestReport = _adapter(IngestReport)(body)
+    return report
+
+
+def _background(background: bool | None) -> dict[str, Any]:
+    return {} if background is None else {"background": str(background).lower()}
+
+
+def _document_body(document: Document) -> dict[str, Any]:
+    if document.units is not None or document.source is not None:
+        raise InvalidArgumentError(
+            "documents", "units and source are not sent over HTTP: add conversations as text"
+        )
+    body = asdict(document)
+    del body["units"], body["source"]
+    return body
+
+
+def _uploads(paths: Sequence[str | os.PathLike[str]]) -> list[tuple[str, bytes]]:
+    """Each file to upload with its name: the server keeps names, not folders, so a folder
+    is walked here (sorted, hidden entries left out) and its files go by their own names."""
+    uploads = []
+    for given in map(Path, paths):
+        if not given.exists():
+            raise InputPathNotFoundError(os.fspath(given))
+        if given.is_file():
+            uploads.append((given.name, given.read_bytes()))
+            continue
+        for path in sorted(given.rglob("*")):
+            relative = path.relative_to(given)
+            if path.is_file() and not any(part.startswith(".") for part in relative.parts):
+                uploads.append((path.name, path.read_bytes()))
+    return uploads
+
+
+def pack_options(
+    budget: int, tokenizer: str, overview_tokens: int | None, align: bool | int
+) -> dict[str, Any]:
+    return {
+        "budget": budget,
+        "tokenizer": tokenizer,
+        "overview_tokens": overview_tokens,
+        "align": align,
+    }

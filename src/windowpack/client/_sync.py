@@ -1,0 +1,252 @@
+"""`Client`: a windowpack REST server used like the library, over httpx."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Iterable, Sequence
+from types import TracebackType
+from typing import Any, Literal, TypeVar, overload
+
+import httpx
+
+from windowpack.client import _calls
+from windowpack.client._calls import Call, JobState
+from windowpack.errors import CollectionNotFoundError, ConflictError
+from windowpack.types import (
+    CollectionStats,
+    Document,
+    DocumentInfo,
+    Hit,
+    IngestReport,
+    TreeNode,
+    TreeOverview,
+    Window,
+)
+
+T = TypeVar("T")
+
+
+class Client:
+    """A windowpack server at `url`: collections, packs and jobs, as `wp.open` gives them.
+
+    Errors are the library's (`wp.CollectionNotFoundError`, ...) made from the server's
+    error codes; a server that cannot be reached is a `wp.ServerUnavailableError`.
+    """
+
+    def __init__(
+        self,
+        url: str = "http://127.0.0.1:8000",
+        *,
+        api_key: str | None = None,
+        timeout: float = 60.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.url = url.rstrip("/")
+        self._http = httpx.Client(
+            base_url=self.url, headers=headers, timeout=timeout, transport=transport
+        )
+
+    def send(self, call: Call[T]) -> T:
+        """Make one call; its answer as the library's types, or its error raised."""
+        try:
+            response = self._http.request(
+                call.method, call.path, json=call.json, params=call.params, files=call.files
+            )
+        except httpx.TransportError as error:
+            raise _calls.unreachable(self.url, error) from error
+        body = response.json() if response.content else None
+        return call.parse(_calls.checked(response.status_code, body, str(response.url)))
+
+    def health(self) -> dict[str, Any]:
+        """`/healthz`: status, version, whether keys are required."""
+        return self.send(_calls.health())
+
+    def collections(self) -> list[str]:
+        """Names of the collections this key may see, sorted."""
+        return self.send(_calls.collections())
+
+    def collection(
+        self, name: str, *, tokenizer: str | None = None, chunk_tokens: int | None = None
+    ) -> RemoteCollection:
+        """The collection `name`. Like the library, a new one is created by its first write
+        (with `tokenizer` and `chunk_tokens`); reading one that does not exist is an error."""
+        return RemoteCollection(self, name, tokenizer=tokenizer, chunk_tokens=chunk_tokens)
+
+    def create_collection(
+        self, name: str, *, tokenizer: str | None = None, chunk_tokens: int | None = None
+    ) -> RemoteCollection:
+        """Create `name` now (`wp.ConflictError` if it exists)."""
+        self.send(_calls.create_collection(name, tokenizer, chunk_tokens))
+        return self.collection(name)
+
+    def delete_collection(self, name: str) -> None:
+        """Delete a collection with its documents, tree and index files."""
+        self.send(_calls.delete_collection(name))
+
+    def pack(
+        self,
+        query: str,
+        *,
+        collections: Sequence[str],
+        budget: int,
+        tokenizer: str = "o200k_base",
+        overview_tokens: int | None = None,
+        align: bool | int = False,
+    ) -> Window:
+        """One window over several collections, the budget following relevance."""
+        options = _calls.pack_options(budget, tokenizer, overview_tokens, align)
+        return self.send(_calls.pack(list(collections), query, options))
+
+    def job(self, job_id: str) -> RemoteJob:
+        """A background ingest job by id."""
+        return RemoteJob(self, self.send(_calls.job(job_id)))
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class RemoteJob:
+    """A background ingest on the server; `wait()` returns its report."""
+
+    def __init__(self, client: Client, state: JobState) -> None:
+        self._client = client
+        self.state = state
+        self.id = state.id
+
+    def refresh(self) -> JobState:
+        """The job's state now (status, stage, counts, failures)."""
+        self.state = self._client.send(_calls.job(self.id))
+        return self.state
+
+    def wait(self, timeout: float | None = None) -> IngestReport:
+        """Poll until the job is done: its report, or its error raised (`TimeoutError` past
+        `timeout` seconds)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self.state.done:
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError(f"job {self.id} not done after {timeout} s")
+            time.sleep(_calls.POLL_SECONDS)
+            self.refresh()
+        return _calls.finished(self.state)
+
+
+class RemoteCollection:
+    """A collection on the server, with the library's `Collection` methods."""
+
+    def __init__(
+        self,
+        client: Client,
+        name: str,
+        *,
+        tokenizer: str | None = None,
+        chunk_tokens: int | None = None,
+    ) -> None:
+        self._client = client
+        self.name = name
+        self._settings = (tokenizer, chunk_tokens)
+
+    @overload
+    def add(
+        self, documents: Iterable[Document | str], *, background: Literal[True]
+    ) -> RemoteJob: ...
+    @overload
+    def add(
+        self, documents: Iterable[Document | str], *, background: Literal[False] | None = None
+    ) -> IngestReport: ...
+    def add(
+        self, documents: Iterable[Document | str], *, background: bool | None = None
+    ) -> IngestReport | RemoteJob:
+        """Add documents (upsert by id). With `background=True` a `RemoteJob` to `wait()` on;
+        otherwise the report (waiting for the job if the server made one of a large input)."""
+        return self._ingest(_calls.add(self.name, list(documents), background), background)
+
+    @overload
+    def add_files(
+        self, paths: Sequence[str | os.PathLike[str]], *, background: Literal[True]
+    ) -> RemoteJob: ...
+    @overload
+    def add_files(
+        self,
+        paths: Sequence[str | os.PathLike[str]],
+        *,
+        background: Literal[False] | None = None,
+    ) -> IngestReport: ...
+    def add_files(
+        self, paths: Sequence[str | os.PathLike[str]], *, background: bool | None = None
+    ) -> IngestReport | RemoteJob:
+        """Upload files (folders are walked here); ids are the file names."""
+        return self._ingest(_calls.add_files(self.name, paths, background), background)
+
+    def search(self, query: str, k: int = 10, *, include_summaries: bool = False) -> list[Hit]:
+        """The k most relevant verbatim chunks (and summaries, if asked), best first."""
+        return self._client.send(_calls.search(self.name, query, k, include_summaries))
+
+    def pack(
+        self,
+        query: str,
+        *,
+        budget: int,
+        tokenizer: str = "o200k_base",
+        overview_tokens: int | None = None,
+        align: bool | int = False,
+    ) -> Window:
+        """The best window for `query` within `budget` tokens, as `Collection.pack`."""
+        options = _calls.pack_options(budget, tokenizer, overview_tokens, align)
+        return self._client.send(_calls.pack(self.name, query, options))
+
+    def tree(self) -> TreeOverview:
+        return self._client.send(_calls.tree(self.name))
+
+    def node(self, node_id: int) -> TreeNode:
+        return self._client.send(_calls.node(self.name, node_id))
+
+    def get(self, document_id: str) -> Document:
+        return self._client.send(_calls.get(self.name, document_id))
+
+    def documents(self, *, offset: int = 0, limit: int | None = None) -> list[DocumentInfo]:
+        """Stored documents in collection order, without their text (paged through)."""
+        found: list[DocumentInfo] = []
+        following: int | None = offset
+        while following is not None and (limit is None or len(found) < limit):
+            page_size = min(_calls.PAGE, limit - len(found)) if limit is not None else _calls.PAGE
+            page, following = self._client.send(_calls.documents(self.name, following, page_size))
+            found.extend(page)
+        return found
+
+    def delete(self, document_id: str) -> None:
+        self._client.send(_calls.delete(self.name, document_id))
+
+    def stats(self) -> CollectionStats:
+        return self._client.send(_calls.stats(self.name))
+
+    def __len__(self) -> int:
+        return self.stats().documents
+
+    def _ingest(
+        self, call: Call[IngestReport | JobState], background: bool | None
+    ) -> IngestReport | RemoteJob:
+        try:
+            answer = self._client.send(call)
+        except CollectionNotFoundError:
+            # The library creates a collection at its first write; so does the client.
+            with contextlib.suppress(ConflictError):  # created meanwhile by someone else
+                self._client.send(_calls.create_collection(self.name, *self._settings))
+            answer = self._client.send(call)
+        if isinstance(answer, IngestReport):
+            return answer
+        job = RemoteJob(self._client, answer)
+        return job if background else job.wait()
