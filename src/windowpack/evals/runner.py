@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from windowpack.errors import InvalidArgumentError
+from windowpack.errors import CollectionNotFoundError, InvalidArgumentError
 from windowpack.evals.cases import Case
 from windowpack.evals.haystack import Haystack
 from windowpack.evals.mrcr import NEEDLE_COUNTS, mrcr_case
@@ -268,17 +268,25 @@ class _CasePlace:
         else:
             collection = self._shared
             wanted = {document.id for document in documents}
-            for info in collection.documents():
-                if info.id not in wanted:
-                    collection.delete(info.id)
+            for document_id in self._stored_ids():
+                if document_id not in wanted:
+                    collection.delete(document_id)
         report = collection.add(documents, progress=clock.ingest_stages())
         return collection, report.embedded
 
     def empty(self) -> None:
         """Delete the last case's documents (unless every case keeps its collection)."""
         if self._shared is not None:
-            for info in self._shared.documents():
-                self._shared.delete(info.id)
+            for document_id in self._stored_ids():
+                self._shared.delete(document_id)
+
+    def _stored_ids(self) -> list[str]:
+        """What the shared collection holds: nothing before its first write creates it."""
+        assert self._shared is not None
+        try:
+            return [info.id for info in self._shared.documents()]
+        except CollectionNotFoundError:
+            return []
 
 
 @dataclass(frozen=True)
