@@ -226,3 +226,24 @@ def test_a_leftover_of_an_interrupted_run_does_not_leak_into_cases(
     expected = counter.count("\n\n".join(document.text for document in case.documents))
     assert result["rows"][0]["tokens"] == expected
     assert result["summary"]["truncation"]["16384"]["needle_recall"] == 1.0
+
+
+@pytest.mark.model
+@pytest.mark.shared
+def test_real_model_gdm_mrcr_on_the_essays(tmp_path: Path, essay_haystack: Haystack) -> None:
+    """The bundled model on a 16K-token v2-shaped conversation cut from the essays: every
+    cell runs, and windowpack's 8K window holds every instance up to the asked one."""
+    with wp.open(tmp_path / "store") as store:
+        evaluation = MrcrEval(
+            haystack=essay_haystack,
+            budgets=(8192,),
+            lengths=(16_384,),
+            needles=(2, 4),
+            systems=("windowpack", "bm25"),
+        )
+        result = evaluation(store)
+    assert set(result["cells"]) == {"mrcr-gdm-2 · 16K", "mrcr-gdm-4 · 16K"}
+    assert len(result["cases"]) == 1 and result["cases"][0]["embedded"] > 0
+    windowpack = result["summary"]["windowpack"]["8192"]
+    assert windowpack["ordinal_complete"] == 1.0 and windowpack["score"] > 0.99
+    assert result["summary"]["bm25"]["8192"]["max_tokens"] <= 8192
