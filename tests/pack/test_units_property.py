@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 import windowpack as wp
 from windowpack.config import StoreConfig
 from windowpack.pack.verbatim import UNIT_SHARE
+from windowpack.storage import repository
 from windowpack.text.tokens import get_token_counter
 from windowpack.types import Span
 
@@ -90,6 +91,21 @@ def collection(tmp_path_factory: pytest.TempPathFactory) -> Iterator[wp.Collecti
     store.close()
 
 
+def _tiles(collection: wp.Collection, document: str, unit: Span) -> list[str]:
+    """The unit's chunks, each with the white space up to the next chunk of the document."""
+    with collection._context.sessions() as session:
+        row = repository.documents_by_external_id(session, collection.collection_id, [document])
+        spans = repository.chunk_spans(session, collection.collection_id)[row[document].id]
+    text = row[document].text
+    starts = [chunk.char_start for chunk in spans] + [len(text)]
+    tiles = []
+    for index, chunk in enumerate(spans):
+        if unit.start <= chunk.char_start < unit.end:
+            end = starts[index + 1] if index + 1 < len(spans) else chunk.char_end
+            tiles.append(text[chunk.char_start : end])
+    return tiles
+
+
 def _covers(spans: list[Span], unit: Span) -> bool:
     """Whether `spans` (passages of one unit) cover all of it."""
     return min(s.start for s in spans) <= unit.start and max(s.end for s in spans) >= unit.end
@@ -114,8 +130,9 @@ def test_every_unit_in_a_window_is_whole_or_cut_only_when_over_its_share(
         span = units[unit]
         if _covers(spans, span):
             continue
-        text = documents[document].text[span.start : span.end]
-        # Cut only when the unit alone is over its share (tile costs add the whitespace after
-        # each chunk, a few tokens), and then the window says what of it is missing.
-        assert counter.count(text) > UNIT_SHARE * budget - 16, (document, unit, budget)
+        # Cut only when the unit alone is over its share, and then the window says what of
+        # it is missing. A unit costs its chunks' tiles (each chunk with the white space up
+        # to the next), as the allocator counts them.
+        tiles = _tiles(collection, document, span)
+        assert sum(counter.count_many(tiles)) > UNIT_SHARE * budget, (document, unit, budget)
         assert "tokens of this" in window.text

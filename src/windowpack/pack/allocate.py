@@ -60,17 +60,25 @@ def lossless_cost(corpus: Corpus, overheads: Overheads) -> int:
 
 
 def allocate(
-    corpus: Corpus, budget: int, overheads: Overheads, pins: list[int] | None = None
+    corpus: Corpus,
+    budget: int,
+    overheads: Overheads,
+    pins: list[int] | None = None,
+    *,
+    window_budget: int | None = None,
 ) -> Allocation:
     """The allocation for `budget` tokens (layout overheads included). `pins` are chunks whose
-    units go in first, whole, in that order (see `verbatim.verbatim_phase`)."""
+    units go in first, whole, in that order; a unit may be cut only when it costs more than
+    its share of `window_budget` (the whole window's budget; default `budget`), see
+    `verbatim.verbatim_phase`."""
     if corpus.chunks and lossless_cost(corpus, overheads) <= budget:
         return Allocation(
             chunks=np.arange(corpus.chunks, dtype=np.int64),
             nodes=np.zeros(0, dtype=np.int64),
             lossless=True,
         )
-    selected, used = verbatim_phase(corpus, budget, overheads, pins)
+    share_of = window_budget if window_budget is not None else budget
+    selected, used = verbatim_phase(corpus, budget, overheads, pins, share_of=share_of)
     nodes = _summary_phase(corpus, selected, budget - used, overheads)
     return Allocation(
         chunks=np.flatnonzero(selected).astype(np.int64),

@@ -11,6 +11,9 @@ block starts with a bracketed header, so a block boundary is also a tokenizer bo
 
 from __future__ import annotations
 
+import bisect
+import functools
+import itertools
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
@@ -42,6 +45,11 @@ class DocumentView:
     unit_name: str = "turn"
     unit_titles: Sequence[str] = ()
     metadata: dict[str, Any] = field(default_factory=dict)
+
+    @functools.cached_property
+    def token_prefix(self) -> list[int]:
+        """Tokens of the chunks before ordinal i (i from 0 to the count, inclusive)."""
+        return [0, *itertools.accumulate(self.chunk_tokens)]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -151,6 +159,11 @@ class Source(Protocol):
     @property
     def nodes(self) -> Sequence[NodeView]: ...
 
+    @property
+    def document_tokens_before(self) -> Sequence[int]:
+        """Tokens of all documents before position i (i from 0 to the count, inclusive)."""
+        ...
+
 
 @dataclass(frozen=True, kw_only=True)
 class Selection:
@@ -163,6 +176,10 @@ class Selection:
     node_scores: Sequence[float] = ()
     labels: Mapping[tuple[int, int], str] = field(default_factory=dict)
     """Extra words for the header of a unit, by (document position, unit): "instance 2 of 4"."""
+    by_document: Mapping[int, list[int]] = field(default_factory=dict)
+    """The chosen chunks' ordinals (sorted) by document position."""
+    summary_starts: Mapping[int, list[int]] = field(default_factory=dict)
+    """The ordinals (sorted) where a chosen document-level summary starts, by document."""
 
     def chunk_score(self, first: int, last: int) -> float:
         """The best score of the chunks `first` to `last` (0 when unscored)."""
@@ -182,50 +199,64 @@ def choose(
 ) -> Selection:
     """The selection of `chunks` verbatim and `nodes` as summaries, with (chunk, node) scores
     and header labels by (document position, unit)."""
+    firsts = source.document_first_chunk
+    by_document: dict[int, list[int]] = {}
+    for index in sorted(chunks):
+        position = bisect.bisect_right(firsts, index) - 1
+        by_document.setdefault(position, []).append(index - firsts[position])
+    summary_starts: dict[int, list[int]] = {}
+    for index in sorted(nodes, key=lambda n: source.nodes[n].first_chunk):
+        node = source.nodes[index]
+        if node.document >= 0:
+            first = node.first_chunk - firsts[node.document]
+            summary_starts.setdefault(node.document, []).append(first)
     return Selection(
         chunks=set(chunks),
         summaries={source.nodes[index].first_chunk: index for index in nodes},
         chunk_scores=scores[0],
         node_scores=scores[1],
         labels=labels or {},
+        by_document=by_document,
+        summary_starts=summary_starts,
     )
 
 
 def render_documents(source: Source, selection: Selection) -> list[Block]:
-    """The query tier: chosen chunks and summaries by document, gap markers between."""
-    documents, nodes = source.documents, source.nodes
-    by_first_chunk = selection.summaries
+    """The query tier: chosen chunks and summaries by document, gap markers between.
+
+    Only the documents something was chosen in are visited, so the cost follows the window,
+    not the corpus.
+    """
+    nodes = source.nodes
+    spans = {
+        nodes[i].first_document: i for i in selection.summaries.values() if nodes[i].document < 0
+    }
+    touched = sorted({*selection.by_document, *selection.summary_starts, *spans})
     blocks: list[Block] = []
-    skipped: list[int] = []
-    position = 0
-    while position < len(documents):
-        view, offset = documents[position], source.document_first_chunk[position]
-        node_index = by_first_chunk.get(offset)
-        if node_index is not None and nodes[node_index].document < 0:
-            # A collection-level summary stands for several whole documents.
-            blocks.extend(_gap_for_documents(documents, skipped))
-            skipped = []
+    cursor = 0
+    for position in touched:
+        if position < cursor:
+            continue  # inside the documents a collection-level summary stands for
+        blocks.extend(_gap_for_documents(source, cursor, position))
+        node_index = spans.get(position)
+        if node_index is not None:
             blocks.append(summary_block(source, node_index, selection.node_score(node_index)))
-            position = nodes[node_index].last_document
-            continue
-        chunks = range(offset, offset + len(view.chunk_starts))
-        if not any(index in selection.chunks or index in by_first_chunk for index in chunks):
-            skipped.append(position)
+            cursor = nodes[node_index].last_document
         else:
-            blocks.extend(_gap_for_documents(documents, skipped))
-            skipped = []
             blocks.extend(document_blocks(source, position, selection))
-        position += 1
-    blocks.extend(_gap_for_documents(documents, skipped))
+            cursor = position + 1
+    blocks.extend(_gap_for_documents(source, cursor, len(source.documents)))
     return blocks
 
 
-def _gap_for_documents(documents: Sequence[DocumentView], skipped: list[int]) -> list[Block]:
-    if not skipped:
+def _gap_for_documents(source: Source, first: int, end: int) -> list[Block]:
+    """The marker for documents `first` to `end - 1`, left out (none when the range is empty)."""
+    if end <= first:
         return []
-    tokens = sum(sum(documents[p].chunk_tokens) for p in skipped)
-    what = "document" if len(skipped) == 1 else "documents"
-    return [Block(kind="gap", text=gap_marker(tokens, what, len(skipped)))]
+    before = source.document_tokens_before
+    tokens, count = before[end] - before[first], end - first
+    what = "document" if count == 1 else "documents"
+    return [Block(kind="gap", text=gap_marker(tokens, what, count))]
 
 
 def document_blocks(source: Source, position: int, selection: Selection) -> list[Block]:
@@ -233,76 +264,72 @@ def document_blocks(source: Source, position: int, selection: Selection) -> list
     view, offset = source.documents[position], source.document_first_chunk[position]
     header = document_header(view, position, len(source.documents))
     blocks = [Block(kind="header", text=header, document=position)]
-    by_first_chunk = selection.summaries
-    count = len(view.chunk_starts)
+    chosen = selection.by_document.get(position, [])
+    starts = selection.summary_starts.get(position, [])
+    count, units = len(view.chunk_starts), view.chunk_units
+    cut = {unit for ordinal in chosen if (unit := units[ordinal]) is not None}  # units in
+    next_chosen = next_start = 0  # indices into `chosen` and `starts`
     ordinal = 0
     while ordinal < count:
-        index = offset + ordinal
-        if index in selection.chunks:
-            last = ordinal
-            # One passage per run of chunks, but a new one at each conversation turn or
-            # record, so that every turn carries its own number.
+        while next_chosen < len(chosen) and chosen[next_chosen] < ordinal:
+            next_chosen += 1
+        while next_start < len(starts) and starts[next_start] < ordinal:
+            next_start += 1
+        upcoming = min(
+            chosen[next_chosen] if next_chosen < len(chosen) else count,
+            starts[next_start] if next_start < len(starts) else count,
+        )
+        if upcoming > ordinal:
+            blocks.extend(_gaps(view, position, ordinal, upcoming - 1, cut))
+            ordinal = upcoming
+        elif next_chosen < len(chosen) and chosen[next_chosen] == ordinal:
+            last, taken = ordinal, next_chosen
+            # One passage per run of chunks, but a new one at each conversation turn, record
+            # or section, so that every unit carries its own header.
             while (
-                last + 1 < count
-                and offset + last + 1 in selection.chunks
-                and view.chunk_units[last + 1] == view.chunk_units[ordinal]
+                taken + 1 < len(chosen)
+                and chosen[taken + 1] == last + 1
+                and units[last + 1] == units[ordinal]
             ):
-                last += 1
+                last, taken = last + 1, taken + 1
             blocks.append(_passage(source, position, ordinal, last, selection))
             ordinal = last + 1
-        elif index in by_first_chunk:
-            node_index = by_first_chunk[index]
+        else:
+            node_index = selection.summaries[offset + ordinal]
             blocks.append(summary_block(source, node_index, selection.node_score(node_index)))
             ordinal = max(ordinal + 1, source.nodes[node_index].last_chunk - offset)
-        else:
-            last = ordinal
-            while (
-                last + 1 < count
-                and offset + last + 1 not in selection.chunks
-                and offset + last + 1 not in by_first_chunk
-            ):
-                last += 1
-            blocks.extend(_gaps(source, position, ordinal, last, selection))
-            ordinal = last + 1
     return blocks
 
 
-def _gaps(
-    source: Source, position: int, first: int, last: int, selection: Selection
-) -> list[Block]:
+def _gaps(view: DocumentView, position: int, first: int, last: int, cut: set[int]) -> list[Block]:
     """Markers for chunks `first` to `last` of a document, left out: one marker, except that
-    what is missing of a unit partly in the window (a cut unit) is said on its own."""
-    view, offset = source.documents[position], source.document_first_chunk[position]
-    units = view.chunk_units
+    what is missing of a unit partly in the window (one of `cut`) is said on its own. Only
+    the units at either end of the run can be partly in: a unit is contiguous."""
+    units, prefix = view.chunk_units, view.token_prefix
     pieces: list[tuple[int, int, bool]] = []  # (first, last, inside a cut unit)
-    ordinal = first
-    while ordinal <= last:
-        end = ordinal
-        while end + 1 <= last and units[end + 1] == units[ordinal]:
-            end += 1
-        cut = units[ordinal] is not None and _partly_in(view, offset, ordinal, selection)
-        if pieces and not cut and not pieces[-1][2]:
-            pieces[-1] = (pieces[-1][0], end, False)  # whole units left out: one marker
-        else:
-            pieces.append((ordinal, end, cut))
-        ordinal = end + 1
+    low = first
+    if units[first] in cut:
+        high = first
+        while high < last and units[high + 1] == units[first]:
+            high += 1
+        pieces.append((first, high, True))
+        low = high + 1
+    if low <= last:
+        tail = last + 1
+        if units[last] in cut:
+            tail = last
+            while tail - 1 >= low and units[tail - 1] == units[last]:
+                tail -= 1
+        if low < tail:
+            pieces.append((low, tail - 1, False))
+        if tail <= last:
+            pieces.append((tail, last, True))
     blocks = []
-    for low, high, cut in pieces:
-        tokens = sum(view.chunk_tokens[low : high + 1])
-        text = cut_marker(tokens, view.unit_name) if cut else gap_marker(tokens, "tokens")
+    for start, end, in_cut in pieces:
+        tokens = prefix[end + 1] - prefix[start]
+        text = cut_marker(tokens, view.unit_name) if in_cut else gap_marker(tokens, "tokens")
         blocks.append(Block(kind="gap", text=text, document=position))
     return blocks
-
-
-def _partly_in(view: DocumentView, offset: int, ordinal: int, selection: Selection) -> bool:
-    """Whether some chunk of the unit of chunk `ordinal` is in the window verbatim."""
-    unit = view.chunk_units[ordinal]
-    low = high = ordinal
-    while low > 0 and view.chunk_units[low - 1] == unit:
-        low -= 1
-    while high + 1 < len(view.chunk_units) and view.chunk_units[high + 1] == unit:
-        high += 1
-    return any(offset + i in selection.chunks for i in range(low, high + 1))
 
 
 def _passage(source: Source, position: int, first: int, last: int, selection: Selection) -> Block:

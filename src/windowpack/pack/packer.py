@@ -13,6 +13,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -23,7 +24,7 @@ from windowpack.pack.repeats import focus
 from windowpack.pack.request import PackRequest
 from windowpack.pack.scoring import scored_corpora
 from windowpack.pack.state import PackingState
-from windowpack.pack.window import Part, pack_parts
+from windowpack.pack.window import Part, lossless_estimate, lossless_window, pack_parts
 from windowpack.retrieval.indexes import CollectionIndexes
 from windowpack.retrieval.search import QueryEmbeddingCache
 from windowpack.storage import repository
@@ -32,6 +33,9 @@ from windowpack.types import Window
 
 # Packs tried before giving up on a collection that a stream of writes keeps changing.
 _MAX_ATTEMPTS = 5
+# Lossless windows kept (one per collection version and tokenizer): they are as large as the
+# collections, which fit the budgets that asked for them.
+_WHOLE_WINDOWS = 8
 
 Source = tuple[int, str, CollectionIndexes]
 """A collection to pack from: its id, its name and its current indexes."""
@@ -55,6 +59,7 @@ class Packer:
         self._writes_paused = writes_paused or contextlib.nullcontext()
         self._states: dict[tuple[int, int, str], PackingState] = {}
         self._windows: OrderedDict[tuple[Any, ...], Window] = OrderedDict()
+        self._whole: dict[tuple[Any, ...], Window] = {}
         self._cache_size = cache_size
         self._lock = threading.Lock()
         self._loading: dict[tuple[int, int, str], threading.Lock] = {}
@@ -95,17 +100,46 @@ class Packer:
             if state is None:
                 return None
             states.append((state, indexes))
-        corpora = scored_corpora(states, self._query_vectors, request.query, request.budget)
-        parts = [
-            Part(state=state, corpus=corpus, focus=focus(state.turns, request.query))
-            for (state, _), corpus in zip(states, corpora, strict=True)
-        ]
-        window = pack_parts(parts, request, counter)
+        window = self._lossless(key[0], [state for state, _ in states], request, counter)
+        if window is None:
+            corpora = scored_corpora(states, self._query_vectors, request.query, request.budget)
+            parts = [
+                Part(state=state, corpus=corpus, focus=focus(state.turns, request.query))
+                for (state, _), corpus in zip(states, corpora, strict=True)
+            ]
+            window = pack_parts(parts, request, counter)
         with self._lock:
             self._windows[key] = window
             while len(self._windows) > self._cache_size:
                 self._windows.popitem(last=False)
         return window
+
+    def _lossless(
+        self,
+        versions: tuple[tuple[int, int], ...],
+        states: list[PackingState],
+        request: PackRequest,
+        counter: TokenCounter,
+    ) -> Window | None:
+        """The whole collection verbatim, when it fits: the same for every question, so it is
+        rendered once per version and answered without embedding or searching anything."""
+        key = (versions, counter.name)
+        parts = [Part(state=state, corpus=state.corpus) for state in states]
+        # The rule pack_parts applies, whatever is cached: the estimate and the exact count
+        # both within the budget (the same request must give the same window everywhere).
+        if lossless_estimate(parts) > request.budget:
+            return None
+        window = self._whole.get(key)
+        if window is None:
+            window = lossless_window(parts, request, counter)
+            assert window is not None  # the estimate fits
+            with self._lock:
+                self._whole[key] = window
+                while len(self._whole) > _WHOLE_WINDOWS:
+                    self._whole.pop(next(iter(self._whole)))
+        if window.tokens > request.budget:
+            return None
+        return replace(window, budget=request.budget, query=request.query)
 
     def _state(
         self, collection_id: int, name: str, version: int, counter: TokenCounter

@@ -15,6 +15,7 @@ summaries, while a count is a pure function of (text, tokenizer).
 from __future__ import annotations
 
 import functools
+import itertools
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -45,6 +46,11 @@ class PackingState:
     node_positions: np.ndarray
     tokenizer: str = ""
     """The counter's name: counts are reused only from a state in the same tokenizer."""
+
+    @functools.cached_property
+    def document_tokens_before(self) -> list[int]:
+        """Tokens of all documents before position i (i from 0 to the count, inclusive)."""
+        return [0, *itertools.accumulate(view.token_prefix[-1] for view in self.documents)]
 
     @functools.cached_property
     def turns(self) -> list[Turn]:

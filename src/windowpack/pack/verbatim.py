@@ -20,6 +20,7 @@ each is taken whole while it fits, before anything else.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -85,10 +86,11 @@ class _Selection:
     """Chunks chosen so far and the tokens they cost with their headers."""
 
     def __init__(self, corpus: Corpus, overheads: Overheads) -> None:
-        # Python lists: the loop below reads single items, which numpy makes slow.
-        self.costs = corpus.chunk_cost.tolist()
-        self.documents_of = corpus.chunk_document.tolist()
-        self.units_of = corpus.chunk_unit.tolist()
+        # Items are read one by one for the few chunks a window takes: converting whole
+        # arrays to lists would cost what the corpus costs, not what the window does.
+        self.costs = corpus.chunk_cost
+        self.documents_of = corpus.chunk_document
+        self.units_of = corpus.chunk_unit
         self.overheads = overheads
         self.chosen = np.zeros(corpus.chunks, dtype=bool)
         self.documents: set[int] = set()
@@ -96,15 +98,15 @@ class _Selection:
 
     def cost(self, members: list[int]) -> int:
         """What adding `members` (unchosen chunks, sorted) would cost, headers included."""
-        cost: int = sum(self.costs[m] for m in members)
+        cost = int(self.costs[members].sum())
         cost += sum(self._opens_passage(first, last) for first, last in _runs(members))
-        if self.documents_of[members[0]] not in self.documents:
+        if int(self.documents_of[members[0]]) not in self.documents:
             cost += self.overheads.document
         return cost
 
     def take(self, members: list[int], cost: int) -> None:
         self.chosen[members] = True
-        self.documents.add(self.documents_of[members[0]])
+        self.documents.add(int(self.documents_of[members[0]]))
         self.used += cost
 
     def _opens_passage(self, first: int, last: int) -> int:
@@ -145,14 +147,21 @@ def pinned_cost(corpus: Corpus, pins: list[int], overheads: Overheads) -> int:
 
 
 def verbatim_phase(
-    corpus: Corpus, budget: int, overheads: Overheads, pins: list[int] | None = None
+    corpus: Corpus,
+    budget: int,
+    overheads: Overheads,
+    pins: list[int] | None = None,
+    *,
+    share_of: int | None = None,
 ) -> tuple[BoolArray, int]:
     """The chunks taken verbatim within `budget`, and the tokens they cost.
 
     `pins` are chunk indices whose units go first, whole, in the given order (those that do
-    not fit are left to the normal order with the rest).
+    not fit are left to the normal order with the rest). A unit may be cut when it costs more
+    than `UNIT_SHARE` of `share_of`: the window's whole budget, of which `budget` is what the
+    overview left (default: `budget`).
     """
-    units = units_of(corpus, budget)
+    units = units_of(corpus, share_of if share_of is not None else budget)
     selection = _Selection(corpus, overheads)
     attempted: set[int] = set()
     for chunk in pins or []:
@@ -165,8 +174,7 @@ def verbatim_phase(
         if selection.used + cost > budget:
             break
         selection.take(members, cost)
-    order = np.lexsort((np.arange(corpus.chunks), -chunk_priority(corpus)))
-    for index in order.tolist():
+    for index in _priority_order(chunk_priority(corpus), _expected_takes(corpus, budget)):
         run = int(units.of_chunk[index])
         if selection.chosen[index] or run in attempted:
             continue
@@ -176,6 +184,29 @@ def verbatim_phase(
             break  # a prefix of a fixed order: recall is monotone in the budget
         selection.take(members, cost)
     return selection.chosen, selection.used
+
+
+def _expected_takes(corpus: Corpus, budget: int) -> int:
+    """About how many chunks a budget holds (four times over): the order is sorted that far."""
+    mean = float(corpus.chunk_cost.mean()) if corpus.chunks else 1.0
+    return max(256, int(4 * budget / max(mean, 1.0)))
+
+
+def _priority_order(priority: FloatArray, first: int) -> Iterator[int]:
+    """Chunk indices by priority, highest first, ties by index: the order of a full sort,
+    but only the first `first` or so are sorted unless the caller reads on. The phase stops
+    after about what the budget holds, so sorting a 100M-token corpus would be wasted."""
+    count = len(priority)
+    if first < count:
+        # Every index at or above the `first`-th largest priority: ties at the boundary are
+        # all in, so the sorted head is exactly a full sort's head.
+        threshold = np.partition(priority, count - first)[count - first]
+        head = np.flatnonzero(priority >= threshold)
+        yield from head[np.lexsort((head, -priority[head]))].tolist()
+        rest = np.flatnonzero(priority < threshold)
+        yield from rest[np.lexsort((rest, -priority[rest]))].tolist()
+        return
+    yield from np.lexsort((np.arange(count), -priority)).tolist()
 
 
 def _members(units: Units, run: int, index: int, chosen: BoolArray) -> list[int]:

@@ -54,11 +54,9 @@ def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounte
     if not corpus.chunks:
         names = ", ".join(repr(part.state.name) for part in parts)
         return _empty(parts, request, f"nothing to pack: no documents in {names} yet")
-    if corpus.chunks and lossless_cost(corpus, overheads) <= budget:
-        blocks = [block for part in parts for block in _with_title(parts, part, _lossless(part))]
-        window = _window(parts, request, blocks, counter, prefix_blocks=len(blocks))
-        if window.tokens <= budget:
-            return window
+    whole = lossless_window(parts, request, counter)
+    if whole is not None and whole.tokens <= budget:
+        return whole
     pins = [
         chunk_offset + pin
         for part, (chunk_offset, _) in zip(parts, _offsets_of(parts), strict=True)
@@ -74,7 +72,7 @@ def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounte
     prefix_tokens = layout.count_exactly(counter, prefix) if prefix else 0
     room = budget - prefix_tokens
     for attempt in range(_MAX_TRIMS):
-        allocation = allocate(corpus, room, overheads, pins)
+        allocation = allocate(corpus, room, overheads, pins, window_budget=budget)
         blocks = list(overview)
         for part, (chunk_offset, node_offset) in zip(parts, _offsets_of(parts), strict=True):
             chunks = allocation.chunks[
@@ -100,6 +98,26 @@ def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounte
     return _empty(
         parts, request, f"a budget of {budget} tokens is too small for any chunk or summary"
     )
+
+
+def lossless_window(
+    parts: Sequence[Part], request: PackRequest, counter: TokenCounter
+) -> Window | None:
+    """Every chunk verbatim, in order, when the estimate says it fits the budget (None when
+    it does not). It depends on no score and no question: callers may keep it for others."""
+    if lossless_estimate(parts) > request.budget:
+        return None
+    blocks = [block for part in parts for block in _with_title(parts, part, _lossless(part))]
+    return _window(parts, request, blocks, counter, prefix_blocks=len(blocks))
+
+
+def lossless_estimate(parts: Sequence[Part]) -> float:
+    """The allocator's estimate of the lossless window's tokens (infinite when empty): the
+    window is lossless exactly when this and its exact count both fit the budget."""
+    corpus = combined([p.corpus for p in parts], [len(p.state.documents) for p in parts])
+    if not corpus.chunks:
+        return float("inf")
+    return lossless_cost(corpus, parts[0].state.overheads)
 
 
 def _offsets_of(parts: Sequence[Part]) -> list[tuple[int, int]]:

@@ -87,7 +87,11 @@ class Bm25Index:
         if not tokens.vocab or all(not ids for ids in tokens.ids):
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         positions, scores = self._retriever.retrieve(
-            tokens, k=sentences, show_progress=False, n_threads=1
+            # n_threads=0 runs in this thread; any other value starts a thread pool per call.
+            tokens,
+            k=sentences,
+            show_progress=False,
+            n_threads=0,
         )
         keep = scores[0] > 0
         return _best_per_chunk(self._sentence_chunk_ids[positions[0][keep]], scores[0][keep], k)
