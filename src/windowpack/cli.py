@@ -244,6 +244,18 @@ def eval_(
         Path | None, typer.Option("--store", help="Store to reuse (default: a temporary one).")
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of every generator.")] = 0,
+    samples: Annotated[
+        int, typer.Option(help="Cases per cell (seeds seed, seed+1, ...): mean and 95% interval.")
+    ] = 1,
+    mrcr_shapes: Annotated[
+        str, typer.Option(help="MRCR conversation shapes: gdm (MRCR v2 transcripts), openai.")
+    ] = "gdm",
+    mrcr_needles: Annotated[
+        str, typer.Option(help="Instances of the asked MRCR request, e.g. 2,4,8.")
+    ] = "2,4,8",
+    keep_collections: Annotated[
+        bool, typer.Option(help="Keep each case's collection in the store (default: deleted).")
+    ] = False,
     tokenizer: Annotated[str, typer.Option(help="Tokenizer of every count.")] = "o200k_base",
     reader_url: Annotated[
         str | None, typer.Option(help="OpenAI-compatible endpoint of an LLM reader.")
@@ -266,6 +278,10 @@ def eval_(
         depths=depths,
         systems=systems,
         seed=seed,
+        samples=samples,
+        mrcr_shapes=mrcr_shapes,
+        mrcr_needles=mrcr_needles,
+        keep_collections=keep_collections,
         tokenizer=tokenizer,
         reader_url=reader_url,
         reader_model=reader_model,

@@ -7,15 +7,18 @@ import pytest
 
 from windowpack.errors import InvalidArgumentError
 from windowpack.evals import (
+    Case,
     DeterministicReader,
     Haystack,
     OpenAIReader,
+    generated_haystack,
     mrcr_case,
     niah_case,
     ruler_case,
     score_reply,
 )
 from windowpack.evals.mrcr import request
+from windowpack.evals.mrcr_gdm import gdm_mrcr_case
 from windowpack.text.tokens import TokenCounter
 
 
@@ -105,3 +108,82 @@ def test_openai_reader_posts_the_window_and_question(
 def test_reader_url_must_be_http() -> None:
     with pytest.raises(InvalidArgumentError, match="'reader-url'"):
         OpenAIReader("localhost:8000", "m")
+
+
+@pytest.fixture(scope="module")
+def gdm_case(counter: TokenCounter) -> Case:
+    """A v2-shaped case whose asked request has 4 instances; the question asks for the 3rd."""
+    haystack = generated_haystack(seed=3)
+    case = next(
+        case
+        for seed in range(50)
+        if (case := gdm_mrcr_case(haystack, counter, length=32_000, needles=4, seed=seed))
+        and case.params["k"] == 3
+    )
+    return case
+
+
+def _gdm_turn(number: int, case: Case, reply: str, label: str = "") -> str:
+    header = f"[turn {number} of 90{label} · chars 0-10]"
+    return f"{header}\nUser: {case.params['request']}\n\nAssistant: {reply}"
+
+
+def test_gdm_reader_copies_the_kth_copy_of_the_request(gdm_case: Case) -> None:
+    turns = [_gdm_turn(i * 5 + 3, gdm_case, reply) for i, reply in enumerate(gdm_case.needles)]
+    window = "\n\n[... 900 tokens left out ...]\n\n".join(turns)
+    reply = DeterministicReader().answer(gdm_case, window)
+    assert reply == gdm_case.answers[0] and score_reply(gdm_case, reply) == 1.0
+    assert gdm_case.ordinal_complete(window) is True
+
+
+def test_gdm_reader_reads_instance_labels_when_a_window_has_them(gdm_case: Case) -> None:
+    # Instances 1 and 2 are missing; the labels still say which copy is the 3rd.
+    turns = [
+        _gdm_turn(40, gdm_case, gdm_case.needles[2], " · instance 3 of 4"),
+        _gdm_turn(60, gdm_case, gdm_case.needles[3], " · instance 4 of 4"),
+    ]
+    window = "\n\n".join(turns)
+    assert DeterministicReader().answer(gdm_case, window) == gdm_case.answers[0]
+    assert gdm_case.ordinal_complete(window) is False  # the earlier instances are not there
+    # Without labels the same window's 3rd copy does not exist: nothing to copy.
+    unlabelled = "\n\n".join(_gdm_turn(n, gdm_case, r) for n, r in ((40, "x"), (60, "y")))
+    assert DeterministicReader().answer(gdm_case, unlabelled) == gdm_case.params["prefix"]
+
+
+def test_gdm_reader_with_labels_but_not_the_asked_one_copies_nothing(gdm_case: Case) -> None:
+    window = _gdm_turn(40, gdm_case, gdm_case.needles[1], " · instance 2 of 4")
+    reply = DeterministicReader().answer(gdm_case, window)
+    assert reply == gdm_case.params["prefix"] and score_reply(gdm_case, reply) < 0.05
+
+
+def test_gdm_reader_over_the_whole_transcript_scores_one(gdm_case: Case) -> None:
+    text = gdm_case.documents[0].text
+    assert score_reply(gdm_case, DeterministicReader().answer(gdm_case, text)) == 1.0
+    assert gdm_case.ordinal_complete(text) is True
+
+
+def test_a_partial_reply_scores_in_between(gdm_case: Case) -> None:
+    needles = gdm_case.needles
+    cut = needles[2][: len(needles[2]) // 2]
+    turns = [_gdm_turn(i, gdm_case, r) for i, r in enumerate([*needles[:2], cut])]
+    window = "\n\n".join(turns) + "\n\n[... 120 tokens left out ...]"
+    score = score_reply(gdm_case, DeterministicReader().answer(gdm_case, window))
+    assert 0.5 < score < 0.8
+    assert gdm_case.ordinal_complete(window) is False
+
+
+def test_ordinal_complete_needs_every_instance_up_to_k_in_order(gdm_case: Case) -> None:
+    first, second, third, fourth = gdm_case.needles
+    assert gdm_case.ordinal_complete(f"{first}\n\n{second}\n\n{third}") is True
+    assert gdm_case.ordinal_complete(f"{first}\n\n{third}\n\n{fourth}") is False
+    assert gdm_case.ordinal_complete(f"{second}\n\n{first}\n\n{third}") is False  # order
+    # Whitespace runs compare equal: a baseline joins chunks with a blank line.
+    spaced = " ".join(part.replace("\n\n", "\n\n\n") for part in (first, second, third))
+    assert gdm_case.ordinal_complete(spaced) is True
+
+
+def test_ordinal_complete_is_none_outside_mrcr(
+    small_haystack: Haystack, counter: TokenCounter
+) -> None:
+    case = niah_case(small_haystack, counter, length=2000, depth=0.0, seed=0)
+    assert case.ordinal_complete(case.documents[0].text) is None

@@ -1,10 +1,12 @@
 """Evals: NIAH, RULER-style and MRCR-style benchmarks over windowpack and its baselines.
 
-    from windowpack.evals import NiahEval, load_haystack
-    result = NiahEval(load_haystack(path), budgets=(2048, 8192), lengths=(8192,))(store)
+    from windowpack.evals import MrcrEval, NiahEval, load_haystack
+    result = NiahEval(haystack=load_haystack(path), budgets=(2048, 8192), lengths=(8192,))(store)
+    result = MrcrEval(haystack=..., budgets=(8192,), lengths=(1 << 20,), samples=8)(store)
 
-Each eval is a callable returning a metric dict; `write_report` turns results into JSON, a
-markdown table and PNG plots (matplotlib, the `evals` extra, imported only when plotting).
+Each eval is a callable returning a metric dict (per-case rows, means with 95% intervals per
+cell and overall, where the time went); `write_report` turns results into JSON, a markdown
+report and PNG plots (matplotlib, the `evals` extra, imported only when plotting).
 """
 
 from __future__ import annotations
@@ -12,13 +14,16 @@ from __future__ import annotations
 from windowpack.evals.cases import Case
 from windowpack.evals.haystack import Haystack, generated_haystack, load_haystack
 from windowpack.evals.mrcr import grade_mrcr, mrcr_case
+from windowpack.evals.mrcr_gdm import gdm_mrcr_case, grade_mrcr_gdm
 from windowpack.evals.needles import RULER_TASKS, niah_case, ruler_case
 from windowpack.evals.readers import DeterministicReader, OpenAIReader, Reader, score_reply
-from windowpack.evals.runner import EVALS, MrcrEval, NiahEval, Progress, RulerEval
+from windowpack.evals.runner import EVALS, MRCR_SHAPES, MrcrEval, NiahEval, Progress, RulerEval
+from windowpack.evals.stats import mean_interval
 from windowpack.evals.systems import SYSTEMS
 
 __all__ = [
     "EVALS",
+    "MRCR_SHAPES",
     "RULER_TASKS",
     "SYSTEMS",
     "Case",
@@ -30,9 +35,12 @@ __all__ = [
     "Progress",
     "Reader",
     "RulerEval",
+    "gdm_mrcr_case",
     "generated_haystack",
     "grade_mrcr",
+    "grade_mrcr_gdm",
     "load_haystack",
+    "mean_interval",
     "mrcr_case",
     "niah_case",
     "ruler_case",

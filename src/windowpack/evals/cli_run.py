@@ -13,11 +13,18 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from windowpack.errors import InvalidArgumentError
 from windowpack.evals.haystack import load_haystack
-from windowpack.evals.options import parse_budgets, parse_depths, parse_names, parse_token_sizes
+from windowpack.evals.options import (
+    parse_budgets,
+    parse_counts,
+    parse_depths,
+    parse_names,
+    parse_token_sizes,
+)
 from windowpack.evals.readers import OpenAIReader, Reader
 from windowpack.evals.report import write_report
-from windowpack.evals.runner import EVALS, NiahEval
+from windowpack.evals.runner import EVALS, MRCR_SHAPES, MrcrEval, NiahEval
 from windowpack.evals.systems import SYSTEMS
+from windowpack.evals.timing import is_part
 
 if TYPE_CHECKING:
     from windowpack.service import Store
@@ -36,6 +43,10 @@ class EvalRequest:
     systems: str
     seed: int
     tokenizer: str
+    samples: int = 1
+    mrcr_shapes: str = "gdm"
+    mrcr_needles: str = "2,4,8"
+    keep_collections: bool = False
     reader_url: str | None = None
     reader_model: str | None = None
     reader_key: str | None = None
@@ -50,7 +61,9 @@ def run_evals(request: EvalRequest, store: Store, out: Path, *, command: str) ->
         "systems": parse_names(request.systems, "systems", SYSTEMS),
         "tokenizer": request.tokenizer,
         "seed": request.seed,
+        "samples": _samples(request.samples),
         "reader": _reader(request),
+        "keep_collections": request.keep_collections,
     }
     depths = parse_depths(request.depths)
     # Every option is checked before the first case runs: a typo fails now, not an hour in.
@@ -64,6 +77,7 @@ def run_evals(request: EvalRequest, store: Store, out: Path, *, command: str) ->
             result = evaluation(store, progress=progress)
         result["seconds"] = time.perf_counter() - started
         console.print(f"{task}: {len(result['rows'])} rows in {result['seconds']:.0f} s")
+        console.print(f"  where the time went: {_stages(result['timing'])}")
         results.append(result)
     return write_report(results, out, command=command)
 
@@ -72,7 +86,28 @@ def _task_options(request: EvalRequest, task: str, depths: list[float]) -> dict[
     override = request.task_lengths.get(task)
     name = f"{task}-lengths" if override else "lengths"
     lengths = parse_token_sizes(override or request.lengths, name, allow_full=True)
-    return {"lengths": lengths, **({"depths": depths} if EVALS[task] is NiahEval else {})}
+    options: dict[str, Any] = {"lengths": lengths}
+    if EVALS[task] is NiahEval:
+        options["depths"] = depths
+    if EVALS[task] is MrcrEval:
+        options["shapes"] = parse_names(request.mrcr_shapes, "mrcr-shapes", tuple(MRCR_SHAPES))
+        options["needles"] = parse_counts(request.mrcr_needles, "mrcr-needles", largest=8)
+    return options
+
+
+def _samples(samples: int) -> int:
+    if samples < 1:
+        raise InvalidArgumentError("samples", f"must be at least 1, got {samples}")
+    return samples
+
+
+def _stages(timing: Mapping[str, float]) -> str:
+    stages = {stage: seconds for stage, seconds in timing.items() if not is_part(stage)}
+    total = sum(stages.values()) or 1.0
+    largest = sorted(stages.items(), key=lambda item: -item[1])[:6]
+    return ", ".join(
+        f"{stage} {seconds:.0f} s ({seconds / total:.0%})" for stage, seconds in largest
+    )
 
 
 def _reader(request: EvalRequest) -> Reader | None:

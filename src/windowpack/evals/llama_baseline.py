@@ -56,6 +56,7 @@ class LlamaIndexRetriever:
         self.separator = counter.count(SEPARATOR)
         self.mean_tokens = sum(self.costs) / max(1, len(self.costs))
         self.build_seconds = time.perf_counter() - started
+        self._query: Any = None  # the last question's QueryBundle, vector included
 
     @property
     def nodes(self) -> int:
@@ -65,8 +66,16 @@ class LlamaIndexRetriever:
         return max(1, min(self.nodes, math.ceil(TOP_K_OVER_BUDGET * budget / self.mean_tokens)))
 
     def ranking(self, question: str, budget: int) -> list[int]:
-        """Chunk positions best first, as llama-index's retriever returns them."""
-        hits = self.index.as_retriever(similarity_top_k=self.top_k(budget)).retrieve(question)
+        """Chunk positions best first, as llama-index's retriever returns them. A question
+        asked at several budgets is embedded once (llama-index takes the vector in its
+        `QueryBundle`), as windowpack's query vector cache does."""
+        from llama_index.core.schema import QueryBundle
+
+        if self._query is None or self._query.query_str != question:
+            embedding = self.embed_model.get_query_embedding(question)
+            self._query = QueryBundle(query_str=question, embedding=embedding)
+        retriever = self.index.as_retriever(similarity_top_k=self.top_k(budget))
+        hits = retriever.retrieve(self._query)
         return [int(hit.node.node_id) for hit in hits]
 
     def fill(self, question: str, budget: int) -> tuple[str, bool]:

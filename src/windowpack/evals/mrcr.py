@@ -1,4 +1,4 @@
-"""MRCR-style cases (OpenAI's multi-round co-reference) and the official grading rule.
+"""MRCR cases in the shape of OpenAI's MRCR (multi-round co-reference) and its grading rule.
 
 A case is a conversation of `write a {format} about {topic}` requests with assistant replies
 drawn from the haystack (a passage that mentions the topic where one exists, so retrieval by
@@ -12,22 +12,21 @@ official rule.
 from __future__ import annotations
 
 import random
-import re
 import string
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 from windowpack.errors import InvalidArgumentError
 from windowpack.evals.cases import Case
-from windowpack.evals.haystack import Haystack, sentence_boundaries
+from windowpack.evals.haystack import Haystack
+from windowpack.evals.replies import ReplyRange, reply_pool
 from windowpack.retrieval.conversation import conversation_document
 from windowpack.text.tokens import TokenCounter
 
 NEEDLE_COUNTS = (2, 4, 8)
 NEAR_MISSES = 3  # of each kind: same format other topic, same topic other format
 PREFIX_LENGTH = 10
-REPLY_MIN_TOKENS = 80
-REPLY_MAX_TOKENS = 400
+REPLY_TOKENS = ReplyRange(low=80, high=400)
 
 FORMATS = (
     "poem",
@@ -63,7 +62,6 @@ TOPICS = (
     "college",
     "taste",
 )
-_PARAGRAPH = re.compile(r"\n[ \t]*\n")
 
 
 def grade_mrcr(response: str, answer: str, random_string_to_prepend: str) -> float:
@@ -126,8 +124,8 @@ def mrcr_case(
     messages += [message for turn in turns for message in turn.messages()]
     document = conversation_document(messages, id="conversation", title="conversation")
     return Case(
-        task=f"mrcr-{needles}",
-        name=f"mrcr-{needles}-L{length}",
+        task=f"mrcr-openai-{needles}",
+        name=f"mrcr-openai-{needles}-L{length}-s{seed}",
         length=length,
         tokens=counter.count(document.text),
         depth=None,
@@ -136,6 +134,7 @@ def mrcr_case(
         needles=tuple(turn.reply for turn in asked),
         answers=(prefix + asked[k - 1].reply,),
         conversation=tuple(messages),
+        grading="mrcr-openai",
         params={"format": format_, "topic": topic, "k": k, "prefix": prefix, "n": needles},
     )
 
@@ -149,7 +148,8 @@ class _ReplyPool:
 
     def __init__(self, haystack: Haystack, counter: TokenCounter, rng: random.Random) -> None:
         self._counter = counter
-        self._replies = _replies(haystack, counter)
+        pool = reply_pool(haystack, counter, REPLY_TOKENS)
+        self._replies = [(reply.text, reply.tokens) for reply in pool]
         rng.shuffle(self._replies)
         self._used: set[int] = set()
         self._reserved: set[int] = set()
@@ -184,44 +184,6 @@ class _ReplyPool:
             if needle:
                 break
         raise InvalidArgumentError("haystack", "too little text for the MRCR conversation")
-
-
-def _replies(haystack: Haystack, counter: TokenCounter) -> list[tuple[str, int]]:
-    """Runs of whole paragraphs (or, in an over-long paragraph, of whole sentences) of
-    `REPLY_MIN_TOKENS` to `REPLY_MAX_TOKENS` tokens, each text once."""
-    pieces = [piece for text in haystack.passages for piece in _PARAGRAPH.split(text)]
-    pieces = [piece.strip() for piece in pieces if piece.strip()]
-    counts = counter.count_many(pieces)
-    replies: list[tuple[str, int]] = []
-    run: list[str] = []
-    total = 0
-    for piece, count in zip(pieces, counts, strict=True):
-        if count > REPLY_MAX_TOKENS:
-            replies += _sentence_runs(piece, counter)
-            continue
-        if total + count > REPLY_MAX_TOKENS:
-            run, total = [], 0
-        run.append(piece)
-        total += count
-        if total >= REPLY_MIN_TOKENS:
-            text = "\n\n".join(run)
-            replies.append((text, counter.count(text)))
-            run, total = [], 0
-    return list(dict.fromkeys(replies))
-
-
-def _sentence_runs(paragraph: str, counter: TokenCounter) -> list[tuple[str, int]]:
-    bounds = sentence_boundaries(paragraph)
-    runs: list[tuple[str, int]] = []
-    start = 0
-    for end in bounds[1:]:
-        text = paragraph[start:end].strip()
-        tokens = counter.count(text)
-        if tokens >= REPLY_MIN_TOKENS or end == len(paragraph):
-            if REPLY_MIN_TOKENS <= tokens <= REPLY_MAX_TOKENS:
-                runs.append((text, tokens))
-            start = end
-    return runs
 
 
 def _others(rng: random.Random, values: tuple[str, ...], taken: str) -> list[str]:

@@ -79,7 +79,7 @@ def niah_case(
     question = f"What is the special magic number for {needle.key} mentioned in the text?"
     return _build_case(
         "niah",
-        f"niah-L{length}-d{round(depth * 100)}",
+        f"niah-L{length}-d{round(depth * 100)}-s{seed}",
         haystack,
         counter,
         length=length,
@@ -116,7 +116,7 @@ def ruler_case(
     planted = [(needle, rng.random()) for needle in needles]
     return _build_case(
         task,
-        f"{task}-L{length}",
+        f"{task}-L{length}-s{seed}",
         haystack,
         counter,
         length=length,

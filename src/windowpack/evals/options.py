@@ -46,6 +46,16 @@ def parse_depths(text: str) -> list[float]:
     return depths
 
 
+def parse_counts(text: str, argument: str, *, largest: int) -> list[int]:
+    """`"2,4,8"` → [2, 4, 8], each a whole number from 1 to `largest`."""
+    counts = []
+    for part in _parts(text, argument):
+        if not part.isdigit() or not 1 <= int(part) <= largest:
+            raise InvalidArgumentError(argument, f"{part!r} is not a whole number 1 to {largest}")
+        counts.append(int(part))
+    return counts
+
+
 def parse_names(text: str, argument: str, choices: tuple[str, ...]) -> list[str]:
     names = _parts(text, argument)
     unknown = [name for name in names if name not in choices]
@@ -61,3 +71,11 @@ def _parts(text: str, argument: str) -> list[str]:
     if not parts:
         raise InvalidArgumentError(argument, "give a comma-separated list")
     return list(dict.fromkeys(parts))
+
+
+def size_label(tokens: int) -> str:
+    """2048 → "2K", 1048576 → "1M", 3000 → "3000": a size as the options write it."""
+    for unit, size in (("M", 1 << 20), ("K", 1 << 10)):
+        if tokens % size == 0:
+            return f"{tokens // size}{unit}"
+    return f"{tokens:,}"

@@ -1,8 +1,10 @@
 """Readers turn a window and a question into a reply, and scoring turns a reply into a number.
 
 `DeterministicReader` answers from the window alone, with no model: for NIAH and RULER it
-reads the values stated for the asked keys, for MRCR it finds the k-th copy of the asked
-request in the window and returns the reply after it, with the random prefix. Whatever it
+reads the values stated for the asked keys, for MRCR it finds the k-th instance of the asked
+request in the window (by a passage header's instance label where the window has them, as
+any LLM reader could read them, else by counting copies of the request in window order) and
+returns the reply after it, with the random prefix. Whatever it
 cannot see it cannot answer, so its score bounds what any LLM reader could do with that
 window. `OpenAIReader` asks a real model through an OpenAI-compatible endpoint; both are
 graded by `score_reply`.
@@ -16,15 +18,18 @@ from typing import TYPE_CHECKING, Any, Protocol
 from windowpack.errors import InvalidArgumentError, MissingDependencyError
 from windowpack.evals.cases import Case
 from windowpack.evals.mrcr import grade_mrcr, request
+from windowpack.evals.mrcr_gdm import grade_mrcr_gdm
 
 if TYPE_CHECKING:
     import httpx
 
 # Where a reply in a window ends: the next turn, or a windowpack header, summary or gap line.
-_REPLY_END = re.compile(r"\n\n(?:user: |\[(?:chunks? |turns? |summary |\.\.\. )|## |# )")
+_REPLY_END = re.compile(r"\n\n(?:[Uu]ser: |\[(?:chunks? |turns? |summary |\.\.\. )|## |# )")
 # A windowpack summary block, up to the next block. Extracted sentences can hold a request
 # and the start of its reply; a reader copying a reply wants the verbatim turns only.
 _SUMMARY_BLOCK = re.compile(r"(?:^|\n)\[summary [^\n]*\].*?(?=\n\n(?:\[|## |# )|\Z)", re.S)
+# A passage header's instance label, `[turn 45 of 150 · instance 2 of 4 · chars ...]`.
+_INSTANCE = re.compile(r"\binstance (\d+) of \d+\b")
 
 
 class Reader(Protocol):
@@ -41,7 +46,7 @@ class DeterministicReader:
     name = "deterministic"
 
     def answer(self, case: Case, context: str) -> str:
-        if case.conversation is not None:
+        if case.is_mrcr:
             return _mrcr_reply(case, context)
         values = [
             match.group(1)
@@ -56,22 +61,49 @@ def _needle_pattern(kind: str, key: str) -> re.Pattern[str]:
 
 
 def _mrcr_reply(case: Case, context: str) -> str:
+    """The k-th instance's reply copied from the window, after the random prefix: the
+    passage whose header labels it instance k when a window labels instances, else the k-th
+    copy of the asked request in window order. Only the prefix when it is not there."""
     params = case.params
+    prefix, k = str(params["prefix"]), int(params["k"])
     context = _SUMMARY_BLOCK.sub("", context)
-    asked = re.escape(f"user: {request(params['format'], params['topic'])}\n\nassistant: ")
-    starts = [match.end() for match in re.finditer(rf"(?:^|\n){asked}", context)]
-    prefix = str(params["prefix"])
-    if len(starts) < int(params["k"]):
-        return prefix  # the k-th copy is not in the window: nothing to copy
-    start = starts[int(params["k"]) - 1]
+    starts = _reply_starts(case, context)
+    labelled = [start for start, label in starts if label is not None]
+    chosen = [start for start, label in starts if label == k]
+    if chosen:
+        start = chosen[0]
+    elif not labelled and len(starts) >= k:
+        start = starts[k - 1][0]
+    else:
+        return prefix  # the k-th instance is not in the window: nothing to copy
     end = _REPLY_END.search(context, start)
-    return prefix + context[start : end.start() if end else len(context)].strip()
+    reply = context[start : end.start() if end else len(context)].strip()
+    # GDM's answers put a space after the random string (its few-shot answers do).
+    return f"{prefix} {reply}" if case.grading == "mrcr-gdm" else prefix + reply
+
+
+def _reply_starts(case: Case, context: str) -> list[tuple[int, int | None]]:
+    """Where each copy of the asked request's reply starts in `context`, with the instance
+    number of the passage header right above the request, if it has one."""
+    params = case.params
+    if case.grading == "mrcr-gdm":
+        turn = f"User: {params['request']}\n\nAssistant: "
+    else:
+        turn = f"user: {request(params['format'], params['topic'])}\n\nassistant: "
+    pattern = re.compile(rf"(?:^|\n)(?:(\[[^\]\n]*\])\n)?{re.escape(turn)}")
+    starts: list[tuple[int, int | None]] = []
+    for match in pattern.finditer(context):
+        label = _INSTANCE.search(match.group(1) or "")
+        starts.append((match.end(), int(label.group(1)) if label else None))
+    return starts
 
 
 def score_reply(case: Case, reply: str) -> float:
-    """MRCR: the official rule (`grade_mrcr`). NIAH/RULER: the share of the expected values
-    that appear in the reply (RULER's string-match-all)."""
-    if case.conversation is not None:
+    """MRCR: the official rule of the case's shape (`grade_mrcr`, `grade_mrcr_gdm`).
+    NIAH/RULER: the share of the expected values in the reply (RULER's string-match-all)."""
+    if case.grading == "mrcr-gdm":
+        return grade_mrcr_gdm(reply, case.answers[0])
+    if case.grading == "mrcr-openai":
         return grade_mrcr(reply, case.answers[0], str(case.params["prefix"]))
     return sum(value in reply for value in case.answers) / len(case.answers)
 

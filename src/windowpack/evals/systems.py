@@ -24,10 +24,12 @@ from windowpack.text.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from windowpack.evals.chunk_view import ChunkView
+    from windowpack.retrieval.embedder import Vectors
     from windowpack.service import Collection, Store
 
 SYSTEMS = ("windowpack", "truncation", "dense", "bm25", "llama-index")
 SEPARATOR = "\n\n"
+_HEAD_CHARS_PER_TOKEN = 8  # English runs ~4.5 chars a token in o200k and cl100k
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,9 +85,19 @@ class TruncationSystem:
 
     def context(self, question: str, budget: int) -> Context:
         started = time.perf_counter()
-        cuts = self._counter.cut_points(self._text, budget)
-        text = self._text[: cuts[0]] if cuts else self._text
-        return exact_context(text, self._counter, started)
+        # Only a head of the text is encoded, grown until it holds more than B tokens:
+        # encoding all of a 1M-token conversation for a 2K window would cost ~100x more.
+        # tiktoken's pieces are words, so only the head's last one can tokenize otherwise
+        # than in the whole text, and the exact count below checks the cut anyway.
+        size = budget * _HEAD_CHARS_PER_TOKEN
+        while True:
+            head = self._text[:size]
+            cuts = self._counter.cut_points(head, budget)
+            if cuts or size >= len(self._text):
+                break
+            size *= 2
+        text = head[: cuts[0]] if cuts else head
+        return exact_context(text, self._counter, started, budget)
 
 
 class _RankedChunksSystem:
@@ -121,14 +133,18 @@ class DenseTopKSystem(_RankedChunksSystem):
 
         from windowpack.retrieval.index_kinds import build_vector_index
 
+        self._query: tuple[str, Vectors] | None = None
         vectors = self._chunks.vectors
         ids = np.arange(len(vectors), dtype=np.int64)
         # Exact search at any size: the baseline should not lose recall to an ANN index.
         self._index = build_vector_index(vectors.shape[1], ids, vectors, ann_threshold=1 << 62)
 
     def ranking(self, question: str, budget: int) -> Sequence[int]:
-        query = self._chunks.embedder.embed_query(question)
-        ids, _ = self._index.search(query, self._index.size)
+        # A question asked at several budgets is embedded once, as windowpack's own query
+        # vector cache does: latencies then compare alike across budgets.
+        if self._query is None or self._query[0] != question:
+            self._query = (question, self._chunks.embedder.embed_query(question))
+        ids, _ = self._index.search(self._query[1], self._index.size)
         return [int(i) for i in ids]
 
 

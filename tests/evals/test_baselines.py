@@ -1,0 +1,93 @@
+"""The retrieval baselines embed a question once however many budgets it is asked at, and
+rank exactly as they would with a fresh embedding."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+import windowpack as wp
+from windowpack.config import StoreConfig
+from windowpack.evals.chunk_view import ChunkView, chunk_view
+from windowpack.evals.systems import DenseTopKSystem, Target
+from windowpack.retrieval.embedder import Embedder, Vectors
+from windowpack.text.tokens import get_token_counter
+
+TEXTS = [
+    f"Note {i}: the {word} was checked on day {i} and found {state}."
+    for i, (word, state) in enumerate(
+        [("boiler", "clean"), ("ferry", "late"), ("generator", "loud"), ("boiler", "cold")] * 6
+    )
+]
+
+
+class _CountingEmbedder:
+    """The store's embedder, counting the questions it embeds."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.queries: list[str] = []
+        self.model_id, self.dimension = inner.model_id, inner.dimension
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        return self.inner.embed(texts)
+
+    def embed_query(self, text: str) -> Vectors:
+        self.queries.append(text)
+        return self.inner.embed_query(text)
+
+
+@pytest.fixture
+def view(tmp_path: Path) -> tuple[wp.Store, wp.Collection, ChunkView, _CountingEmbedder]:
+    store = wp.open(tmp_path / "store", config=StoreConfig(embedder="hash"))
+    collection = store.collection("notes")
+    collection.add([wp.Document(text=text, id=f"n{i}") for i, text in enumerate(TEXTS)])
+    chunks = chunk_view(store, collection)
+    counting = _CountingEmbedder(chunks.embedder)
+    return (
+        store,
+        collection,
+        ChunkView(texts=chunks.texts, vectors=chunks.vectors, embedder=counting),
+        counting,
+    )
+
+
+def test_dense_embeds_a_question_once_across_budgets(
+    view: tuple[wp.Store, wp.Collection, ChunkView, _CountingEmbedder],
+) -> None:
+    store, collection, chunks, counting = view
+    target = Target(
+        store=store,
+        collection=collection,
+        counter=get_token_counter("o200k_base"),
+        chunks=lambda: chunks,
+    )
+    system = DenseTopKSystem()
+    system.prepare(target)
+    first = system.ranking("when was the boiler checked?", 100)
+    assert system.ranking("when was the boiler checked?", 400) == first
+    assert counting.queries == ["when was the boiler checked?"]
+    system.ranking("is the ferry late?", 100)
+    assert len(counting.queries) == 2  # a new question is embedded
+    fresh = DenseTopKSystem()
+    fresh.prepare(target)
+    assert fresh.ranking("when was the boiler checked?", 100) == first
+    store.close()
+
+
+def test_llama_index_embeds_a_question_once_and_ranks_as_with_a_string(
+    view: tuple[wp.Store, wp.Collection, ChunkView, _CountingEmbedder],
+) -> None:
+    from windowpack.evals.llama_baseline import LlamaIndexRetriever
+
+    store, _, chunks, counting = view
+    retriever = LlamaIndexRetriever(chunks, get_token_counter("o200k_base"), "hash")
+    question = "when was the boiler checked?"
+    first = retriever.ranking(question, 200)
+    assert retriever.ranking(question, 200) == first
+    assert counting.queries == [question]  # the adapter embeds through the counting embedder
+    hits = retriever.index.as_retriever(similarity_top_k=retriever.top_k(200)).retrieve(question)
+    assert [int(hit.node.node_id) for hit in hits] == first
+    store.close()
