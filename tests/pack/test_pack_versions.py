@@ -82,3 +82,18 @@ def test_a_stream_of_writes_cannot_starve_a_pack(
     window = empty_collection.pack("seals", budget=100_000)
     # The last attempt held writes off, so it loaded the version it started on.
     assert versions == [1, 2, 3, 4, 5, 6] and window.index_version == 6
+
+
+def test_a_collection_created_after_a_delete_never_gets_the_deleted_ones_window(
+    hash_store: wp.Store,
+) -> None:
+    """SQLite gives the next collection the deleted one's id, and versions restart at 1."""
+    old = hash_store.collection("a")
+    old.add([Document(text="The ferry leaves at seven every morning.", id="x")])
+    assert "ferry" in old.pack("ferry", budget=500).text
+    hash_store.delete_collection("a")
+    new = hash_store.collection("b")
+    new.add([Document(text="The generator is serviced every May.", id="y")])
+    assert new.collection_id == old.collection_id  # the reuse this guards against
+    window = new.pack("ferry", budget=500)
+    assert "generator" in window.text and "ferry" not in window.text

@@ -114,6 +114,17 @@ class Packer:
                 self._windows.popitem(last=False)
         return window
 
+    def forget(self, collection_id: int) -> None:
+        """Drop all that is held for a deleted collection: SQLite hands its id to the next
+        collection created, whose versions start again at 1."""
+        with self._lock:
+            for key in [k for k in self._states if k[0] == collection_id]:
+                del self._states[key]
+            for key in [k for k in self._windows if any(c == collection_id for c, _ in k[0])]:
+                del self._windows[key]
+            for key in [k for k in self._whole if any(c == collection_id for c, _ in k[0])]:
+                del self._whole[key]
+
     def _lossless(
         self,
         versions: tuple[tuple[int, int], ...],

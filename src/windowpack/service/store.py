@@ -210,6 +210,7 @@ class Store:
             collection_id = row.id
             session.delete(row)
         self._context.indexes.forget(collection_id)
+        self._context.packer.forget(collection_id)
 
     def close(self) -> None:
         self._context.engine.dispose()
