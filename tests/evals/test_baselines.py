@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import windowpack as wp
 from windowpack.config import StoreConfig
-from windowpack.evals.chunk_view import ChunkView, chunk_view
+from windowpack.evals.chunk_view import ChunkView, _requests_joined, chunk_view
 from windowpack.evals.systems import DenseTopKSystem, Target
 from windowpack.retrieval.embedder import Embedder, Vectors
 from windowpack.text.tokens import get_token_counter
@@ -91,3 +92,16 @@ def test_llama_index_embeds_a_question_once_and_ranks_as_with_a_string(
     hits = retriever.index.as_retriever(similarity_top_k=retriever.top_k(200)).retrieve(question)
     assert [int(hit.node.node_id) for hit in hits] == first
     store.close()
+
+
+def test_baselines_see_a_chat_request_joined_to_its_reply_as_a_generic_chunker_would() -> None:
+    texts = ["user: write a poem about tapirs", "assistant: Tapirs roam.", "More lines.", "x"]
+    vectors = np.eye(4, dtype=np.float32)
+    joined, pooled = _requests_joined(texts, vectors)
+    assert joined == [
+        "user: write a poem about tapirs\n\nassistant: Tapirs roam.",
+        "More lines.",
+        "x",
+    ]
+    assert np.allclose(pooled[0], (vectors[0] + vectors[1]) / np.sqrt(2))
+    assert np.allclose(pooled[1:], vectors[2:])
