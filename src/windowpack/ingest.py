@@ -131,7 +131,7 @@ def ingest_documents(
     vectors, embedded = _embed(texts, hashes, target, tracker)
     tracker.stage("index")
     written = _commit(changed, texts, target)
-    embedded += _publish(target, written, vectors)
+    embedded += _publish(target, written, vectors, texts)
     tracker.stage("done")
     return _report(
         prepared,
@@ -154,7 +154,7 @@ def delete_document(document_id: str, collection_name: str, target: IngestTarget
             raise DocumentNotFoundError(document_id, collection_name)
         removed = _delete(session, rows[document_id])
         written = _finish_transaction(session, target, [], removed, 0)
-    _publish(target, written, np.zeros((0, 0), dtype=np.float32))
+    _publish(target, written, np.zeros((0, 0), dtype=np.float32), [])
     return written.version
 
 
@@ -227,7 +227,7 @@ def rebuild_tree(target: IngestTarget, progress: ProgressCallback | None = None)
             )
             added.extend(node_index_id(row.id) for level in rows for row in level)
         written = _finish_transaction(session, target, added, removed, 0)
-    embedded += _publish(target, written, vectors)
+    embedded += _publish(target, written, vectors, node_texts)
     tracker.stage("done")
     tree = _merged(builder.stats, written.tree)
     return IngestReport(
@@ -354,8 +354,11 @@ def _delete(session: Session, row: DocumentRow) -> list[int]:
     return chunk_ids + [node_index_id(node_id) for node_id in node_ids]
 
 
-def _publish(target: IngestTarget, written: _Written, vectors: Vectors) -> int:
-    """Embed the collection-level nodes (after the commit: they may hit the cache) and publish."""
+def _publish(
+    target: IngestTarget, written: _Written, vectors: Vectors, texts: Sequence[str]
+) -> int:
+    """Embed the collection-level nodes (after the commit: they may hit the cache) and publish;
+    `texts` are those of `written.added_ids`, so the lexical index only adds them."""
     node_texts = [node.text for node in written.collection_nodes]
     node_vectors, embedded = embed_with_cache(
         target.sessions, target.embedder, node_texts, [content_hash(t) for t in node_texts]
@@ -366,6 +369,7 @@ def _publish(target: IngestTarget, written: _Written, vectors: Vectors) -> int:
         added_ids=np.asarray(ids, dtype=np.int64),
         added_vectors=np.vstack(parts) if parts else np.zeros((0, 0), dtype=np.float32),
         removed_ids=np.asarray(written.removed_ids, dtype=np.int64),
+        added_texts=[*texts, *node_texts],
     )
     target.indexes.publish(target.collection_id, written.version, delta)
     return embedded

@@ -11,7 +11,7 @@ import sqlalchemy
 
 import windowpack as wp
 from windowpack.config import StoreConfig
-from windowpack.retrieval.dense_index import FaissIndex
+from windowpack.retrieval.appendable_dense import AppendableFaissIndex
 from windowpack.retrieval.embedder import Vectors, get_embedder
 from windowpack.storage import repository
 from windowpack.storage.schema import TreeNodeRow
@@ -62,7 +62,7 @@ def _index_files(tmp_path: Path) -> set[str]:
 
 
 def _version_files(version: int) -> set[str]:
-    return {f"dense-v{version}.faiss", f"lexical-v{version}"}
+    return {f"dense-v{version}", f"lexical-v{version}"}
 
 
 def _results(collection: wp.Collection) -> list[list[tuple[int, str, float]]]:
@@ -139,11 +139,33 @@ def test_a_damaged_index_file_is_rebuilt_by_a_new_store(
     collection = hash_store.collection("docs")
     collection.add(DOCUMENTS)
     before = _results(collection)
-    (_collection_dir(tmp_path) / "dense-v1.faiss").write_bytes(b"not a faiss index")
+    for path in (_collection_dir(tmp_path) / "dense-v1").glob("*.faiss"):
+        path.write_bytes(b"not a faiss index")
 
     with wp.open(_store_folder(tmp_path), config=HASH_CONFIG) as second:
         assert _results(second.collection("docs")) == before
-    assert (_collection_dir(tmp_path) / "dense-v1.faiss").stat().st_size > 100
+    (rebuilt,) = (_collection_dir(tmp_path) / "dense-v1").glob("*.faiss")
+    assert rebuilt.stat().st_size > 100
+
+
+def test_a_store_with_indexes_of_the_older_format_rebuilds_them_on_first_open(
+    hash_store: wp.Store, tmp_path: Path
+) -> None:
+    """Before segments, a version was a `dense-vN.faiss` file and a bm25s folder."""
+    collection = hash_store.collection("docs")
+    collection.add(DOCUMENTS)
+    before = _results(collection)
+    folder = _collection_dir(tmp_path)
+    shutil.rmtree(folder / "dense-v1")
+    (folder / "dense-v1.faiss").write_bytes(b"an older FAISS file")
+    shutil.rmtree(folder / "lexical-v1")
+    (folder / "lexical-v1").mkdir()
+    (folder / "lexical-v1" / "params.index.json").write_text("{}")  # what bm25s saved
+
+    with wp.open(_store_folder(tmp_path), config=HASH_CONFIG) as second:
+        assert _results(second.collection("docs")) == before
+    assert (folder / "lexical-v1" / "manifest.json").is_file()
+    assert (folder / "dense-v1" / "manifest.json").is_file()
 
 
 def test_a_version_bumped_in_the_database_is_detected_and_rebuilt(
@@ -234,17 +256,17 @@ def test_a_store_past_its_ann_threshold_switches_to_ivf_and_keeps_working(
     with wp.open(folder, config=config) as store:
         collection = store.collection("docs")
         collection.add(_topic_documents(30))
-        dense = _collection_dir(tmp_path) / "dense-v1.faiss"
-        assert FaissIndex.load(dense).kind == "flat"
+        dense = _collection_dir(tmp_path) / "dense-v1"
+        assert AppendableFaissIndex.load(dense).kind == "flat"
         collection.add(_topic_documents(50)[30:])  # crosses the threshold: rebuilt as IVF
-        assert FaissIndex.load(_collection_dir(tmp_path) / "dense-v2.faiss").kind == "ivf"
+        assert AppendableFaissIndex.load(_collection_dir(tmp_path) / "dense-v2").kind == "ivf"
         assert collection.search("token42x", k=1)[0].document_id == "note-42"
         collection.delete("note-42")
         assert all(hit.document_id != "note-42" for hit in collection.search("token42x", k=50))
         tree = collection.tree()
         indexed_units = tree.chunks + sum(level.nodes for level in tree.levels)
         assert tree.chunks == 49
-        assert FaissIndex.load(_collection_dir(tmp_path) / "dense-v3.faiss").size == indexed_units
+        assert AppendableFaissIndex.load(_collection_dir(tmp_path) / "dense-v3").size == indexed_units
     with wp.open(folder, config=config) as again:
         assert again.collection("docs").search("token7x", k=1)[0].document_id == "note-7"
 

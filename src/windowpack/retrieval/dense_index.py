@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from windowpack.errors import MissingDependencyError, StorageError
-from windowpack.retrieval.index_kinds import Ids, Scores
+from windowpack.retrieval.index_kinds import Ids, Matrix, Scores
 
 _IVF_NPROBE = 16
 _MIN_POINTS_PER_LIST = 39
@@ -113,15 +113,42 @@ class FaissIndex:
         if len(ids):
             self._index.remove_ids(np.ascontiguousarray(ids, dtype=np.int64))
 
-    def search(self, query: npt.NDArray[np.float32], k: int) -> tuple[Ids, Scores]:
-        """Top-k chunk ids and cosine scores for one query vector (fewer if the index is small)."""
-        k = min(k, self.size)
+    def search(
+        self, query: npt.NDArray[np.float32], k: int, *, excluded: Ids | None = None
+    ) -> tuple[Ids, Scores]:
+        """Top-k chunk ids and cosine scores for one query vector (fewer if the index is small);
+        ids in `excluded` are skipped inside the search (an `IDSelector`), not filtered after."""
+        k = min(k, self.size - (len(excluded) if excluded is not None else 0))
         if k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        with _one_openmp_thread(_faiss()):
-            scores, ids = self._index.search(np.ascontiguousarray(query.reshape(1, -1)), k)
+        faiss = _faiss()
+        params = self._search_parameters(faiss, excluded)
+        with _one_openmp_thread(faiss):
+            scores, ids = self._index.search(
+                np.ascontiguousarray(query.reshape(1, -1)), k, params=params
+            )
         keep = ids[0] >= 0
         return ids[0][keep].astype(np.int64), scores[0][keep].astype(np.float32)
+
+    def _search_parameters(self, faiss: Any, excluded: Ids | None) -> Any:
+        if excluded is None or not len(excluded):
+            return None
+        batch = faiss.IDSelectorBatch(np.ascontiguousarray(excluded, dtype=np.int64))
+        selector = faiss.IDSelectorNot(batch)
+        selector.referenced = batch  # the SWIG wrapper does not keep the inner selector alive
+        if self.kind == "ivf":
+            params = faiss.SearchParametersIVF(sel=selector, nprobe=self._index.nprobe)
+        else:
+            params = faiss.SearchParameters(sel=selector)
+        params.referenced = selector
+        return params
+
+    def rewritten(self, *, removed: Ids, added_ids: Ids, added_vectors: Matrix) -> FaissIndex:
+        """A new index of this kind without `removed` and with the additions (this one is kept)."""
+        copy = self.copy()
+        copy.remove(removed)
+        copy.add(added_ids, added_vectors)
+        return copy
 
     def copy(self) -> FaissIndex:
         return FaissIndex(_faiss().clone_index(self._index), self.kind)

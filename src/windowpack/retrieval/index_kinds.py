@@ -4,7 +4,10 @@
 store, search and packing use only these, so a new kind (HNSW, segments that grow without a
 rebuild, ...) plugs in here without touching them, as embedders do in `embedder.py` and
 summarizers in `summarizer.base`. Today's kinds: FAISS flat or IVF (`dense_index.FaissIndex`,
-chosen by size) and BM25 over sentences (`lexical_index.Bm25Index`).
+chosen by size) under an append-only layer of tail and tombstones
+(`appendable_dense.AppendableFaissIndex`), and BM25 over sentences in segments
+(`lexical_index.Bm25Index`). Both change by what a write adds or removes: writers change a
+`copy` while readers search the published one.
 """
 
 from __future__ import annotations
@@ -62,6 +65,14 @@ class LexicalIndex(Protocol):
         """Top-k ids and scores, best first; texts sharing no term with the query are left out."""
         ...
 
+    def add(self, ids: Ids, texts: Sequence[str]) -> None: ...
+
+    def remove(self, ids: Ids) -> None: ...
+
+    def copy(self) -> LexicalIndex:
+        """An independent copy: writers change a copy while readers search the original."""
+        ...
+
     def save(self, directory: Path) -> None: ...
 
 
@@ -69,16 +80,18 @@ def build_vector_index(
     dimension: int, ids: Ids, vectors: Matrix, *, ann_threshold: int
 ) -> VectorIndex:
     """Exact search below `ann_threshold` vectors, an ANN index at or above it."""
+    from windowpack.retrieval.appendable_dense import AppendableFaissIndex
     from windowpack.retrieval.dense_index import FaissIndex
 
-    return FaissIndex.build(dimension, ids, vectors, ann_threshold=ann_threshold)
+    base = FaissIndex.build(dimension, ids, vectors, ann_threshold=ann_threshold)
+    return AppendableFaissIndex.build(base, ids)
 
 
 def load_vector_index(path: Path) -> VectorIndex:
     """The vector index saved at `path`; `StorageError` when it cannot be read."""
-    from windowpack.retrieval.dense_index import FaissIndex
+    from windowpack.retrieval.appendable_dense import AppendableFaissIndex
 
-    return FaissIndex.load(path)
+    return AppendableFaissIndex.load(path)
 
 
 def build_lexical_index(ids: Sequence[int], texts: Sequence[str]) -> LexicalIndex:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shutil
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,11 +46,15 @@ class CollectionIndexes:
 
 @dataclass(frozen=True, kw_only=True)
 class IndexDelta:
-    """What one write changed: chunks added (with vectors) and chunks removed."""
+    """What one write changed: units added (with vectors and texts) and units removed.
+
+    Without `added_texts` (one per added id) the lexical index is rebuilt from the database.
+    """
 
     added_ids: Ids
     added_vectors: Vectors
     removed_ids: Ids
+    added_texts: Sequence[str] = ()
 
     @classmethod
     def removal(cls, chunk_ids: list[int]) -> IndexDelta:
@@ -120,9 +125,13 @@ class IndexStore:
         dense = previous.dense.copy()  # readers keep searching the old one
         dense.remove(delta.removed_ids)
         dense.add(delta.added_ids, delta.added_vectors)
-        return CollectionIndexes(
-            version=version, dense=dense, lexical=self._build_lexical(collection_id)
-        )
+        if len(delta.added_texts) != len(delta.added_ids):
+            lexical = self._build_lexical(collection_id)
+        else:  # a new segment and tombstones: the write costs what it changes
+            lexical = previous.lexical.copy()
+            lexical.remove(delta.removed_ids)
+            lexical.add(delta.added_ids, delta.added_texts)
+        return CollectionIndexes(version=version, dense=dense, lexical=lexical)
 
     def _load_or_rebuild(self, collection_id: int, version: int) -> CollectionIndexes:
         dense_path, lexical_path = self._paths(collection_id, version)
@@ -188,4 +197,6 @@ class IndexStore:
 
     def _paths(self, collection_id: int, version: int) -> tuple[Path, Path]:
         folder = self._collection_dir(collection_id)
-        return folder / f"dense-v{version}.faiss", folder / f"lexical-v{version}"
+        # Folders since the indexes grew by segments; an older store's `dense-vN.faiss` file is
+        # not found here, so its indexes are rebuilt from the database on first open.
+        return folder / f"dense-v{version}", folder / f"lexical-v{version}"

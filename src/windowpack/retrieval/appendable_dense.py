@@ -1,0 +1,205 @@
+"""A vector index that a write changes by what it adds: a base, a tail and tombstones.
+
+Copying and re-saving one FAISS index per write made every write cost the whole collection
+(a 10M-token collection's flat index is ~70 MB to clone and write). Here the *base* (a
+`FaissIndex` of any kind) is never changed once built: versions share it in memory, and on
+disk its file is hard-linked from one version's folder into the next. What a write adds goes
+to a small exact *tail* (numpy, searched by one matrix product), and what it removes from the
+base is *tombstoned*: a FAISS `IDSelector` excludes those ids inside the base's search, so the
+top k stays exact for a flat base and is the ANN's own top k for IVF/HNSW. When the tail or
+the tombstones pass `_COMPACT_SHARE` of the base, they are folded into a new base (the kind's
+own `remove_ids` + `add`, or a rebuild for HNSW, which has no remove).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from windowpack.errors import StorageError
+from windowpack.retrieval.dense_index import FaissIndex
+from windowpack.retrieval.index_kinds import Ids, Matrix, Scores
+
+_FORMAT = "dense-appendable-1"
+_MANIFEST = "manifest.json"
+_CHANGES = "changes.npz"
+# Fold the tail and the tombstones into a new base once either passes this share of the base
+# (and this many vectors: a small collection's tail is cheap to search as it is).
+_COMPACT_SHARE = 0.1
+_COMPACT_MIN = 2_000
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Changes:
+    """What was added after the base was built, and which base ids were removed since."""
+
+    tail_ids: Ids
+    tail_vectors: Matrix
+    dead: Ids  # sorted
+
+    @classmethod
+    def none(cls, dimension: int) -> _Changes:
+        return cls(
+            tail_ids=np.zeros(0, dtype=np.int64),
+            tail_vectors=np.zeros((0, dimension), dtype=np.float32),
+            dead=np.zeros(0, dtype=np.int64),
+        )
+
+
+class AppendableFaissIndex:
+    """A `VectorIndex`: an immutable `FaissIndex` base, an exact tail of additions, tombstones.
+
+    `add` and `remove` change this object; writers change a `copy`, which shares the base.
+    """
+
+    def __init__(self, base: FaissIndex, base_ids: Ids, changes: _Changes) -> None:
+        self._base = base
+        self._base_ids = base_ids  # sorted
+        self._changes = changes
+        self._base_name = f"base-{uuid.uuid4().hex}"
+        self._base_file: Path | None = None  # where the base is saved, once it is
+
+    @classmethod
+    def build(cls, base: FaissIndex, ids: Ids) -> AppendableFaissIndex:
+        """Wrap a freshly built `base` holding `ids`."""
+        return cls(base, np.sort(ids), _Changes.none(base.dimension))
+
+    @property
+    def kind(self) -> str:
+        return self._base.kind
+
+    @property
+    def size(self) -> int:
+        changes = self._changes
+        return self._base.size - len(changes.dead) + len(changes.tail_ids)
+
+    @property
+    def dimension(self) -> int:
+        return self._base.dimension
+
+    @property
+    def pending(self) -> tuple[int, int]:
+        """(vectors in the tail, tombstoned base vectors): what a compaction would fold in."""
+        return len(self._changes.tail_ids), len(self._changes.dead)
+
+    def add(self, ids: Ids, vectors: Matrix) -> None:
+        if not len(ids):
+            return
+        changes = self._changes
+        self._changes = replace(
+            changes,
+            tail_ids=np.concatenate([changes.tail_ids, ids.astype(np.int64)]),
+            tail_vectors=np.vstack([changes.tail_vectors, vectors.astype(np.float32)]),
+        )
+        self._compact_if_due()
+
+    def remove(self, ids: Ids) -> None:
+        if not len(ids):
+            return
+        changes = self._changes
+        in_tail = np.isin(changes.tail_ids, ids)
+        in_base = ids[np.isin(ids, self._base_ids)]
+        self._changes = replace(
+            changes,
+            tail_ids=changes.tail_ids[~in_tail],
+            tail_vectors=changes.tail_vectors[~in_tail],
+            dead=np.union1d(changes.dead, in_base),
+        )
+        self._compact_if_due()
+
+    def search(self, query: Matrix, k: int) -> tuple[Ids, Scores]:
+        """Top-k ids and scores from the base (tombstones excluded) and the tail, merged."""
+        base_ids, base_scores = self._base.search(query, k, excluded=self._changes.dead)
+        tail_ids, tail_scores = self._search_tail(query, k)
+        if not len(tail_ids):
+            return base_ids, base_scores
+        ids = np.concatenate([base_ids, tail_ids])
+        scores = np.concatenate([base_scores, tail_scores])
+        order = np.lexsort((ids, -scores))[:k]
+        return ids[order], scores[order]
+
+    def copy(self) -> AppendableFaissIndex:
+        copied = AppendableFaissIndex(self._base, self._base_ids, self._changes)
+        copied._base_name, copied._base_file = self._base_name, self._base_file
+        return copied
+
+    def save(self, path: Path) -> None:
+        """Write a folder atomically: the base linked (or written once), the changes, a manifest."""
+        temporary = path.with_name(path.name + ".tmp")
+        shutil.rmtree(temporary, ignore_errors=True)
+        temporary.mkdir(parents=True)
+        base_file = temporary / f"{self._base_name}.faiss"
+        self._link_or_write_base(base_file)
+        np.save(temporary / f"{self._base_name}.ids.npy", self._base_ids)
+        changes = self._changes
+        np.savez(temporary / _CHANGES, tail_ids=changes.tail_ids, tail_vectors=changes.tail_vectors,
+                 dead=changes.dead)  # fmt: skip
+        manifest = {"format": _FORMAT, "base": self._base_name}
+        (temporary / _MANIFEST).write_text(json.dumps(manifest))
+        shutil.rmtree(path, ignore_errors=True)
+        os.replace(temporary, path)
+        self._base_file = path / base_file.name
+
+    @classmethod
+    def load(cls, path: Path) -> AppendableFaissIndex:
+        """The index saved in folder `path`; `StorageError` when it is missing, damaged or of an
+        older format (the index store then rebuilds it from the database)."""
+        try:
+            manifest = json.loads((path / _MANIFEST).read_text())
+            if manifest.get("format") != _FORMAT:
+                raise ValueError(f"format {manifest.get('format')!r}, not {_FORMAT!r}")
+            name = str(manifest["base"])
+            base = FaissIndex.load(path / f"{name}.faiss")
+            base_ids = np.load(path / f"{name}.ids.npy", allow_pickle=False)
+            with np.load(path / _CHANGES, allow_pickle=False) as saved:
+                changes = _Changes(
+                    tail_ids=saved["tail_ids"],
+                    tail_vectors=saved["tail_vectors"],
+                    dead=saved["dead"],
+                )
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise StorageError(f"{path}: cannot read the vector index: {error}") from error
+        index = cls(base, base_ids, changes)
+        index._base_name, index._base_file = name, path / f"{name}.faiss"
+        return index
+
+    def _search_tail(self, query: Matrix, k: int) -> tuple[Ids, Scores]:
+        changes = self._changes
+        if not len(changes.tail_ids) or k <= 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        scores = changes.tail_vectors @ query.reshape(-1).astype(np.float32)
+        top = np.argsort(-scores, kind="stable")[:k]
+        return changes.tail_ids[top], scores[top]
+
+    def _compact_if_due(self) -> None:
+        tail, dead = self.pending
+        due = max(_COMPACT_MIN, _COMPACT_SHARE * self._base.size)
+        if tail > due or dead > due:
+            self.compact()
+
+    def compact(self) -> None:
+        """Fold the tail and the tombstones into a new base (of the same kind)."""
+        changes = self._changes
+        self._base = self._base.rewritten(
+            removed=changes.dead, added_ids=changes.tail_ids, added_vectors=changes.tail_vectors
+        )
+        live = self._base_ids[~np.isin(self._base_ids, changes.dead)]
+        self._base_ids = np.sort(np.concatenate([live, changes.tail_ids]))
+        self._changes = _Changes.none(self._base.dimension)
+        self._base_name, self._base_file = f"base-{uuid.uuid4().hex}", None
+
+    def _link_or_write_base(self, target: Path) -> None:
+        if self._base_file is not None:
+            try:
+                os.link(self._base_file, target)
+                return
+            except OSError:
+                pass  # the old file is gone or links are unsupported here: write it again
+        self._base.save(target)
+

@@ -1,0 +1,189 @@
+"""Immutable BM25 segments: term frequencies of sentences, scored with collection-wide stats.
+
+bm25s bakes idf and the average length into the scores it stores at index time, so an index
+built per write would score each new segment against its own statistics, and adding one
+document would change the stored scores of every other. A segment here keeps the raw
+material instead (a sentence × term matrix of term frequencies, each sentence's length and
+owner), and a query scores every segment with the *collection's* live document count, average
+length and document frequencies. The scores are then exactly those of one index built from
+scratch over the live sentences, whatever the segmentation (tests/retrieval/
+test_lexical_segments.py checks it against a rebuild and against bm25s itself).
+
+The formula is bm25s's default ("lucene" idf, Robertson term-frequency saturation, k1 = 1.5,
+b = 0.75), so rankings are unchanged from the bm25s index this replaces.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from scipy import sparse
+
+K1 = 1.5
+B = 0.75
+
+Ids = npt.NDArray[np.int64]
+Lengths = npt.NDArray[np.int64]
+Floats = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, eq=False)
+class Segment:
+    """Sentences of one write (or of a merge): who owns them and their terms.
+
+    `rows` is a CSR matrix of term frequencies (sentence × term id); `columns` is the same in
+    CSC, for reading one term's postings at query time. `words` are the vocabulary entries this
+    segment introduced, with ids from `first_word_id` on: the vocabulary is the concatenation of
+    the segments' words, in segment order. `name` names its file, shared by every version.
+    """
+
+    owners: Ids
+    lengths: Lengths
+    rows: sparse.csr_matrix
+    first_word_id: int
+    words: tuple[str, ...]
+    name: str = field(default_factory=lambda: f"segment-{uuid.uuid4().hex}.npz")
+    columns: sparse.csc_matrix = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "columns", self.rows.tocsc())
+
+    @property
+    def count(self) -> int:
+        return len(self.owners)
+
+    def save(self, path: Path) -> None:
+        np.savez(
+            path,
+            owners=self.owners,
+            lengths=self.lengths,
+            data=self.rows.data,
+            indices=self.rows.indices,
+            indptr=self.rows.indptr,
+            shape=np.asarray(self.rows.shape, dtype=np.int64),
+            first_word_id=np.asarray(self.first_word_id, dtype=np.int64),
+            words=np.asarray(self.words, dtype=str),
+        )
+
+    @classmethod
+    def load(cls, path: Path) -> Segment:
+        with np.load(path, allow_pickle=False) as saved:
+            shape = tuple(int(n) for n in saved["shape"])
+            rows = sparse.csr_matrix((saved["data"], saved["indices"], saved["indptr"]), shape)
+            return cls(
+                owners=saved["owners"].astype(np.int64),
+                lengths=saved["lengths"].astype(np.int64),
+                rows=rows,
+                first_word_id=int(saved["first_word_id"]),
+                words=tuple(str(word) for word in saved["words"]),
+                name=path.name,
+            )
+
+
+def build_segment(
+    owners: Sequence[int],
+    token_ids: Sequence[Sequence[int]],
+    *,
+    first_word_id: int,
+    words: Sequence[str],
+) -> Segment:
+    """A segment of sentences given as term-id lists; `words` are the terms new with it."""
+    vocabulary = first_word_id + len(words)
+    indptr = np.zeros(len(token_ids) + 1, dtype=np.int64)
+    indptr[1:] = np.cumsum([len(ids) for ids in token_ids])
+    indices = np.fromiter((i for ids in token_ids for i in ids), dtype=np.int32, count=indptr[-1])
+    data = np.ones(len(indices), dtype=np.float32)
+    rows = sparse.csr_matrix((data, indices, indptr), shape=(len(token_ids), vocabulary))
+    rows.sum_duplicates()  # repeated terms of a sentence become its term frequencies
+    lengths = np.asarray([len(ids) for ids in token_ids], dtype=np.int64)
+    return Segment(
+        owners=np.asarray(owners, dtype=np.int64),
+        lengths=lengths,
+        rows=rows,
+        first_word_id=first_word_id,
+        words=tuple(words),
+    )
+
+
+def merge_segments(parts: Sequence[tuple[Segment, npt.NDArray[np.bool_]]]) -> Segment:
+    """One segment of the live sentences of adjacent `parts` (segment, live mask), in order."""
+    vocabulary = parts[-1][0].first_word_id + len(parts[-1][0].words)
+    blocks = [_widened(segment.rows[np.flatnonzero(live)], vocabulary) for segment, live in parts]
+    return Segment(
+        owners=np.concatenate([segment.owners[live] for segment, live in parts]),
+        lengths=np.concatenate([segment.lengths[live] for segment, live in parts]),
+        rows=sparse.csr_matrix(sparse.vstack(blocks, format="csr")),
+        first_word_id=parts[0][0].first_word_id,
+        words=tuple(word for segment, _ in parts for word in segment.words),
+    )
+
+
+def _widened(rows: Any, columns: int) -> sparse.csr_matrix:
+    """The same rows over a wider vocabulary (terms added by later segments)."""
+    return sparse.csr_matrix((rows.data, rows.indices, rows.indptr), shape=(rows.shape[0], columns))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Statistics:
+    """Collection-wide BM25 statistics over the live sentences."""
+
+    documents: int
+    total_length: int
+    term_documents: Lengths
+
+    @property
+    def average_length(self) -> float:
+        # Only sentences of stop words (length 0) leave no length to average: no term matches.
+        return self.total_length / self.documents if self.total_length else 1.0
+
+    @classmethod
+    def empty(cls) -> Statistics:
+        return cls(documents=0, total_length=0, term_documents=np.zeros(0, dtype=np.int64))
+
+    def changed(
+        self, *, sign: int, sentences: Any, lengths: Lengths, vocabulary: int
+    ) -> Statistics:
+        """The statistics with `sentences` (term-frequency rows) added (sign 1) or removed (-1)."""
+        counts = np.zeros(vocabulary, dtype=np.int64)
+        counts[: len(self.term_documents)] = self.term_documents
+        counts[: sentences.shape[1]] += sign * np.bincount(
+            sentences.indices, minlength=sentences.shape[1]
+        )
+        return Statistics(
+            documents=self.documents + sign * sentences.shape[0],
+            total_length=self.total_length + sign * int(lengths.sum()),
+            term_documents=counts,
+        )
+
+    def idf(self, term_ids: Sequence[int]) -> Floats:
+        counts = self.term_documents[np.asarray(term_ids, dtype=np.int64)].astype(np.float64)
+        return np.log(1.0 + (self.documents - counts + 0.5) / (counts + 0.5))
+
+
+def score_segment(
+    segment: Segment,
+    live: npt.NDArray[np.bool_],
+    term_ids: Sequence[int],
+    stats: Statistics,
+) -> npt.NDArray[np.float32]:
+    """BM25 score of every sentence of `segment` for the query terms (0 for dead sentences)."""
+    scores = np.zeros(segment.count, dtype=np.float32)
+    columns = segment.columns
+    width = columns.shape[1]
+    norms = K1 * ((1 - B) + B * segment.lengths / stats.average_length)
+    for term_id, idf in zip(term_ids, stats.idf(term_ids), strict=True):
+        if term_id >= width:
+            continue  # a term this segment's sentences cannot contain
+        start, end = columns.indptr[term_id], columns.indptr[term_id + 1]
+        sentences = columns.indices[start:end]
+        frequencies = columns.data[start:end].astype(np.float32)
+        term_scores = idf * frequencies / (norms[sentences] + frequencies)
+        scores[sentences] += term_scores.astype(np.float32)
+    scores[~live] = 0
+    return scores
