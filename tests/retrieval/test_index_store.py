@@ -266,7 +266,9 @@ def test_a_store_past_its_ann_threshold_switches_to_ivf_and_keeps_working(
         tree = collection.tree()
         indexed_units = tree.chunks + sum(level.nodes for level in tree.levels)
         assert tree.chunks == 49
-        assert AppendableFaissIndex.load(_collection_dir(tmp_path) / "dense-v3").size == indexed_units
+        assert (
+            AppendableFaissIndex.load(_collection_dir(tmp_path) / "dense-v3").size == indexed_units
+        )
     with wp.open(folder, config=config) as again:
         assert again.collection("docs").search("token7x", k=1)[0].document_id == "note-7"
 

@@ -136,10 +136,13 @@ class AppendableFaissIndex:
         temporary.mkdir(parents=True)
         base_file = temporary / f"{self._base_name}.faiss"
         self._link_or_write_base(base_file)
-        np.save(temporary / f"{self._base_name}.ids.npy", self._base_ids)
         changes = self._changes
-        np.savez(temporary / _CHANGES, tail_ids=changes.tail_ids, tail_vectors=changes.tail_vectors,
-                 dead=changes.dead)  # fmt: skip
+        np.savez(
+            temporary / _CHANGES,
+            tail_ids=changes.tail_ids,
+            tail_vectors=changes.tail_vectors,
+            dead=changes.dead,
+        )
         manifest = {"format": _FORMAT, "base": self._base_name}
         (temporary / _MANIFEST).write_text(json.dumps(manifest))
         shutil.rmtree(path, ignore_errors=True)
@@ -195,11 +198,15 @@ class AppendableFaissIndex:
         self._base_name, self._base_file = f"base-{uuid.uuid4().hex}", None
 
     def _link_or_write_base(self, target: Path) -> None:
+        """Hard-link the base's files from where they were saved (a base never changes), else
+        write them."""
+        ids_target = target.with_name(f"{self._base_name}.ids.npy")
         if self._base_file is not None:
             try:
                 os.link(self._base_file, target)
+                os.link(self._base_file.with_name(ids_target.name), ids_target)
                 return
             except OSError:
-                pass  # the old file is gone or links are unsupported here: write it again
+                target.unlink(missing_ok=True)  # gone or unsupported here: write them again
         self._base.save(target)
-
+        np.save(ids_target, self._base_ids)

@@ -3,7 +3,7 @@
 bm25s bakes idf and the average length into the scores it stores at index time, so an index
 built per write would score each new segment against its own statistics, and adding one
 document would change the stored scores of every other. A segment here keeps the raw
-material instead (a sentence × term matrix of term frequencies, each sentence's length and
+material instead (a sentence x term matrix of term frequencies, each sentence's length and
 owner), and a query scores every segment with the *collection's* live document count, average
 length and document frequencies. The scores are then exactly those of one index built from
 scratch over the live sentences, whatever the segmentation (tests/retrieval/
@@ -37,7 +37,7 @@ Floats = npt.NDArray[np.float64]
 class Segment:
     """Sentences of one write (or of a merge): who owns them and their terms.
 
-    `rows` is a CSR matrix of term frequencies (sentence × term id); `columns` is the same in
+    `rows` is a CSR matrix of term frequencies (sentence x term id); `columns` is the same in
     CSC, for reading one term's postings at query time. `words` are the vocabulary entries this
     segment introduced, with ids from `first_word_id` on: the vocabulary is the concatenation of
     the segments' words, in segment order. `name` names its file, shared by every version.
@@ -173,17 +173,26 @@ def score_segment(
     stats: Statistics,
 ) -> npt.NDArray[np.float32]:
     """BM25 score of every sentence of `segment` for the query terms (0 for dead sentences)."""
-    scores = np.zeros(segment.count, dtype=np.float32)
     columns = segment.columns
     width = columns.shape[1]
-    norms = K1 * ((1 - B) + B * segment.lengths / stats.average_length)
+    sentences: list[npt.NDArray[np.int32]] = []
+    contributions: list[npt.NDArray[np.float32]] = []
     for term_id, idf in zip(term_ids, stats.idf(term_ids), strict=True):
         if term_id >= width:
             continue  # a term this segment's sentences cannot contain
         start, end = columns.indptr[term_id], columns.indptr[term_id + 1]
-        sentences = columns.indices[start:end]
-        frequencies = columns.data[start:end].astype(np.float32)
-        term_scores = idf * frequencies / (norms[sentences] + frequencies)
-        scores[sentences] += term_scores.astype(np.float32)
-    scores[~live] = 0
+        rows = columns.indices[start:end]
+        frequencies = columns.data[start:end]
+        # Only the postings' lengths are normalised: a query touches a few of the sentences.
+        norms = K1 * ((1 - B) + B * segment.lengths[rows] / stats.average_length)
+        sentences.append(rows)
+        contributions.append((idf * frequencies / (norms + frequencies)).astype(np.float32))
+    if not sentences:
+        return np.zeros(segment.count, dtype=np.float32)
+    # bincount adds each sentence's terms in query order, however the postings were split.
+    scores = np.bincount(
+        np.concatenate(sentences), np.concatenate(contributions), minlength=segment.count
+    ).astype(np.float32)
+    if not live.all():
+        scores[~live] = 0
     return scores

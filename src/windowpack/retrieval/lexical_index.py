@@ -22,9 +22,11 @@ manifest and the live masks: saving a version writes only what the write changed
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
+import re
 import shutil
 import zipfile
 from collections.abc import Sequence
@@ -49,6 +51,7 @@ _FORMAT = "bm25-segments-1"
 _MANIFEST = "manifest.json"
 _LIVE_FILE = "live.npz"
 _STEMMER_LANGUAGE = "english"
+_WORD = re.compile(r"(?u)\b\w\w+\b")  # bm25s's token pattern
 # Sentences fetched per wanted chunk: several top sentences often share one chunk.
 _SENTENCES_PER_CHUNK = 4
 # A segment is merged into the one before it once that one holds at most this many times its
@@ -59,12 +62,14 @@ _MAX_DEAD_SHARE = 0.3
 Mask = npt.NDArray[np.bool_]
 
 
-def _bm25s() -> Any:
+@functools.cache
+def _stop_words() -> frozenset[str]:
+    """bm25s's English stop words, so that this index drops what the one it replaced did."""
     try:
-        import bm25s
+        from bm25s.stopwords import STOPWORDS_EN
     except ImportError as error:  # pragma: no cover - a core dependency
         raise MissingDependencyError("bm25s", "default") from error
-    return bm25s
+    return frozenset(STOPWORDS_EN)
 
 
 def _stemmer() -> Any:
@@ -99,7 +104,7 @@ class Bm25Index:
     @property
     def size(self) -> int:
         """Number of chunks indexed."""
-        owners = [segment.owners[live] for segment, live in zip(self._segments, self._live)]
+        owners = [segment.owners[live] for segment, live in self._live_pairs()]
         return len(np.unique(np.concatenate(owners))) if owners else 0
 
     @property
@@ -166,7 +171,7 @@ class Bm25Index:
         scores = np.concatenate(
             [
                 score_segment(segment, live, terms, self._stats)
-                for segment, live in zip(self._segments, self._live)
+                for segment, live in zip(self._segments, self._live, strict=True)
             ]
         )
         owners = np.concatenate([segment.owners for segment in self._segments])
@@ -179,10 +184,9 @@ class Bm25Index:
         temporary.mkdir(parents=True)
         for segment in self._segments:
             _link_or_write(segment, self._saved_in.get(segment.name), temporary / segment.name)
-        np.savez(
-            temporary / _LIVE_FILE,
-            **{segment.name: np.packbits(live) for segment, live in self._live_pairs()},
-        )
+        # Any-typed: numpy's stubs read a ** mapping as possibly holding `allow_pickle`.
+        masks: dict[str, Any] = {s.name: np.packbits(live) for s, live in self._live_pairs()}
+        np.savez(temporary / _LIVE_FILE, **masks)
         manifest = {"format": _FORMAT, "segments": [segment.name for segment in self._segments]}
         (temporary / _MANIFEST).write_text(json.dumps(manifest))
         shutil.rmtree(directory, ignore_errors=True)
@@ -226,14 +230,16 @@ class Bm25Index:
         self._live[start:end] = [np.ones(merged.count, dtype=np.bool_)]
 
     def _tokenize(self, texts: Sequence[str]) -> list[list[str]]:
-        tokens: list[list[str]] = _bm25s().tokenize(
-            list(texts),
-            stopwords="en",
-            stemmer=self._stemmer,
-            return_ids=False,
-            show_progress=False,
-        )
-        return tokens
+        """bm25s's tokenization (lower case, words of 2+ characters, its English stop words,
+        Snowball stems), without the progress bars it creates per call even when hidden."""
+        stop_words = _stop_words()
+        words = [
+            [word for word in _WORD.findall(text.lower()) if word not in stop_words]
+            for text in texts
+        ]
+        unique = sorted({word for sentence in words for word in sentence})
+        stems = dict(zip(unique, self._stemmer.stemWords(unique), strict=True))
+        return [[stems[word] for word in sentence] for sentence in words]
 
     def _term_ids(self, tokens: list[str]) -> list[int]:
         """Ids of `tokens`, giving new terms the next ids (in a vocabulary of this copy's own)."""
@@ -283,16 +289,26 @@ def _sentences_of(chunk_ids: Sequence[int], texts: Sequence[str]) -> tuple[list[
 def _best_chunks(owners: Ids, scores: npt.NDArray[np.float32], k: int) -> tuple[Ids, Scores]:
     """The k chunks whose best sentences among the top `k * _SENTENCES_PER_CHUNK` score most.
 
-    Every sentence tied with the last one kept is kept too, so which sentences compete does
-    not depend on their order.
+    Sentences are ranked by score, then by chunk id, so which ones compete does not depend
+    on the order they are stored in (segments, merges).
     """
-    positive = np.flatnonzero(scores > 0)
-    wanted = k * _SENTENCES_PER_CHUNK
-    if len(positive) > wanted:
-        cutoff = np.partition(scores[positive], len(positive) - wanted)[len(positive) - wanted]
-        positive = positive[scores[positive] >= cutoff]
-    candidate_owners, candidate_scores = owners[positive], scores[positive]
+    chosen = _top_sentences(owners, scores, k * _SENTENCES_PER_CHUNK)
+    candidate_owners, candidate_scores = owners[chosen], scores[chosen]
     order = np.lexsort((candidate_owners, -candidate_scores))
     _, first = np.unique(candidate_owners[order], return_index=True)
     best = order[np.sort(first)[:k]]
     return candidate_owners[best].astype(np.int64), candidate_scores[best].astype(np.float32)
+
+
+def _top_sentences(owners: Ids, scores: npt.NDArray[np.float32], wanted: int) -> Ids:
+    """Positions of the `wanted` best sentences by (score, then lower chunk id)."""
+    positive = np.flatnonzero(scores > 0)
+    if len(positive) <= wanted:
+        return positive
+    cutoff = np.partition(scores[positive], len(positive) - wanted)[len(positive) - wanted]
+    above = positive[scores[positive] > cutoff]
+    tied = positive[scores[positive] == cutoff]
+    room = wanted - len(above)
+    if len(tied) > room:  # many short sentences score alike: keep the lowest chunk ids
+        tied = tied[np.argsort(owners[tied], kind="stable")[:room]]
+    return np.concatenate([above, tied])

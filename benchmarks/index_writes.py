@@ -1,0 +1,229 @@
+"""Index work of one write on a ~10M-token collection: add a 5K-token document, delete one.
+
+What is timed is what `IndexStore.publish` does with a write's delta, embedding aside: copy
+the published indexes (readers keep them), remove the delta's ids, add its ids (dense vectors
+and lexical texts), save the new version's folders and remove the previous version's. No
+database: the indexes are built straight from texts, so the 10M tokens take a minute, not the
+~40 minutes a real ingest would.
+
+The collection: the RULER essays chunked by windowpack's chunker (200 cl100k tokens), copied
+until the total passes `--tokens`; each copy's chunks start with a word of their own
+("variantN"), so copies are distinct texts and the vocabulary grows as it would. Vectors come
+from the hash embedder (`embedder="hash"`: deterministic, model-free; the timing of FAISS does
+not depend on what the vectors mean). A 5K-token document is 25 chunks of these texts plus 3
+summary-node texts, as an ingest would index them.
+
+    .venv/bin/python benchmarks/index_writes.py                      # 10M tokens, 20 writes each
+    .venv/bin/python benchmarks/index_writes.py --tokens 1000000 --writes 5   # a quick look
+    .venv/bin/python benchmarks/index_writes.py --before             # also the old full rebuild
+
+`--before` also times what a write cost before segments (main at eee5487): bm25s rebuilt over
+every text, the flat FAISS index cloned and written whole. Targets: add ≤ 200 ms, delete ≤ 200
+ms (p50 and max printed; the max includes any merge or compaction a write triggered).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from bench_common import ESSAYS_JSON, load_corpus, machine_info, write_results
+
+from windowpack.retrieval.appendable_dense import AppendableFaissIndex
+from windowpack.retrieval.chunking import chunk_document
+from windowpack.retrieval.dense_index import FaissIndex
+from windowpack.retrieval.embedder import HashEmbedder
+from windowpack.retrieval.lexical_index import Bm25Index
+from windowpack.text.tokens import get_token_counter
+
+DOCUMENT_CHUNKS = 25  # 25 x 200 tokens = one 5K-token document
+DOCUMENT_NODES = 3
+
+
+@dataclass
+class Collection:
+    """The texts and vectors of the benchmark collection, by index id."""
+
+    ids: np.ndarray
+    texts: list[str]
+    tokens: int
+
+
+def build_collection(target_tokens: int) -> Collection:
+    counter = get_token_counter("cl100k_base")
+    documents = load_corpus([ESSAYS_JSON], max_bytes=64 * 1024 * 1024).documents
+    base: list[tuple[str, int]] = []
+    for document in documents:
+        for chunk in chunk_document(document, counter, 200):
+            base.append((document.text[chunk.start : chunk.end], chunk.tokens))
+    texts: list[str] = []
+    tokens = 0
+    copy = 0
+    while tokens < target_tokens:
+        for text, count in base:
+            texts.append(f"variant{copy} {text}")
+            tokens += count + 2
+        copy += 1
+    return Collection(ids=np.arange(1, len(texts) + 1, dtype=np.int64), texts=texts, tokens=tokens)
+
+
+def timed(call: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    call()
+    return (time.perf_counter() - started) * 1000
+
+
+class Versions:
+    """The published indexes and their folders, changed the way `IndexStore.publish` does."""
+
+    def __init__(self, folder: Path, dense: AppendableFaissIndex, lexical: Bm25Index) -> None:
+        self.folder, self.dense, self.lexical, self.version = folder, dense, lexical, 0
+        self._save(dense, lexical)
+
+    def write(
+        self, added: np.ndarray, texts: list[str], vectors: np.ndarray, removed: np.ndarray
+    ) -> dict[str, float]:
+        parts: dict[str, float] = {}
+        dense, lexical = self.dense.copy(), self.lexical.copy()
+        parts["dense"] = timed(lambda: (dense.remove(removed), dense.add(added, vectors)))
+        parts["lexical"] = timed(lambda: (lexical.remove(removed), lexical.add(added, texts)))
+        parts["save"] = timed(lambda: self._save(dense, lexical))
+        self.dense, self.lexical = dense, lexical
+        parts["total"] = sum(parts.values())
+        return parts
+
+    def _save(self, dense: AppendableFaissIndex, lexical: Bm25Index) -> None:
+        self.version += 1
+        dense.save(self.folder / f"dense-v{self.version}")
+        lexical.save(self.folder / f"lexical-v{self.version}")
+        for old in ("dense", "lexical"):
+            shutil.rmtree(self.folder / f"{old}-v{self.version - 1}", ignore_errors=True)
+
+
+def summary(runs: list[dict[str, float]]) -> dict[str, dict[str, float]]:
+    return {
+        part: {
+            "p50_ms": round(statistics.median(run[part] for run in runs), 1),
+            "max_ms": round(max(run[part] for run in runs), 1),
+        }
+        for part in runs[0]
+    }
+
+
+def old_write_cost(collection: Collection, vectors: np.ndarray, folder: Path) -> dict[str, float]:
+    """One write as main did it: bm25s rebuilt over everything, the flat index cloned, saved."""
+    import importlib.util
+    import subprocess
+
+    source = subprocess.run(
+        ["git", "show", "eee5487:src/windowpack/retrieval/lexical_index.py"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    path = folder / "old_lexical_index.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("old_lexical_index", path)
+    assert spec is not None and spec.loader is not None
+    old = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(old)
+    flat = FaissIndex.build(vectors.shape[1], collection.ids, vectors, ann_threshold=10**12)
+    parts = {
+        "lexical rebuild": timed(
+            lambda: old.Bm25Index.build(collection.ids.tolist(), collection.texts)
+        ),
+        "dense clone+add": timed(lambda: flat.copy().add(collection.ids[:1] + 10**9, vectors[:1])),
+        "dense save": timed(lambda: flat.save(folder / "old.faiss")),
+    }
+    parts["total"] = sum(parts.values())
+    return {part: round(value, 1) for part, value in parts.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--tokens", type=int, default=10_000_000)
+    parser.add_argument("--writes", type=int, default=20)
+    parser.add_argument("--before", action="store_true", help="also time main's full rebuild")
+    args = parser.parse_args()
+
+    started = time.perf_counter()
+    collection = build_collection(args.tokens)
+    embedder = HashEmbedder()
+    vectors = embedder.embed(collection.texts)
+    print(
+        f"collection: {len(collection.texts):,} chunks, {collection.tokens:,} cl100k tokens "
+        f"(essays x copies), hash-embedder vectors; made in {time.perf_counter() - started:.0f} s"
+    )
+    with tempfile.TemporaryDirectory(prefix="wp-index-writes-") as name:
+        folder = Path(name)
+        build = {}
+        started = time.perf_counter()
+        base = FaissIndex.build(vectors.shape[1], collection.ids, vectors, ann_threshold=100_000)
+        dense = AppendableFaissIndex.build(base, collection.ids)
+        build["dense_s"] = round(time.perf_counter() - started, 2)
+        started = time.perf_counter()
+        lexical = Bm25Index.build(collection.ids.tolist(), collection.texts)
+        build["lexical_s"] = round(time.perf_counter() - started, 2)
+        versions = Versions(folder, dense, lexical)
+        print(
+            f"built: dense ({dense.kind}) {build['dense_s']} s, lexical {build['lexical_s']} s "
+            f"({lexical.segment_count} segment)"
+        )
+
+        rng = np.random.default_rng(16)
+        next_id = int(collection.ids[-1]) + 1
+        adds, deletes = [], []
+        for _ in range(args.writes):
+            picked = rng.choice(
+                len(collection.texts), DOCUMENT_CHUNKS + DOCUMENT_NODES, replace=False
+            )
+            texts = [collection.texts[i] + " fresh" for i in picked]
+            ids = np.arange(next_id, next_id + len(texts), dtype=np.int64)
+            next_id += len(texts)
+            adds.append(versions.write(ids, texts, embedder.embed(texts), ids[:0]))
+        for _ in range(args.writes):
+            start = int(rng.integers(0, len(collection.ids) - DOCUMENT_CHUNKS))
+            removed = collection.ids[start : start + DOCUMENT_CHUNKS + DOCUMENT_NODES]
+            empty = np.zeros((0, vectors.shape[1]), dtype=np.float32)
+            deletes.append(versions.write(removed[:0], [], empty, removed))
+        query_ms = statistics.median(
+            timed(lambda q=q: versions.lexical.search(q, 100))
+            for q in ["startup founders investors", "lisp macros", "how to do great work"] * 5
+        )
+        figures = {
+            "collection": {"chunks": len(collection.texts), "tokens": collection.tokens},
+            "build": build,
+            "add_5k_document": summary(adds),
+            "delete_document": summary(deletes),
+            "after": {
+                "lexical_segments": versions.lexical.segment_count,
+                "dense_pending_tail_and_tombstones": list(versions.dense.pending),
+                "lexical_query_p50_ms": round(query_ms, 2),
+            },
+        }
+        if args.before:
+            figures["before_one_write"] = old_write_cost(collection, vectors, folder)
+    figures["machine"] = machine_info()
+    for key in ("add_5k_document", "delete_document"):
+        print(
+            f"{key}: "
+            + ", ".join(
+                f"{part} p50 {v['p50_ms']} ms / max {v['max_ms']} ms"
+                for part, v in figures[key].items()
+            )
+        )
+    print(f"after: {figures['after']}")
+    if args.before:
+        print(f"before (one write on main): {figures['before_one_write']}")
+    print(f"results: {write_results('index_writes', figures)}")
+
+
+if __name__ == "__main__":
+    main()
