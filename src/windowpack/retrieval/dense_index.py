@@ -1,8 +1,10 @@
-"""FAISS vector index over chunk ids: exact inner product when small, IVF past a threshold.
+"""FAISS vector index over chunk ids: exact inner product when small, an ANN index past a
+threshold (IVF or HNSW, with the settings of `index_kinds.AnnSettings`).
 
 Vectors are L2-normalised, so inner product is cosine similarity. Ids are the database's
-chunk ids (`IndexIDMap2` for the flat index, native ids for IVF). IVF is the ANN choice
-rather than HNSW because IVF supports `remove_ids`, which deletes and upserts need.
+chunk ids (`IndexIDMap2` for the flat and HNSW indexes, native ids for IVF). HNSW has no
+`remove_ids`; deletes reach it as tombstones (`appendable_dense`), and folding them in
+rebuilds the graph from its stored vectors.
 """
 
 from __future__ import annotations
@@ -19,9 +21,8 @@ import numpy as np
 import numpy.typing as npt
 
 from windowpack.errors import MissingDependencyError, StorageError
-from windowpack.retrieval.index_kinds import Ids, Matrix, Scores
+from windowpack.retrieval.index_kinds import DEFAULT_ANN, AnnSettings, Ids, Matrix, Scores
 
-_IVF_NPROBE = 16
 _MIN_POINTS_PER_LIST = 39
 
 
@@ -69,28 +70,29 @@ def _one_openmp_thread(faiss: Any) -> Iterator[None]:
 class FaissIndex:
     """A `VectorIndex` on FAISS whose ids are index ids; `kind` is "flat" (exact) or "ivf"."""
 
-    def __init__(self, index: Any, kind: str) -> None:
+    def __init__(self, index: Any, kind: str, ann: AnnSettings = DEFAULT_ANN) -> None:
         self._index = index
         self.kind = kind
+        self._ann = ann
 
     @classmethod
     def build(
-        cls, dimension: int, ids: Ids, vectors: npt.NDArray[np.float32], *, ann_threshold: int
+        cls,
+        dimension: int,
+        ids: Ids,
+        vectors: npt.NDArray[np.float32],
+        *,
+        ann_threshold: int,
+        ann: AnnSettings = DEFAULT_ANN,
     ) -> FaissIndex:
-        """Build from scratch: exact search below `ann_threshold` vectors, IVF at or above it."""
+        """Build from scratch: exact search below `ann_threshold` vectors, `ann` at or above."""
         faiss = _faiss()
         if len(ids) < ann_threshold:
-            index = faiss.IndexIDMap2(faiss.IndexFlatIP(dimension))
-            kind = "flat"
+            built = cls(faiss.IndexIDMap2(faiss.IndexFlatIP(dimension)), "flat", ann)
+        elif ann.kind == "hnsw":
+            built = cls(_new_hnsw(faiss, dimension, ann), "hnsw", ann)
         else:
-            # ~4·sqrt(n) lists is the usual rule of thumb, trained on the vectors themselves;
-            # FAISS wants at least ~39 training points per list, so small sets get fewer lists.
-            lists = max(1, min(int(4 * math.sqrt(len(ids))), len(ids) // _MIN_POINTS_PER_LIST))
-            index = faiss.index_factory(dimension, f"IVF{lists},Flat", faiss.METRIC_INNER_PRODUCT)
-            index.train(np.ascontiguousarray(vectors, dtype=np.float32))
-            index.nprobe = _IVF_NPROBE
-            kind = "ivf"
-        built = cls(index, kind)
+            built = cls(_trained_ivf(faiss, dimension, vectors, ann), "ivf", ann)
         built.add(ids, vectors)
         return built
 
@@ -138,6 +140,8 @@ class FaissIndex:
         selector.referenced = batch  # the SWIG wrapper does not keep the inner selector alive
         if self.kind == "ivf":
             params = faiss.SearchParametersIVF(sel=selector, nprobe=self._index.nprobe)
+        elif self.kind == "hnsw":  # IndexIDMap2 passes the selector down, translated
+            params = faiss.SearchParametersHNSW(sel=selector, efSearch=self._ann.ef_search)
         else:
             params = faiss.SearchParameters(sel=selector)
         params.referenced = selector
@@ -145,13 +149,29 @@ class FaissIndex:
 
     def rewritten(self, *, removed: Ids, added_ids: Ids, added_vectors: Matrix) -> FaissIndex:
         """A new index of this kind without `removed` and with the additions (this one is kept)."""
+        if self.kind == "hnsw":  # no remove_ids: a new graph over the live stored vectors
+            ids, vectors = self._stored()
+            keep = ~np.isin(ids, removed)
+            rebuilt = FaissIndex(_new_hnsw(_faiss(), self.dimension, self._ann), "hnsw", self._ann)
+            rebuilt.add(
+                np.concatenate([ids[keep], added_ids]), np.vstack([vectors[keep], added_vectors])
+            )
+            return rebuilt
         copy = self.copy()
         copy.remove(removed)
         copy.add(added_ids, added_vectors)
         return copy
 
+    def _stored(self) -> tuple[Ids, Matrix]:
+        """Ids and vectors held by an `IndexIDMap2` over a flat-storage index."""
+        faiss = _faiss()
+        inner = faiss.downcast_index(self._index.index)
+        storage = faiss.downcast_index(inner.storage) if hasattr(inner, "storage") else inner
+        ids = faiss.vector_to_array(self._index.id_map).astype(np.int64)
+        return ids, storage.reconstruct_n(0, storage.ntotal)
+
     def copy(self) -> FaissIndex:
-        return FaissIndex(_faiss().clone_index(self._index), self.kind)
+        return FaissIndex(_faiss().clone_index(self._index), self.kind, self._ann)
 
     def save(self, path: Path) -> None:
         """Write atomically: a reader never sees a half-written file."""
@@ -162,13 +182,36 @@ class FaissIndex:
         os.replace(temporary, path)
 
     @classmethod
-    def load(cls, path: Path) -> FaissIndex:
+    def load(cls, path: Path, ann: AnnSettings = DEFAULT_ANN) -> FaissIndex:
+        """The index saved at `path`, its kind read from the file; `ann`'s search settings."""
         faiss = _faiss()
         try:
             index = faiss.read_index(str(path))
         except RuntimeError as error:
             raise StorageError(f"{path}: cannot read FAISS index: {error}") from error
         if hasattr(index, "nprobe"):
-            index.nprobe = _IVF_NPROBE
-            return cls(index, "ivf")
-        return cls(index, "flat")
+            index.nprobe = ann.nprobe  # not kept in the file
+            return cls(index, "ivf", ann)
+        inner = faiss.downcast_index(index.index) if hasattr(index, "id_map") else None
+        if inner is not None and hasattr(inner, "hnsw"):
+            inner.hnsw.efSearch = ann.ef_search
+            return cls(index, "hnsw", ann)
+        return cls(index, "flat", ann)
+
+
+def _trained_ivf(faiss: Any, dimension: int, vectors: Matrix, ann: AnnSettings) -> Any:
+    # ~4·sqrt(n) lists is the usual rule of thumb, trained on the vectors themselves; FAISS
+    # wants at least ~39 training points per list, so small sets get fewer lists.
+    count = len(vectors)
+    lists = max(1, min(int(4 * math.sqrt(count)), count // _MIN_POINTS_PER_LIST))
+    index = faiss.index_factory(dimension, f"IVF{lists},Flat", faiss.METRIC_INNER_PRODUCT)
+    index.train(np.ascontiguousarray(vectors, dtype=np.float32))
+    index.nprobe = ann.nprobe
+    return index
+
+
+def _new_hnsw(faiss: Any, dimension: int, ann: AnnSettings) -> Any:
+    graph = faiss.IndexHNSWFlat(dimension, ann.neighbours, faiss.METRIC_INNER_PRODUCT)
+    graph.hnsw.efConstruction = ann.ef_construction
+    graph.hnsw.efSearch = ann.ef_search
+    return faiss.IndexIDMap2(graph)  # HNSW has no ids of its own

@@ -13,8 +13,9 @@ chosen by size) under an append-only layer of tail and tombstones
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -22,6 +23,25 @@ import numpy.typing as npt
 Ids = npt.NDArray[np.int64]
 Scores = npt.NDArray[np.float32]
 Matrix = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True, kw_only=True)
+class AnnSettings:
+    """The ANN index a collection gets at or above its `ann_threshold` (exact flat below).
+
+    Chosen by benchmarks/ann.py on real MiniLM vectors of the essays (see DEFAULT_ANN).
+    `nprobe` is IVF's lists visited per query; `neighbours` (M), `ef_construction` and
+    `ef_search` are HNSW's graph degree and beam widths.
+    """
+
+    kind: Literal["ivf", "hnsw"] = "ivf"
+    nprobe: int = 16
+    neighbours: int = 32
+    ef_construction: int = 40
+    ef_search: int = 128
+
+
+DEFAULT_ANN = AnnSettings()
 
 
 class VectorIndex(Protocol):
