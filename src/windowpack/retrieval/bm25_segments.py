@@ -171,28 +171,25 @@ def score_segment(
     live: npt.NDArray[np.bool_],
     term_ids: Sequence[int],
     stats: Statistics,
-) -> npt.NDArray[np.float32]:
+) -> npt.NDArray[np.float64]:
     """BM25 score of every sentence of `segment` for the query terms (0 for dead sentences)."""
     columns = segment.columns
     width = columns.shape[1]
     sentences: list[npt.NDArray[np.int32]] = []
-    contributions: list[npt.NDArray[np.float32]] = []
+    contributions: list[npt.NDArray[np.float64]] = []
     for term_id, idf in zip(term_ids, stats.idf(term_ids), strict=True):
         if term_id >= width:
             continue  # a term this segment's sentences cannot contain
         start, end = columns.indptr[term_id], columns.indptr[term_id + 1]
         rows = columns.indices[start:end]
         frequencies = columns.data[start:end]
-        # Only the postings' lengths are normalised: a query touches a few of the sentences.
+        # Only the postings are touched (lengths, liveness): a query reads few sentences.
         norms = K1 * ((1 - B) + B * segment.lengths[rows] / stats.average_length)
         sentences.append(rows)
-        contributions.append((idf * frequencies / (norms + frequencies)).astype(np.float32))
+        contributions.append(idf * frequencies / (norms + frequencies) * live[rows])
     if not sentences:
-        return np.zeros(segment.count, dtype=np.float32)
+        return np.zeros(segment.count, dtype=np.float64)
     # bincount adds each sentence's terms in query order, however the postings were split.
-    scores = np.bincount(
+    return np.bincount(
         np.concatenate(sentences), np.concatenate(contributions), minlength=segment.count
-    ).astype(np.float32)
-    if not live.all():
-        scores[~live] = 0
-    return scores
+    )

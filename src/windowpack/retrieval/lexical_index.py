@@ -168,14 +168,15 @@ class Bm25Index:
         terms = [term for term in self._query_terms(query) if term < self._words]
         if k <= 0 or not terms or not self._segments:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        scores = np.concatenate(
-            [
-                score_segment(segment, live, terms, self._stats)
-                for segment, live in zip(self._segments, self._live, strict=True)
-            ]
-        )
-        owners = np.concatenate([segment.owners for segment in self._segments])
-        return _best_chunks(owners, scores, k)
+        wanted = k * _SENTENCES_PER_CHUNK
+        owners, scores = [], []
+        for segment, live in self._live_pairs():
+            segment_scores = score_segment(segment, live, terms, self._stats)
+            top = _top_sentences(segment.owners, segment_scores, wanted)
+            owners.append(segment.owners[top])
+            scores.append(segment_scores[top])
+        # The best `wanted` of the collection are among the best `wanted` of each segment.
+        return _best_chunks(np.concatenate(owners), np.concatenate(scores), k)
 
     def save(self, directory: Path) -> None:
         """Write to a temporary folder, linking unchanged segments, then swap it in."""
@@ -286,7 +287,7 @@ def _sentences_of(chunk_ids: Sequence[int], texts: Sequence[str]) -> tuple[list[
     return owners, sentences
 
 
-def _best_chunks(owners: Ids, scores: npt.NDArray[np.float32], k: int) -> tuple[Ids, Scores]:
+def _best_chunks(owners: Ids, scores: npt.NDArray[np.float64], k: int) -> tuple[Ids, Scores]:
     """The k chunks whose best sentences among the top `k * _SENTENCES_PER_CHUNK` score most.
 
     Sentences are ranked by score, then by chunk id, so which ones compete does not depend
@@ -300,14 +301,15 @@ def _best_chunks(owners: Ids, scores: npt.NDArray[np.float32], k: int) -> tuple[
     return candidate_owners[best].astype(np.int64), candidate_scores[best].astype(np.float32)
 
 
-def _top_sentences(owners: Ids, scores: npt.NDArray[np.float32], wanted: int) -> Ids:
-    """Positions of the `wanted` best sentences by (score, then lower chunk id)."""
+def _top_sentences(owners: Ids, scores: npt.NDArray[np.float64], wanted: int) -> Ids:
+    """Positions of the `wanted` best sentences scoring above 0, by score then lower chunk id."""
     positive = np.flatnonzero(scores > 0)
     if len(positive) <= wanted:
         return positive
-    cutoff = np.partition(scores[positive], len(positive) - wanted)[len(positive) - wanted]
-    above = positive[scores[positive] > cutoff]
-    tied = positive[scores[positive] == cutoff]
+    values = scores[positive]
+    cutoff = np.partition(values, len(positive) - wanted)[len(positive) - wanted]
+    above = positive[values > cutoff]
+    tied = positive[values == cutoff]
     room = wanted - len(above)
     if len(tied) > room:  # many short sentences score alike: keep the lowest chunk ids
         tied = tied[np.argsort(owners[tied], kind="stable")[:room]]
