@@ -34,7 +34,9 @@ def sentence_vectors(essays_text: str) -> np.ndarray:
 
 
 def _recall(found: list[np.ndarray], truth: list[np.ndarray]) -> float:
-    return float(np.mean([len(set(f) & set(t)) / len(t) for f, t in zip(found, truth, strict=True)]))
+    return float(
+        np.mean([len(set(f) & set(t)) / len(t) for f, t in zip(found, truth, strict=True)])
+    )
 
 
 def test_the_ann_kind_finds_what_exact_search_finds_before_and_after_deletes(

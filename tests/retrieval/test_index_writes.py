@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from windowpack.retrieval import appendable_dense
 from windowpack.retrieval.appendable_dense import AppendableFaissIndex
 from windowpack.retrieval.dense_index import FaissIndex
+from windowpack.retrieval.index_kinds import AnnSettings
 from windowpack.retrieval.lexical_index import Bm25Index
 
 WORDS = [
@@ -257,3 +258,23 @@ def test_tombstones_on_an_ivf_base_exclude_deleted_ids_inside_the_search() -> No
     after = index.search(vectors[17], 10)[0]
     assert not set(after.tolist()) & set(nearest[:5].tolist())
     assert len(after) == 10, "the search still fills k from the live vectors"
+
+
+def test_an_hnsw_base_takes_deletes_as_tombstones_and_folds_them_by_a_rebuild() -> None:
+    rng = np.random.default_rng(6)
+    vectors = rng.normal(size=(600, DIMENSION)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    ids = np.arange(100, 700, dtype=np.int64)
+    hnsw = AnnSettings(kind="hnsw", neighbours=16, ef_search=64)
+    base = FaissIndex.build(DIMENSION, ids, vectors, ann_threshold=100, ann=hnsw)
+    index = AppendableFaissIndex.build(base, ids)
+    assert index.kind == "hnsw"
+    index.remove(ids[:30])
+    assert index.pending == (0, 30)
+    assert not set(index.search(vectors[5], 20)[0].tolist()) & set(ids[:30].tolist())
+    index.compact()  # HNSW has no remove_ids: a new graph over the live vectors
+    assert index.pending == (0, 0)
+    assert index.kind == "hnsw"
+    assert index.size == 570
+    assert index.search(vectors[40], 1)[0].tolist() == [ids[40]]
+    assert ids[5] not in index.search(vectors[5], 20)[0].tolist()
