@@ -13,9 +13,6 @@ own `remove_ids` + `add`, or a rebuild for HNSW, which has no remove).
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
 import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -24,10 +21,15 @@ import numpy as np
 
 from windowpack.errors import StorageError
 from windowpack.retrieval.dense_index import FaissIndex
+from windowpack.retrieval.index_folders import (
+    fresh_temporary,
+    link_or_write,
+    read_manifest,
+    swap_in,
+)
 from windowpack.retrieval.index_kinds import Ids, Matrix, Scores
 
 _FORMAT = "dense-appendable-1"
-_MANIFEST = "manifest.json"
 _CHANGES = "changes.npz"
 # Fold the tail and the tombstones into a new base once either passes this share of the base
 # (and this many vectors: a small collection's tail is cheap to search as it is).
@@ -131,9 +133,7 @@ class AppendableFaissIndex:
 
     def save(self, path: Path) -> None:
         """Write a folder atomically: the base linked (or written once), the changes, a manifest."""
-        temporary = path.with_name(path.name + ".tmp")
-        shutil.rmtree(temporary, ignore_errors=True)
-        temporary.mkdir(parents=True)
+        temporary = fresh_temporary(path)
         base_file = temporary / f"{self._base_name}.faiss"
         self._link_or_write_base(base_file)
         changes = self._changes
@@ -143,10 +143,7 @@ class AppendableFaissIndex:
             tail_vectors=changes.tail_vectors,
             dead=changes.dead,
         )
-        manifest = {"format": _FORMAT, "base": self._base_name}
-        (temporary / _MANIFEST).write_text(json.dumps(manifest))
-        shutil.rmtree(path, ignore_errors=True)
-        os.replace(temporary, path)
+        swap_in(temporary, path, {"format": _FORMAT, "base": self._base_name})
         self._base_file = path / base_file.name
 
     @classmethod
@@ -154,9 +151,7 @@ class AppendableFaissIndex:
         """The index saved in folder `path`; `StorageError` when it is missing, damaged or of an
         older format (the index store then rebuilds it from the database)."""
         try:
-            manifest = json.loads((path / _MANIFEST).read_text())
-            if manifest.get("format") != _FORMAT:
-                raise ValueError(f"format {manifest.get('format')!r}, not {_FORMAT!r}")
+            manifest = read_manifest(path, _FORMAT)
             name = str(manifest["base"])
             base = FaissIndex.load(path / f"{name}.faiss")
             base_ids = np.load(path / f"{name}.ids.npy", allow_pickle=False)
@@ -198,15 +193,12 @@ class AppendableFaissIndex:
         self._base_name, self._base_file = f"base-{uuid.uuid4().hex}", None
 
     def _link_or_write_base(self, target: Path) -> None:
-        """Hard-link the base's files from where they were saved (a base never changes), else
-        write them."""
+        """The base's index and ids, linked from where they were saved (a base never changes)."""
         ids_target = target.with_name(f"{self._base_name}.ids.npy")
-        if self._base_file is not None:
-            try:
-                os.link(self._base_file, target)
-                os.link(self._base_file.with_name(ids_target.name), ids_target)
-                return
-            except OSError:
-                target.unlink(missing_ok=True)  # gone or unsupported here: write them again
-        self._base.save(target)
-        np.save(ids_target, self._base_ids)
+        saved = self._base_file
+        link_or_write(saved, target, self._base.save)
+        link_or_write(
+            saved.with_name(ids_target.name) if saved is not None else None,
+            ids_target,
+            lambda where: np.save(where, self._base_ids),
+        )

@@ -190,6 +190,6 @@ def score_segment(
     if not sentences:
         return np.zeros(segment.count, dtype=np.float64)
     # bincount adds each sentence's terms in query order, however the postings were split.
-    return np.bincount(
-        np.concatenate(sentences), np.concatenate(contributions), minlength=segment.count
-    )
+    weights = np.concatenate(contributions)
+    scores = np.bincount(np.concatenate(sentences), weights, minlength=segment.count)
+    return np.asarray(scores, dtype=np.float64)  # float64 already (weighted): no copy

@@ -68,7 +68,10 @@ def _one_openmp_thread(faiss: Any) -> Iterator[None]:
 
 
 class FaissIndex:
-    """A `VectorIndex` on FAISS whose ids are index ids; `kind` is "flat" (exact) or "ivf"."""
+    """One FAISS index whose ids are index ids; `kind` is "flat" (exact), "ivf" or "hnsw".
+
+    A collection's vector index is an `AppendableFaissIndex` over one of these as its base.
+    """
 
     def __init__(self, index: Any, kind: str, ann: AnnSettings = DEFAULT_ANN) -> None:
         self._index = index

@@ -24,10 +24,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-import json
-import os
 import re
-import shutil
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -44,11 +41,16 @@ from windowpack.retrieval.bm25_segments import (
     merge_segments,
     score_segment,
 )
+from windowpack.retrieval.index_folders import (
+    fresh_temporary,
+    link_or_write,
+    read_manifest,
+    swap_in,
+)
 from windowpack.retrieval.index_kinds import Ids, Scores
 from windowpack.text.sentences import split_sentences
 
 _FORMAT = "bm25-segments-1"
-_MANIFEST = "manifest.json"
 _LIVE_FILE = "live.npz"
 _STEMMER_LANGUAGE = "english"
 _WORD = re.compile(r"(?u)\b\w\w+\b")  # bm25s's token pattern
@@ -180,18 +182,15 @@ class Bm25Index:
 
     def save(self, directory: Path) -> None:
         """Write to a temporary folder, linking unchanged segments, then swap it in."""
-        temporary = directory.with_name(directory.name + ".tmp")
-        shutil.rmtree(temporary, ignore_errors=True)
-        temporary.mkdir(parents=True)
+        temporary = fresh_temporary(directory)
         for segment in self._segments:
-            _link_or_write(segment, self._saved_in.get(segment.name), temporary / segment.name)
+            saved = self._saved_in.get(segment.name)
+            link_or_write(saved, temporary / segment.name, segment.save)
         # Any-typed: numpy's stubs read a ** mapping as possibly holding `allow_pickle`.
         masks: dict[str, Any] = {s.name: np.packbits(live) for s, live in self._live_pairs()}
         np.savez(temporary / _LIVE_FILE, **masks)
-        manifest = {"format": _FORMAT, "segments": [segment.name for segment in self._segments]}
-        (temporary / _MANIFEST).write_text(json.dumps(manifest))
-        shutil.rmtree(directory, ignore_errors=True)
-        os.replace(temporary, directory)
+        segment_names = [segment.name for segment in self._segments]
+        swap_in(temporary, directory, {"format": _FORMAT, "segments": segment_names})
         self._saved_in = {segment.name: directory / segment.name for segment in self._segments}
 
     @classmethod
@@ -199,9 +198,7 @@ class Bm25Index:
         """The index saved in `directory`; `StorageError` when it is missing, damaged or of an
         older format (the index store then rebuilds it from the database)."""
         try:
-            manifest = json.loads((directory / _MANIFEST).read_text())
-            if manifest.get("format") != _FORMAT:
-                raise ValueError(f"format {manifest.get('format')!r}, not {_FORMAT!r}")
+            manifest = read_manifest(directory, _FORMAT)
             segments = [Segment.load(directory / name) for name in manifest["segments"]]
             with np.load(directory / _LIVE_FILE, allow_pickle=False) as saved:
                 live = [
@@ -263,17 +260,6 @@ def _statistics(segments: Sequence[Segment], live: Sequence[Mask], words: int) -
             sign=1, sentences=segment.rows[rows], lengths=segment.lengths[rows], vocabulary=words
         )
     return stats
-
-
-def _link_or_write(segment: Segment, saved: Path | None, target: Path) -> None:
-    """Hard-link the segment's existing file (segments never change), else write it."""
-    if saved is not None:
-        try:
-            os.link(saved, target)
-            return
-        except OSError:
-            pass  # the old file is gone or links are unsupported here: write it again
-    segment.save(target)
 
 
 def _sentences_of(chunk_ids: Sequence[int], texts: Sequence[str]) -> tuple[list[int], list[str]]:
