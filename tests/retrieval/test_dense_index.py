@@ -12,10 +12,13 @@ from hypothesis import strategies as st
 
 from windowpack.errors import StorageError
 from windowpack.retrieval.dense_index import FaissIndex
+from windowpack.retrieval.index_kinds import AnnSettings
 
 Matrix = npt.NDArray[np.float32]
 
 NEVER_ANN = 10**9
+# The IVF kind, still available though HNSW is the default ANN (index_kinds.DEFAULT_ANN).
+IVF = AnnSettings(kind="ivf")
 
 
 def _normalised(rows: np.ndarray) -> Matrix:
@@ -45,7 +48,7 @@ def _ivf_fixture(seed: int = 7) -> tuple[FaissIndex, FaissIndex, Matrix, npt.NDA
     rng = np.random.default_rng(seed)
     vectors, centres = _clustered(rng, 1000, 32)
     ids = _sparse_ids(rng, 1000)
-    ivf = FaissIndex.build(32, ids, vectors, ann_threshold=500)
+    ivf = FaissIndex.build(32, ids, vectors, ann_threshold=500, ann=IVF)
     exact = FaissIndex.build(32, ids, vectors, ann_threshold=NEVER_ANN)
     queries = _normalised(
         centres[rng.integers(0, len(centres), 40)] + 0.3 * rng.normal(size=(40, 32))
@@ -105,7 +108,8 @@ def test_kind_switches_to_ivf_at_the_threshold() -> None:
     vectors = _random_vectors(rng, 100, 8)
     ids = np.arange(100, dtype=np.int64)
     assert FaissIndex.build(8, ids, vectors, ann_threshold=101).kind == "flat"
-    assert FaissIndex.build(8, ids, vectors, ann_threshold=100).kind == "ivf"
+    assert FaissIndex.build(8, ids, vectors, ann_threshold=100, ann=IVF).kind == "ivf"
+    assert FaissIndex.build(8, ids, vectors, ann_threshold=100).kind == "hnsw"
 
 
 # --- ANN recall -----------------------------------------------------------------------------
@@ -133,7 +137,7 @@ def test_removed_ids_are_never_returned(threshold: int) -> None:
     rng = np.random.default_rng(3)
     vectors, _ = _clustered(rng, 1000, 32)
     ids = _sparse_ids(rng, 1000)
-    index = FaissIndex.build(32, ids, vectors, ann_threshold=threshold)
+    index = FaissIndex.build(32, ids, vectors, ann_threshold=threshold, ann=IVF)
     removed = ids[::3]
     index.remove(removed)
     assert index.size == 1000 - len(removed)
@@ -236,7 +240,7 @@ def test_copy_is_independent_of_the_original(threshold: int) -> None:
     rng = np.random.default_rng(9)
     vectors, _ = _clustered(rng, 1000, 16)
     ids = np.arange(1000, dtype=np.int64) * 2
-    original = FaissIndex.build(16, ids, vectors, ann_threshold=threshold)
+    original = FaissIndex.build(16, ids, vectors, ann_threshold=threshold, ann=IVF)
     copy = original.copy()
     assert copy.kind == original.kind
     assert copy.size == original.size
@@ -297,7 +301,7 @@ def test_ivf_builds_and_searches_for_fewer_vectors_than_its_lists(count: int) ->
     # for with very few vectors; it must still build and find a stored vector.
     rng = np.random.default_rng(12)
     vectors = _random_vectors(rng, count, 8)
-    index = FaissIndex.build(8, np.arange(count, dtype=np.int64), vectors, ann_threshold=1)
+    index = FaissIndex.build(8, np.arange(count, dtype=np.int64), vectors, ann_threshold=1, ann=IVF)
     assert index.size == count
     found, _ = index.search(vectors[-1], 1)
     assert found.tolist() == [count - 1]

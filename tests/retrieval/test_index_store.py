@@ -248,7 +248,7 @@ def _topic_documents(count: int) -> list[wp.Document]:
     ]
 
 
-def test_a_store_past_its_ann_threshold_switches_to_ivf_and_keeps_working(
+def test_a_store_past_its_ann_threshold_switches_to_hnsw_and_keeps_working(
     tmp_path: Path,
 ) -> None:
     config = StoreConfig(embedder="hash", chunk_tokens=64, ann_threshold=40)
@@ -258,8 +258,8 @@ def test_a_store_past_its_ann_threshold_switches_to_ivf_and_keeps_working(
         collection.add(_topic_documents(30))
         dense = _collection_dir(tmp_path) / "dense-v1"
         assert AppendableFaissIndex.load(dense).kind == "flat"
-        collection.add(_topic_documents(50)[30:])  # crosses the threshold: rebuilt as IVF
-        assert AppendableFaissIndex.load(_collection_dir(tmp_path) / "dense-v2").kind == "ivf"
+        collection.add(_topic_documents(50)[30:])  # crosses the threshold: rebuilt as HNSW
+        assert AppendableFaissIndex.load(_collection_dir(tmp_path) / "dense-v2").kind == "hnsw"
         assert collection.search("token42x", k=1)[0].document_id == "note-42"
         collection.delete("note-42")
         assert all(hit.document_id != "note-42" for hit in collection.search("token42x", k=50))

@@ -249,7 +249,8 @@ def test_tombstones_on_an_ivf_base_exclude_deleted_ids_inside_the_search() -> No
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     ids = np.arange(800, dtype=np.int64)
     index = AppendableFaissIndex.build(
-        FaissIndex.build(DIMENSION, ids, vectors, ann_threshold=100), ids
+        FaissIndex.build(DIMENSION, ids, vectors, ann_threshold=100, ann=AnnSettings(kind="ivf")),
+        ids,
     )
     assert index.kind == "ivf"
     nearest = index.search(vectors[17], 10)[0]
