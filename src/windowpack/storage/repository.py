@@ -395,3 +395,23 @@ def chunk_spans(session: Session, collection_id: int) -> dict[int, list[Any]]:
     for row in rows:
         spans.setdefault(row.document_id, []).append(row)
     return spans
+
+
+def unit_count(session: Session, collection_id: int) -> int:
+    """Chunks plus summary nodes of a collection: what its indexes must hold."""
+    total = 0
+    for table in (ChunkRow, TreeNodeRow):
+        total += (
+            session.scalar(
+                select(func.count()).select_from(table).where(table.collection_id == collection_id)
+            )
+            or 0
+        )
+    return total
+
+
+def embedding_dimension(session: Session, model_id: str) -> int | None:
+    """The dimension of `model_id`'s cached vectors (None when none is cached)."""
+    return session.scalar(
+        select(EmbeddingRow.dimension).where(EmbeddingRow.model_id == model_id).limit(1)
+    )
