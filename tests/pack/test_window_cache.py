@@ -12,7 +12,20 @@ from windowpack.config import StoreConfig
 from windowpack.errors import InvalidArgumentError
 from windowpack.pack.window_cache import WindowCache, window_bytes
 
-WORDS = "harbour seals rest on sandbanks while barn owls hunt voles over grassland".split()
+WORDS = [
+    "harbour",
+    "seals",
+    "rest",
+    "on",
+    "sandbanks",
+    "while",
+    "barn",
+    "owls",
+    "hunt",
+    "voles",
+    "over",
+    "grassland",
+]
 
 
 def _corpus() -> list[wp.Document]:
