@@ -31,34 +31,7 @@ from windowpack.storage.schema import ChunkRow, DocumentRow, TreeNodeRow
 
 CONFIG = StoreConfig(embedder="hash", chunk_tokens=64)
 BATCH = 6
-_WORDS = [
-    "harbour",
-    "seals",
-    "rest",
-    "on",
-    "sandbanks",
-    "while",
-    "barn",
-    "owls",
-    "hunt",
-    "voles",
-    "over",
-    "rough",
-    "grassland",
-    "and",
-    "otters",
-    "fish",
-    "the",
-    "slack",
-    "estuary",
-    "as",
-    "kestrels",
-    "hover",
-    "facing",
-    "into",
-    "the",
-    "wind",
-]
+_WORDS = ("harbour", "seals", "rest", "on", "sandbanks", "barn", "owls", "hunt", "voles")
 
 
 @dataclass(frozen=True, kw_only=True)
