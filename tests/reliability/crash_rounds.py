@@ -41,10 +41,10 @@ class StoreAt:
     folder: Path
     url: str | None = None
 
-    def open(self, *, create: bool = True) -> wp.Store:
+    def open(self, *, create: bool = True, config: StoreConfig = CONFIG) -> wp.Store:
         if self.url is None:
-            return wp.open(self.folder, config=CONFIG, create=create)
-        return wp.open(self.url, index_dir=self.folder / "ix", config=CONFIG, create=create)
+            return wp.open(self.folder, config=config, create=create)
+        return wp.open(self.url, index_dir=self.folder / "ix", config=config, create=create)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -113,13 +113,17 @@ class Packer:
         self._windows.put(key, window)
         return window
 
-    def prepare(self, collection_id: int, version: int) -> None:
+    def prepare(self, collection_id: int, version: int) -> bool:
         """Load `version`'s states, in every tokenizer one is held in, before the version is
-        published: the writer pays for them and readers never wait."""
+        published: the writer pays for them and readers never wait. False when one could not
+        be loaded (another process moved the collection past `version` meanwhile)."""
         with self._lock:
             held = {(k[2], s.name) for k, s in self._states.items() if k[0] == collection_id}
-        for tokenizer, name in held:
+        loaded = [
             self._state(collection_id, name, version, get_token_counter(tokenizer))
+            for tokenizer, name in held
+        ]
+        return all(state is not None for state in loaded)
 
     def forget(self, collection_id: int) -> None:
         """Drop all that is held for a deleted collection: SQLite hands its id to the next

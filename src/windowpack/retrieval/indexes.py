@@ -20,8 +20,12 @@ while v goes on being served; without it (the library's default) the read waits 
 from __future__ import annotations
 
 import logging
+import os
+import re
 import shutil
 import threading
+import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,9 +55,14 @@ from windowpack.retrieval.index_kinds import (
 from windowpack.storage import repository
 
 _LOG = logging.getLogger("windowpack")
+# Index files are named `...-v{version}...`; a process saves into `.staging-{pid}-{random}`.
+_VERSION = re.compile(r"-v(\d+)\b")
+_STAGING = ".staging-"
+_ABANDONED_AFTER_S = 3600
 
-Prepare = Callable[[int, int], None]
-"""Called with (collection id, version) before a loaded version becomes current."""
+Prepare = Callable[[int, int], bool]
+"""Called with (collection id, version) before a loaded version becomes current; False when
+it could not make everything ready (the database moved past the version meanwhile)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -103,7 +112,7 @@ class IndexStore:
         self._lock = threading.Lock()  # guards the dicts below; held only briefly
         self._gates: dict[int, threading.Lock] = {}  # one loader or publisher per collection
         self._publishing: set[int] = set()
-        self._prepare: Prepare = lambda _collection_id, _version: None
+        self._prepare: Prepare = lambda _collection_id, _version: True
 
     def prepare_with(self, prepare: Prepare) -> None:
         """Run `prepare` for each version before it becomes current (the packer's states)."""
@@ -122,7 +131,8 @@ class IndexStore:
             self._refresh_in_background(collection_id)
             return loaded
         with self._gate(collection_id):
-            return self._bring_current(collection_id)
+            self._bring_current(collection_id)
+            return self._loaded[collection_id]
 
     def publish(self, collection_id: int, version: int, delta: IndexDelta) -> CollectionIndexes:
         """Make `version` current after a committed write, applying `delta` when possible."""
@@ -137,7 +147,7 @@ class IndexStore:
                     indexes = self._rebuild(collection_id, version)
                 self._save(collection_id, indexes)
                 self._make_current(collection_id, indexes)
-                self._remove_files_except(collection_id, version)
+                self._remove_older_files(collection_id, version)
                 return indexes
         finally:
             with self._lock:
@@ -153,14 +163,15 @@ class IndexStore:
         with self._lock:
             return self._gates.setdefault(collection_id, threading.Lock())
 
-    def _bring_current(self, collection_id: int) -> CollectionIndexes:
-        """Load the database's version unless it is loaded already (caller holds the gate)."""
+    def _bring_current(self, collection_id: int, *, only_if_ready: bool = False) -> None:
+        """Load the database's version unless it is loaded already (caller holds the gate).
+        `only_if_ready`: keep the loaded version when the new one could not be prepared
+        (readers are being served meanwhile; a later read tries again)."""
         version = self._version(collection_id)
         loaded = self._loaded.get(collection_id)
         if loaded is None or loaded.version != version:
             loaded = self._load_or_rebuild(collection_id, version)
-            self._make_current(collection_id, loaded)
-        return loaded
+            self._make_current(collection_id, loaded, only_if_ready=only_if_ready)
 
     def _refresh_in_background(self, collection_id: int) -> None:
         """Load a version another process wrote in a thread, unless a load is under way."""
@@ -170,7 +181,7 @@ class IndexStore:
 
         def refresh() -> None:
             try:
-                self._bring_current(collection_id)
+                self._bring_current(collection_id, only_if_ready=True)
             except Exception:  # readers go on with the version they have
                 _LOG.exception("loading collection %s's new index version failed", collection_id)
             finally:
@@ -178,8 +189,11 @@ class IndexStore:
 
         threading.Thread(target=refresh, name=f"windowpack-refresh-{collection_id}").start()
 
-    def _make_current(self, collection_id: int, indexes: CollectionIndexes) -> None:
-        self._prepare(collection_id, indexes.version)
+    def _make_current(
+        self, collection_id: int, indexes: CollectionIndexes, *, only_if_ready: bool = False
+    ) -> None:
+        if not self._prepare(collection_id, indexes.version) and only_if_ready:
+            return
         with self._lock:
             self._loaded[collection_id] = indexes
 
@@ -288,7 +302,20 @@ class IndexStore:
         return ids, chunk_hashes + node_hashes, chunk_texts + node_texts
 
     def _save(self, collection_id: int, indexes: CollectionIndexes) -> None:
+        """Write a version's files, or log why not: they are derived, and a write that has
+        committed must not fail for them (the next process to load rebuilds them)."""
+        try:
+            self._save_staged(collection_id, indexes)
+        except OSError as error:
+            _LOG.warning("cannot write index files under %s: %s", self._dir, error)
+
+    def _save_staged(self, collection_id: int, indexes: CollectionIndexes) -> None:
+        """Write into a folder of this process's own, then move into place: two processes
+        saving the same version never share a temporary file (they did, and one failed)."""
         dense_path, lexical_path = self._paths(collection_id, indexes.version)
+        manifest = manifest_path(dense_path, indexes.version)
+        staging = dense_path.parent / f"{_STAGING}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        staged = [staging / dense_path.name, staging / lexical_path.name]
         shape = IndexShape(
             version=indexes.version,
             dimension=indexes.dense.dimension,
@@ -296,24 +323,39 @@ class IndexStore:
             lexical_size=indexes.lexical.size,
         )
         try:
-            indexes.dense.save(dense_path)
-            indexes.lexical.save(lexical_path)
+            indexes.dense.save(staged[0])
+            indexes.lexical.save(staged[1])
+            write_manifest(staging / manifest.name, shape, staged)
+            os.replace(staged[0], dense_path)
+            if lexical_path.exists():  # another process saved this version too: ours wins
+                os.replace(lexical_path, staging / "replaced")
+            os.replace(staged[1], lexical_path)
             # Last: a version whose manifest is there was saved whole.
-            write_manifest(
-                manifest_path(dense_path, indexes.version), shape, [dense_path, lexical_path]
-            )
-        except OSError as error:
-            raise StorageError(f"cannot write index files under {self._dir}: {error}") from error
+            os.replace(staging / manifest.name, manifest)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
 
-    def _remove_files_except(self, collection_id: int, version: int) -> None:
-        dense_path, lexical_path = self._paths(collection_id, version)
-        keep = {dense_path.name, lexical_path.name, manifest_path(dense_path, version).name}
-        for path in self._collection_dir(collection_id).iterdir():
-            if path.name not in keep:
-                if path.is_dir():
-                    shutil.rmtree(path, ignore_errors=True)
+    def _remove_older_files(self, collection_id: int, version: int) -> None:
+        """Remove older versions' files and abandoned staging folders. A newer version's
+        files, or a folder another process is saving into, are left alone."""
+        now = time.time()
+        try:
+            paths = list(self._collection_dir(collection_id).iterdir())
+        except OSError:
+            return  # nothing saved (or the folder is gone): nothing to remove
+        for path in paths:
+            try:
+                if path.name.startswith(_STAGING):
+                    stale = now - path.stat().st_mtime > _ABANDONED_AFTER_S
                 else:
+                    found = _VERSION.search(path.name)
+                    stale = found is not None and int(found.group(1)) < version
+                if stale and path.is_dir():
+                    shutil.rmtree(path, ignore_errors=True)
+                elif stale:
                     path.unlink(missing_ok=True)
+            except OSError:
+                continue  # another process removed or moved it meanwhile
 
     def _collection_dir(self, collection_id: int) -> Path:
         return self._dir / f"collection-{collection_id}"

@@ -133,17 +133,21 @@ def delete_document(session: Session, document: DocumentRow) -> list[int]:
 
 
 def claim_positions(session: Session, collection_id: int, count: int) -> int:
-    """Reserve `count` consecutive document positions; returns the first one."""
-    first = session.scalar(
-        select(CollectionRow.next_position).where(CollectionRow.id == collection_id)
-    )
-    assert first is not None
+    """Reserve `count` consecutive document positions; returns the first one.
+
+    The update comes first: it locks the row, so that two writers (processes, on PostgreSQL)
+    never read the same next position.
+    """
     session.execute(
         update(CollectionRow)
         .where(CollectionRow.id == collection_id)
         .values(next_position=CollectionRow.next_position + count)
     )
-    return int(first)
+    after = session.scalar(
+        select(CollectionRow.next_position).where(CollectionRow.id == collection_id)
+    )
+    assert after is not None
+    return int(after) - count
 
 
 def chunk_texts_and_ids(session: Session, collection_id: int) -> tuple[list[int], list[str]]:
