@@ -129,6 +129,8 @@ def check_store(at: StoreAt) -> tuple[int, set[int]]:
             if store.url.startswith("sqlite"):
                 assert session.execute(text("PRAGMA integrity_check")).scalar() == "ok"
             documents = list(session.scalars(select(DocumentRow)))
+            positions = [row.position for row in documents]
+            assert len(set(positions)) == len(positions), "two documents share a position"
             for row in documents:
                 _check_document(session, row)
         batches: dict[int, set[str]] = {}
