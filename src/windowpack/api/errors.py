@@ -65,6 +65,8 @@ def describe_validation(errors: Sequence[Any]) -> str:
     parts = []
     for error in list(errors)[:5]:
         location = ".".join(str(part) for part in error.get("loc", ()))
-        parts.append(f"{location or 'request'}: {error.get('msg', 'invalid')}")
+        # "Value error, " is pydantic's prefix for a validator's own message: noise to a client.
+        message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+        parts.append(f"{location or 'request'}: {message}")
     more = len(errors) - len(parts)
     return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
