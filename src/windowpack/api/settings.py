@@ -33,6 +33,8 @@ class ApiSettings(BaseSettings):
     # revoked every key on purpose and wants anonymous loopback access back sets this.
     allow_anonymous_after_revocation: bool = False
     max_request_bytes: int = Field(default=64 * MIB, gt=0)
+    # Seconds a request body may go without a byte arriving before it is answered 408.
+    body_timeout_s: float = Field(default=30.0, gt=0)
     max_budget: int = Field(default=1_000_000, gt=0)
     max_k: int = Field(default=1000, gt=0)
     max_page: int = Field(default=1000, gt=0)

@@ -114,7 +114,10 @@ class Collection:
         absolute path. Markdown and HTML files are titled by their first level-1 heading.
         """
         base = Path(root) if root is not None else self._context.root
-        parsed = parse_paths(paths, max_bytes=self._context.config.max_file_bytes, root=base)
+        config = self._context.config
+        parsed = parse_paths(
+            paths, max_bytes=config.max_file_bytes, root=base, max_pdf_pages=config.max_pdf_pages
+        )
         return self._ingest(parsed.documents, progress=progress, skipped=parsed.skipped)
 
     def add_conversation(
