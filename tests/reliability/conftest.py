@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from reliability_helpers import FILLED_DOCUMENTS, LOCAL, Snapshot, snapshot
+from reliability_helpers import FILLED_DOCUMENTS, LOCAL, SEALS, Snapshot, snapshot
 
 import windowpack as wp
 from windowpack.api import ApiSettings, create_app
@@ -21,6 +21,14 @@ HASH_CONFIG = StoreConfig(embedder="hash", chunk_tokens=64)
 POSTGRES_ADMIN_URL = os.environ.get(
     "WINDOWPACK_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 )
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[wp.Store]:
+    """A store of its own for one test: collection `docs` holding the document `seals`."""
+    with wp.open(tmp_path / "store", config=HASH_CONFIG) as opened:
+        opened.collection("docs").add([wp.Document(id="seals", text=SEALS)])
+        yield opened
 
 
 @dataclass(frozen=True)

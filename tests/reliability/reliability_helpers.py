@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from fastapi.testclient import TestClient
 
 import windowpack as wp
+from windowpack.api import ApiSettings, create_app
 
 LOCAL = "http://127.0.0.1"
 """Where test clients address the app: a keyless server answers only loopback Host names."""
@@ -62,3 +69,26 @@ def error_of(response: Any) -> tuple[str, str]:
     body = response.json()
     assert set(body) == {"error"} and set(body["error"]) == {"code", "message"}, body
     return str(body["error"]["code"]), str(body["error"]["message"])
+
+
+@contextmanager
+def serving(store: wp.Store, tmp_path: Path, **settings: object) -> Iterator[int]:
+    """A real uvicorn server over `store` on a free loopback port; yields the port."""
+    import uvicorn
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    values: dict[str, object] = {"upload_dir": str(tmp_path / "up"), "port": port, **settings}
+    app = create_app(ApiSettings(**values), store=store)  # type: ignore[arg-type]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        assert thread.is_alive(), "uvicorn did not start"
+        time.sleep(0.02)
+    try:
+        yield port
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)

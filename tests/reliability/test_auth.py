@@ -3,7 +3,6 @@ open it to anonymous callers again, until an operator says so explicitly."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,6 @@ from reliability_helpers import LOCAL, SEALS, error_of
 
 import windowpack as wp
 from windowpack.api import ApiSettings, create_app
-from windowpack.config import StoreConfig
 
 ANONYMOUS_CALLS = [
     ("GET", "/v1/collections", None, None),
@@ -23,15 +21,6 @@ ANONYMOUS_CALLS = [
     ("DELETE", "/v1/collections/docs", None, {"confirm": "docs"}),
     ("GET", "/metrics", None, None),
 ]
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[wp.Store]:
-    with wp.open(
-        tmp_path / "store", config=StoreConfig(embedder="hash", chunk_tokens=64)
-    ) as opened:
-        opened.collection("docs").add([wp.Document(id="seals", text=SEALS)])
-        yield opened
 
 
 def _client(store: wp.Store, tmp_path: Path, **settings: object) -> TestClient:

@@ -4,19 +4,15 @@ page can POST a form (multipart files included) without reading the answer."""
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from reliability_helpers import FERRY, LOCAL, SEALS, error_of
+from reliability_helpers import FERRY, LOCAL, error_of, serving
 
 import windowpack as wp
 from windowpack.api import ApiSettings, create_app
-from windowpack.config import StoreConfig
 
 REFUSED_HOSTS = [
     "rebind.evil.example",
@@ -45,15 +41,6 @@ REFUSED_ORIGINS = [
     "http://127.0.0.1:9999",  # another local port is another origin (another local app)
     "http://localhost:8000",  # same machine, other host name than the one addressed
 ]
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[wp.Store]:
-    with wp.open(
-        tmp_path / "store", config=StoreConfig(embedder="hash", chunk_tokens=64)
-    ) as opened:
-        opened.collection("docs").add([wp.Document(id="seals", text=SEALS)])
-        yield opened
 
 
 @pytest.fixture
@@ -135,29 +122,9 @@ def test_the_inspector_page_and_its_same_origin_calls_still_work(client: TestCli
 def test_the_python_client_works_against_a_real_keyless_server(
     store: wp.Store, tmp_path: Path
 ) -> None:
-    import uvicorn
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
-    settings = ApiSettings(upload_dir=str(tmp_path / "uploads"), port=port)
-    server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(settings, store=store), host="127.0.0.1", port=port, log_level="warning"
-        )
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        assert thread.is_alive()
-        time.sleep(0.02)
-    try:
-        with wp.Client(f"http://127.0.0.1:{port}") as remote:
-            other = remote.collection("other")
-            other.add([wp.Document(id="ferry", text=FERRY)])
-            assert "ferry" in other.pack("ferry island", budget=200).text.lower()
-            remote.delete_collection("other")  # sends ?confirm=other
-            assert remote.collections() == ["docs"]
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
+    with serving(store, tmp_path) as port, wp.Client(f"http://127.0.0.1:{port}") as remote:
+        other = remote.collection("other")
+        other.add([wp.Document(id="ferry", text=FERRY)])
+        assert "ferry" in other.pack("ferry island", budget=200).text.lower()
+        remote.delete_collection("other")  # sends ?confirm=other
+        assert remote.collections() == ["docs"]

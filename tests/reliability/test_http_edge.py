@@ -7,16 +7,13 @@ from __future__ import annotations
 import io
 import logging
 import socket
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
 import sqlalchemy.exc
-from reliability_helpers import SEALS
+from reliability_helpers import serving
 
 import windowpack as wp
 from windowpack.api import ApiSettings, create_app
@@ -25,38 +22,6 @@ from windowpack.errors import FileTooLargeError, StorageError
 from windowpack.jobs import JobRunner
 from windowpack.retrieval.parsing import parse_file
 from windowpack.storage.database import create_database_engine
-
-HASH = StoreConfig(embedder="hash", chunk_tokens=64)
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[wp.Store]:
-    with wp.open(tmp_path / "store", config=HASH) as opened:
-        opened.collection("docs").add([wp.Document(id="seals", text=SEALS)])
-        yield opened
-
-
-@contextmanager
-def _serving(store: wp.Store, tmp_path: Path, **settings: object) -> Iterator[int]:
-    """A real uvicorn server over `store` on a free loopback port; yields the port."""
-    import uvicorn
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
-    values: dict[str, object] = {"upload_dir": str(tmp_path / "up"), "port": port, **settings}
-    app = create_app(ApiSettings(**values), store=store)  # type: ignore[arg-type]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        assert thread.is_alive(), "uvicorn did not start"
-        time.sleep(0.02)
-    try:
-        yield port
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
 
 
 def _local_port(response: httpx.Response) -> int:
@@ -72,7 +37,7 @@ def test_after_a_500_the_next_request_uses_the_same_connection(
 
     monkeypatch.setattr(wp.Store, "collections", broken)
     with (
-        _serving(store, tmp_path) as port,
+        serving(store, tmp_path) as port,
         httpx.Client(base_url=f"http://127.0.0.1:{port}") as client,
     ):
         for _ in range(5):
@@ -91,7 +56,7 @@ def test_the_500_is_also_the_answer_on_a_raw_keep_alive_socket(
     store: wp.Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(wp.Store, "collections", lambda _self: 1 / 0)
-    with _serving(store, tmp_path) as port, socket.create_connection(("127.0.0.1", port)) as sock:
+    with serving(store, tmp_path) as port, socket.create_connection(("127.0.0.1", port)) as sock:
         sock.settimeout(10)
         reader = sock.makefile("rb")
         for path in ["/v1/collections", "/healthz"]:
@@ -109,7 +74,7 @@ def test_the_500_is_also_the_answer_on_a_raw_keep_alive_socket(
 def test_a_stalled_request_body_is_answered_408_and_the_connection_closed(
     store: wp.Store, tmp_path: Path
 ) -> None:
-    with _serving(store, tmp_path, body_timeout_s=0.5) as port:
+    with serving(store, tmp_path, body_timeout_s=0.5) as port:
         with socket.create_connection(("127.0.0.1", port)) as sock:
             sock.settimeout(10)
             started = time.monotonic()
@@ -130,7 +95,7 @@ def test_a_stalled_request_body_is_answered_408_and_the_connection_closed(
 
 def test_a_slow_but_steady_body_is_not_cut_off(store: wp.Store, tmp_path: Path) -> None:
     body = b'{"documents": [{"id": "slow", "text": "Slowly sent words about kites."}]}'
-    with _serving(store, tmp_path, body_timeout_s=1.0) as port:
+    with serving(store, tmp_path, body_timeout_s=1.0) as port:
         with socket.create_connection(("127.0.0.1", port)) as sock:
             sock.settimeout(30)
             sock.sendall(
