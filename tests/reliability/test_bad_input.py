@@ -90,6 +90,21 @@ DOCUMENT_CASES = [
     _metadata("too-large", {"x": "y" * 70_000}, "bytes"),
     _metadata("a-list", [1, 2]),
     _metadata("a-string", "tags"),
+    Case(
+        "metadata-float-overflow",
+        "POST",
+        DOCS,
+        '{"documents": [{"text": "kites", "metadata": {"x": 1e400}}]}',
+        ("metadata",),
+    ),
+    Case(
+        "metadata-int-5000-digits",
+        "POST",
+        DOCS,
+        # Past Python's 4,300-digit limit the body is no JSON to parse: no field to name.
+        '{"documents": [{"text": "kites", "metadata": {"x": ' + "9" * 5000 + "}}]}",
+        ("body",),
+    ),
     Case("text-nul", "POST", DOCS, {"documents": [{"text": "kites\x00"}]}, ("text", "NUL")),
     Case("text-surrogate", "POST", DOCS, {"documents": [{"text": "kites \ud800"}]}, ("text",)),
     Case("text-empty", "POST", DOCS, {"documents": [{"text": ""}]}, ("text",)),

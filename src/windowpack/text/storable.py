@@ -109,8 +109,10 @@ def metadata_problem(metadata: Any) -> tuple[str, str] | None:
 
 
 def _value_problem(value: Any, where: str, depth: int) -> tuple[str, str] | None:
-    if depth > MAX_METADATA_DEPTH:
-        return where, f"nested deeper than {MAX_METADATA_DEPTH} levels"
+    # `depth` counts the objects and arrays around `value`: the metadata object itself is the
+    # first of at most MAX_METADATA_DEPTH.
+    if isinstance(value, dict | list | tuple) and depth >= MAX_METADATA_DEPTH:
+        return where, f"nested deeper than {MAX_METADATA_DEPTH} levels of objects and arrays"
     if isinstance(value, dict):
         return _object_problem(value, where, depth)
     if isinstance(value, list | tuple):
