@@ -6,12 +6,11 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from reliability_helpers import FILLED_DOCUMENTS, LOCAL, SEALS, Snapshot, snapshot
+from reliability_helpers import FILLED_DOCUMENTS, LOCAL, SEALS, FilledServer, snapshot
 
 import windowpack as wp
 from windowpack.api import ApiSettings, create_app
@@ -29,16 +28,6 @@ def store(tmp_path: Path) -> Iterator[wp.Store]:
     with wp.open(tmp_path / "store", config=HASH_CONFIG) as opened:
         opened.collection("docs").add([wp.Document(id="seals", text=SEALS)])
         yield opened
-
-
-@dataclass(frozen=True)
-class FilledServer:
-    """An app over a store holding collection `docs` (three documents), and how it was."""
-
-    database: str
-    store: wp.Store
-    client: TestClient
-    before: Snapshot
 
 
 @pytest.fixture(

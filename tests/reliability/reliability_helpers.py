@@ -38,6 +38,16 @@ class Snapshot:
     documents: dict[str, list[Any]]
 
 
+@dataclass(frozen=True)
+class FilledServer:
+    """An app over a store holding collection `docs` (three documents), and how it was."""
+
+    database: str
+    store: wp.Store
+    client: TestClient
+    before: Snapshot
+
+
 def snapshot(store: wp.Store) -> Snapshot:
     """Every collection's stats (documents, chunks, tokens, index version) and documents."""
     names = store.collections()

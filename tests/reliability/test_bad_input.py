@@ -15,9 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from reliability_helpers import assert_still_serving, error_of, snapshot
-
-from conftest import FilledServer
+from reliability_helpers import FilledServer, assert_still_serving, error_of, snapshot
 
 DOCS = "/v1/collections/docs/documents"
 PACK = "/v1/collections/docs/pack"

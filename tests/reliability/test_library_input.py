@@ -7,10 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from reliability_helpers import snapshot
+from reliability_helpers import FilledServer, snapshot
 
 import windowpack as wp
-from conftest import FilledServer
 from windowpack.errors import InvalidInputError
 
 KITES = "A harmless sentence about kites."
