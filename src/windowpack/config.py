@@ -41,6 +41,8 @@ class StoreConfig:
     max_file_bytes: int = 64 * 1024 * 1024
     window_cache_bytes: int = 256 * 1024 * 1024
     snapshot_reads: bool = False
+    # Text extraction, not the file's size, is what a PDF costs: 20,000 pages took ~20 s.
+    max_pdf_pages: int = 5000
 
     def __post_init__(self) -> None:
         _require_positive("chunk_tokens", self.chunk_tokens)
@@ -50,6 +52,7 @@ class StoreConfig:
             raise InvalidArgumentError("fanout", f"must be at least 2, got {self.fanout}")
         _require_positive("max_file_bytes", self.max_file_bytes)
         _require_positive("window_cache_bytes", self.window_cache_bytes)
+        _require_positive("max_pdf_pages", self.max_pdf_pages)
         if self.chunk_tokens < 16:
             raise InvalidArgumentError("chunk_tokens", "must be at least 16 tokens")
 

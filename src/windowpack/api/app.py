@@ -12,7 +12,7 @@ from fastapi import FastAPI
 from windowpack import __version__
 from windowpack.api.deps import ApiContext
 from windowpack.api.docs import install_docs
-from windowpack.api.errors import install_error_handlers
+from windowpack.api.errors import UnexpectedErrors, install_error_handlers
 from windowpack.api.limits import BodySizeLimit, JsonShapeLimit
 from windowpack.api.metrics import Metrics, RequestMetrics
 from windowpack.api.routes import ERRORS, collections, documents, jobs, ops, query, ui
@@ -76,8 +76,11 @@ def create_app(settings: ApiSettings | None = None, *, store: Store | None = Non
     app.add_middleware(
         JsonShapeLimit, max_values=settings.max_json_values, max_depth=settings.max_json_depth
     )
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
+    app.add_middleware(
+        BodySizeLimit, max_bytes=settings.max_request_bytes, body_timeout=settings.body_timeout_s
+    )
     app.add_middleware(RequestMetrics, metrics=metrics)
+    app.add_middleware(UnexpectedErrors)  # outermost: it also sees the other middlewares' bugs
     return app
 
 
