@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import tracemalloc
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from api_helpers import error_code, settings_for
+from api_helpers import error_code, local_client, settings_for
 from fastapi.testclient import TestClient
 
 import windowpack as wp
@@ -17,9 +18,9 @@ from windowpack.api.limits import json_shape
 
 
 @pytest.fixture
-def small_limits(hash_store: wp.Store, tmp_path: Path) -> TestClient:
+def small_limits(hash_store: wp.Store, tmp_path: Path) -> Iterator[TestClient]:
     settings = settings_for(tmp_path, max_json_values=1000, max_json_depth=8)
-    with TestClient(create_app(settings, store=hash_store)) as client:
+    with local_client(create_app(settings, store=hash_store)) as client:
         assert client.post("/v1/collections", json={"name": "docs"}).status_code == 201
         yield client
 

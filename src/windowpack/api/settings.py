@@ -42,7 +42,9 @@ class ApiSettings(BaseSettings):
     allow_anonymous_after_revocation: bool = False
     max_request_bytes: int = Field(default=64 * MIB, gt=0)
     max_json_values: int = Field(default=1_000_000, gt=0)
-    max_json_depth: int = Field(default=64, gt=0)
+    # Well above what the schemas accept (metadata: MAX_METADATA_DEPTH), so that their errors
+    # name the field; below what Python's recursive parser survives.
+    max_json_depth: int = Field(default=512, gt=0)
     window_cache_bytes: int = Field(default=256 * MIB, gt=0)
     snapshot_reads: bool = True
     # Seconds a request body may go without a byte arriving before it is answered 408.
