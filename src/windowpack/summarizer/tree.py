@@ -23,11 +23,14 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from windowpack.summarizer.base import Summarizer
+from windowpack.summarizer.outline import DocumentOutline
 from windowpack.text.tokens import TokenCounter
 
 DEFAULT_FANOUT = 8
 # Below this a summary cannot say anything useful; a node's target never goes lower.
 _MIN_TARGET_TOKENS = 32
+# Versions the outline rendering in node identities: a change to it recomputes the nodes.
+_OUTLINE_ID = "outline-v1"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,31 +95,55 @@ class TreeBuilder:
         self.stats = TreeStats()
 
     def levels_above(
-        self, items: Sequence[TreeItem], *, label: str, balanced: bool = True
+        self,
+        items: Sequence[TreeItem],
+        *,
+        label: str,
+        balanced: bool = True,
+        outline: DocumentOutline | None = None,
     ) -> list[list[BuiltNode]]:
         """Levels built over `items` (bottom first) until one item remains; [] for 0 or 1.
 
         `balanced=False` groups in fixed runs of the fan-out from the start, so appending an
         item changes only the last run of each level: the collection levels use it, since
-        documents are mostly appended.
+        documents are mostly appended. With the document's `outline` (its request index or
+        table of contents), a node in which an outline entry starts is that outline of its
+        chunks, and the summarizer summarizes only the others.
         """
         levels: list[list[BuiltNode]] = []
         current: Sequence[TreeItem] = items
         while len(current) > 1:
             level = self._build_level(
-                current, label=f"{label} level {len(levels) + 1}", balanced=balanced
+                current,
+                label=f"{label} level {len(levels) + 1}",
+                balanced=balanced,
+                outline=outline,
             )
             levels.append(level)
             current = level
         return levels
 
     def _build_level(
-        self, items: Sequence[TreeItem], *, label: str, balanced: bool
+        self,
+        items: Sequence[TreeItem],
+        *,
+        label: str,
+        balanced: bool,
+        outline: DocumentOutline | None,
     ) -> list[BuiltNode]:
         grouping = even_groups if balanced else fixed_groups
         groups = grouping(len(items), self._fanout)
-        hashes = [self.children_hash(items[start:end]) for start, end in groups]
-        texts = self._summaries(items, groups, hashes, label)
+        spans = [(items[start].leaf_start, items[end - 1].leaf_end) for start, end in groups]
+        keys = [outline.key(*span) if outline is not None else None for span in spans]
+        hashes = [
+            self.children_hash(items[start:end], outline_key=key)
+            for (start, end), key in zip(groups, keys, strict=True)
+        ]
+        # A node with an outline is not summarized: an LLM would be paid for nothing.
+        to_summarize = [None if key else h for h, key in zip(hashes, keys, strict=True)]
+        texts = self._summaries(items, groups, to_summarize, label)
+        if outline is not None:
+            texts = self._outlined(items, groups, texts, outline, keys)
         counts = self._counter.count_many(texts)
         level = 1 + max(item.level for item in items)
         nodes = []
@@ -139,35 +166,71 @@ class TreeBuilder:
             )
         return nodes
 
-    def children_hash(self, children: Sequence[TreeItem]) -> str:
+    def children_hash(self, children: Sequence[TreeItem], *, outline_key: str | None = None) -> str:
         key = [self._summarizer.summarizer_id, self._counter.name, self._fanout]
         key.extend(child.content_hash for child in children)
+        if outline_key is not None:
+            key.append(f"{_OUTLINE_ID}:{outline_key}")
         return hashlib.sha256(json.dumps(key).encode("utf-8")).hexdigest()
+
+    def _outlined(
+        self,
+        items: Sequence[TreeItem],
+        groups: Sequence[tuple[int, int]],
+        texts: list[str],
+        outline: DocumentOutline,
+        keys: Sequence[str | None],
+    ) -> list[str]:
+        """`texts` with each node that has outline entries replaced by its outline."""
+        outlined = list(texts)
+        for position, ((start, end), key) in enumerate(zip(groups, keys, strict=True)):
+            if key is None:
+                continue
+            children = items[start:end]
+            rendered = outline.render(
+                children[0].leaf_start,
+                children[-1].leaf_end,
+                target=self._target(children),
+                counter=self._counter,
+            )
+            if rendered is not None:
+                outlined[position] = rendered
+                self.stats.summarised += 1
+                if self._on_node is not None:
+                    self._on_node(1)
+        return outlined
+
+    def _target(self, children: Sequence[TreeItem]) -> int:
+        return max(_MIN_TARGET_TOKENS, math.ceil(sum(c.tokens for c in children) / self._fanout))
 
     def _summaries(
         self,
         items: Sequence[TreeItem],
         groups: Sequence[tuple[int, int]],
-        hashes: Sequence[str],
+        hashes: Sequence[str | None],
         label: str,
     ) -> list[str]:
-        cached = self._cache.get_many(hashes)
+        """The summarizer's text of each group; "" for a group whose hash is None (it has an
+        outline instead)."""
+        wanted = [h for h in hashes if h is not None]
+        cached = self._cache.get_many(wanted)
         jobs: dict[str, _Job] = {}
         for position, ((start, end), children_hash) in enumerate(zip(groups, hashes, strict=True)):
+            if children_hash is None:
+                continue
             if children_hash in cached or children_hash in jobs:
                 self.stats.cached += 1
                 continue
             children = items[start:end]
-            target = math.ceil(sum(child.tokens for child in children) / self._fanout)
             jobs[children_hash] = _Job(
                 texts=[child.text for child in children],
-                target=max(_MIN_TARGET_TOKENS, target),
+                target=self._target(children),
                 label=f"{label} node {position}",
             )
         fresh = self._run(jobs)
         if fresh:
             self._cache.put_many(fresh)
-        return [cached.get(children_hash) or fresh[children_hash] for children_hash in hashes]
+        return ["" if h is None else cached.get(h) or fresh[h] for h in hashes]
 
     def _run(self, jobs: dict[str, _Job]) -> dict[str, str]:
         """Summarise every job; a summarizer with `summarize_many` gets them as one batch."""
