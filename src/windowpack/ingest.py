@@ -438,6 +438,7 @@ def _merged(first: TreeStats, second: TreeStats) -> TreeStats:
     return TreeStats(
         summarised=first.summarised + second.summarised,
         cached=first.cached + second.cached,
+        outlined=first.outlined + second.outlined,
         failures={**first.failures, **second.failures},
     )
 

@@ -4,10 +4,14 @@ A node's summary is a selection of whole sentences of its children, verbatim and
 order, chosen for coverage of the node's content and fitted to a token target.
 
 Method
-    1. The children are split into sentences with `split_sentences` (the chunker's rules). A
-       sentence that alone counts more than the target is split further at its line breaks
-       (code, tables and lists often have no sentence punctuation); each line is then a unit
-       like a sentence. Units are counted with `count_many`.
+    1. The children's prose is split into sentences with `split_sentences` (the chunker's
+       rules): code blocks, HTML comments, table markup, headings and link lists are not
+       prose (`prose`), and a summary of technical docs must not quote them. Only when a node
+       has no prose sentence at all are all its sentences units. A sentence that alone counts
+       more than the target is split further at its line breaks; each line is then a unit
+       like a sentence. Units are counted with `count_many`. A code-heavy node (prose under a
+       third of its tokens) is summarized by its first heading's title and its first prose
+       sentence, in that order, instead of steps 2-4.
     2. Each unit becomes a TF-IDF vector over its lowercased words (`\\w+`, English stop words
        and one-letter ASCII words dropped), with sublinear term frequency and a smoothed IDF
        computed over the node's own units, L2-normalised. Vectors are kept sparse (COO

@@ -26,6 +26,7 @@ is its index of requests.
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 import json
 import math
@@ -69,10 +70,14 @@ class DocumentOutline:
     # Requests are shortened by dropping function words first (see `_shortened`).
     brief: bool = False
 
+    @functools.cached_property
+    def _leaves(self) -> list[int]:
+        return [entry.leaf for entry in self.entries]
+
     def within(self, leaf_start: int, leaf_end: int) -> Sequence[OutlineEntry]:
-        leaves = [entry.leaf for entry in self.entries]
-        first = bisect.bisect_left(leaves, leaf_start)
-        return self.entries[first : bisect.bisect_left(leaves, leaf_end)]
+        """The entries that start in chunks `[leaf_start, leaf_end)`."""
+        first = bisect.bisect_left(self._leaves, leaf_start)
+        return self.entries[first : bisect.bisect_left(self._leaves, leaf_end)]
 
     def key(self, leaf_start: int, leaf_end: int) -> str | None:
         """What the outline of these chunks says, hashed (part of the node's identity: a turn

@@ -16,6 +16,7 @@ that node and is reported, not raised.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -66,10 +67,12 @@ class SummaryCache(Protocol):
 
 @dataclass
 class TreeStats:
-    """What a build did: nodes summarised afresh, taken from cache, and failures by node."""
+    """What a build did: nodes summarised afresh, taken from cache, rendered from the
+    document's outline, and failures by node."""
 
     summarised: int = 0
     cached: int = 0
+    outlined: int = 0
     failures: dict[str, str] = field(default_factory=dict)
 
 
@@ -112,12 +115,13 @@ class TreeBuilder:
         """
         levels: list[list[BuiltNode]] = []
         current: Sequence[TreeItem] = items
+        below = _TokensBelow(items, self._fanout)
         while len(current) > 1:
             level = self._build_level(
                 current,
                 label=f"{label} level {len(levels) + 1}",
                 balanced=balanced,
-                outline=outline,
+                outline=_LevelOutline(outline, below, len(levels) + 1) if outline else None,
             )
             levels.append(level)
             current = level
@@ -129,12 +133,12 @@ class TreeBuilder:
         *,
         label: str,
         balanced: bool,
-        outline: DocumentOutline | None,
+        outline: _LevelOutline | None,
     ) -> list[BuiltNode]:
         grouping = even_groups if balanced else fixed_groups
         groups = grouping(len(items), self._fanout)
         spans = [(items[start].leaf_start, items[end - 1].leaf_end) for start, end in groups]
-        keys = [outline.key(*span) if outline is not None else None for span in spans]
+        keys = [outline.outline.key(*span) if outline is not None else None for span in spans]
         hashes = [
             self.children_hash(items[start:end], outline_key=key)
             for (start, end), key in zip(groups, keys, strict=True)
@@ -178,7 +182,7 @@ class TreeBuilder:
         items: Sequence[TreeItem],
         groups: Sequence[tuple[int, int]],
         texts: list[str],
-        outline: DocumentOutline,
+        outline: _LevelOutline,
         keys: Sequence[str | None],
     ) -> list[str]:
         """`texts` with each node that has outline entries replaced by its outline."""
@@ -186,18 +190,14 @@ class TreeBuilder:
         for position, ((start, end), key) in enumerate(zip(groups, keys, strict=True)):
             if key is None:
                 continue
-            children = items[start:end]
-            rendered = outline.render(
-                children[0].leaf_start,
-                children[-1].leaf_end,
-                target=self._target(children),
-                counter=self._counter,
+            first, last = items[start].leaf_start, items[end - 1].leaf_end
+            rendered = outline.outline.render(
+                first, last, target=outline.target(first, last), counter=self._counter
             )
             if rendered is not None:
+                # Not a summary: the report's `summaries` counts the summarizer's work.
                 outlined[position] = rendered
-                self.stats.summarised += 1
-                if self._on_node is not None:
-                    self._on_node(1)
+                self.stats.outlined += 1
         return outlined
 
     def _target(self, children: Sequence[TreeItem]) -> int:
@@ -262,6 +262,35 @@ class TreeBuilder:
     def _fall_back(self, job: _Job, error: BaseException) -> str:
         self.stats.failures[job.label] = f"{type(error).__name__}: {error}"
         return self._fallback.summarize(job.texts, target_tokens=job.target, counter=self._counter)
+
+
+class _TokensBelow:
+    """Tokens of the items a tree is built over, summed over any run of them."""
+
+    def __init__(self, items: Sequence[TreeItem], fanout: int) -> None:
+        self.fanout = fanout
+        self._first = items[0].leaf_start if items else 0
+        self._prefix = [0, *itertools.accumulate(item.tokens for item in items)]
+
+    def between(self, leaf_start: int, leaf_end: int) -> int:
+        return self._prefix[leaf_end - self._first] - self._prefix[leaf_start - self._first]
+
+
+@dataclass(frozen=True)
+class _LevelOutline:
+    """A document's outline at one level of its tree, with that level's targets."""
+
+    outline: DocumentOutline
+    below: _TokensBelow
+    depth: int
+
+    def target(self, leaf_start: int, leaf_end: int) -> int:
+        """The nominal target of a node at this depth: its leaves' tokens / fan-out^depth.
+        An outline is usually shorter than its target, so a target taken from the children
+        (as for summaries) would shrink level by level far faster than the fan-out; the
+        tree still costs no more than its nominal ~1/(fan-out - 1) of the corpus."""
+        tokens = self.below.between(leaf_start, leaf_end)
+        return max(_MIN_TARGET_TOKENS, math.ceil(tokens / float(self.below.fanout) ** self.depth))
 
 
 @dataclass(frozen=True, kw_only=True)
