@@ -343,6 +343,14 @@ def document_ids(session: Session, collection_id: int) -> list[int]:
     return list(session.scalars(query.order_by(DocumentRow.position)))
 
 
+def document_titles(session: Session, collection_id: int) -> dict[int, str]:
+    """Each document's title (its id where it has none), by document id."""
+    query = select(DocumentRow.id, DocumentRow.title, DocumentRow.external_id).where(
+        DocumentRow.collection_id == collection_id
+    )
+    return {row.id: row.title or row.external_id for row in session.execute(query)}
+
+
 def set_parent(session: Session, node_ids: Sequence[int], parent_id: int | None) -> None:
     for batch in _batches(list(node_ids)):
         session.execute(
