@@ -146,6 +146,10 @@ class AppendableFaissIndex:
         swap_in(temporary, path, {"format": _FORMAT, "base": self._base_name})
         self._base_file = path / base_file.name
 
+    def moved_to(self, path: Path) -> None:
+        if self._base_file is not None:
+            self._base_file = path / self._base_file.name
+
     @classmethod
     def load(cls, path: Path) -> AppendableFaissIndex:
         """The index saved in folder `path`; `StorageError` when it is missing, damaged or of an

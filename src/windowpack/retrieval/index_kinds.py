@@ -80,6 +80,10 @@ class VectorIndex(Protocol):
         """Write atomically: a reader never sees a half-written file."""
         ...
 
+    def moved_to(self, path: Path) -> None:
+        """The folder last saved was renamed to `path` (the next save links files from it)."""
+        ...
+
 
 class LexicalIndex(Protocol):
     """Keyword relevance of the indexed texts to a query, keyed by index ids."""
@@ -100,6 +104,10 @@ class LexicalIndex(Protocol):
         ...
 
     def save(self, directory: Path) -> None: ...
+
+    def moved_to(self, directory: Path) -> None:
+        """The folder last saved was renamed to `directory`."""
+        ...
 
 
 def build_vector_index(

@@ -95,6 +95,8 @@ class Bm25Index:
         self._owns_vocabulary = True
         self._stats = _statistics(self._segments, self._live, self._words)
         self._saved_in: dict[str, Path] = {}  # segment name -> a file holding it
+        owners = [segment.owners[mask] for segment, mask in zip(segments, live, strict=True)]
+        self._size = len(np.unique(np.concatenate(owners))) if owners else 0
         self._stemmer = _stemmer()
 
     @classmethod
@@ -106,8 +108,7 @@ class Bm25Index:
     @property
     def size(self) -> int:
         """Number of chunks indexed."""
-        owners = [segment.owners[live] for segment, live in self._live_pairs()]
-        return len(np.unique(np.concatenate(owners))) if owners else 0
+        return self._size
 
     @property
     def segment_count(self) -> int:
@@ -134,6 +135,7 @@ class Bm25Index:
         new_words = len(self._vocabulary) - first_word_id
         words = list(itertools.islice(reversed(self._vocabulary), new_words))[::-1]
         segment = build_segment(owners, token_ids, first_word_id=first_word_id, words=words)
+        self._size += len(np.unique(chunk_ids))  # every chunk has at least one sentence
         self._segments.append(segment)
         self._live.append(np.ones(segment.count, dtype=np.bool_))
         self._words += len(words)
@@ -151,6 +153,7 @@ class Bm25Index:
             if not hit.any():
                 continue
             rows = np.flatnonzero(hit)
+            self._size -= len(np.unique(segment.owners[rows]))
             self._stats = self._stats.changed(
                 sign=-1,
                 sentences=segment.rows[rows],
@@ -192,6 +195,9 @@ class Bm25Index:
         segment_names = [segment.name for segment in self._segments]
         swap_in(temporary, directory, {"format": _FORMAT, "segments": segment_names})
         self._saved_in = {segment.name: directory / segment.name for segment in self._segments}
+
+    def moved_to(self, directory: Path) -> None:
+        self._saved_in = {name: directory / name for name in self._saved_in}
 
     @classmethod
     def load(cls, directory: Path) -> Bm25Index:
