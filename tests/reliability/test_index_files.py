@@ -35,8 +35,9 @@ def _faiss_of_dimension(dense: Path, dimension: int) -> None:
     FaissIndex.build(dimension, ids, vectors, ann_threshold=10**6).save(dense)
 
 
-def _ids_file_of_length(lexical: Path, delta: int) -> None:
-    ids_file = lexical / "sentence_chunk_ids.npy"
+def _ids_file_of_length(dense: Path, delta: int) -> None:
+    """The dense base's ids, saved beside its FAISS file, of the wrong length."""
+    ids_file = dense.with_name(dense.name.replace(".faiss", ".ids.npy"))
     ids = np.load(ids_file)
     np.save(ids_file, ids[:delta] if delta < 0 else np.concatenate([ids, ids[:delta]]))
 
@@ -52,8 +53,8 @@ def _each_file(folder: Path) -> list[Path]:
 DAMAGE: dict[str, Callable[[Path, Path], None]] = {
     "faiss of another dimension": lambda dense, _: _faiss_of_dimension(dense, 17),
     "faiss of the right dimension, other vectors": lambda dense, _: _faiss_of_dimension(dense, 384),
-    "ids file too short": lambda _, lexical: _ids_file_of_length(lexical, -1),
-    "ids file too long": lambda _, lexical: _ids_file_of_length(lexical, 3),
+    "ids file too short": lambda dense, _: _ids_file_of_length(dense, -1),
+    "ids file too long": lambda dense, _: _ids_file_of_length(dense, 3),
     "truncated faiss": lambda dense, _: _truncate(dense),
     "truncated lexical files": lambda _, lexical: [_truncate(p) for p in _each_file(lexical)],
     "garbage faiss": lambda dense, _: dense.write_bytes(b"\x00garbage" * 100),
@@ -62,21 +63,22 @@ DAMAGE: dict[str, Callable[[Path, Path], None]] = {
     ],
     "lexical folder gone": lambda _, lexical: shutil.rmtree(lexical),
     "faiss gone": lambda dense, _: dense.unlink(),
-    "manifest gone": lambda dense, _: next(dense.parent.glob("manifest-*")).unlink(),
+    "manifest gone": lambda dense, _: next(dense.parent.parent.glob("manifest-*")).unlink(),
     "files of the previous version renamed": lambda dense, lexical: _older_version(dense, lexical),
 }
 
 
 def _older_version(dense: Path, lexical: Path) -> None:
     """The version's files replaced by a copy of another store's, with its manifest."""
-    other = dense.parent.parent.parent.parent / "other"
+    other = dense.parent.parent.parent.parent.parent / "other"
     with wp.open(other, config=CONFIG) as store:
         store.collection("docs").add([wp.Document(text=TEXTS[0], id="t0")])
     source = next((other / "indexes").glob("collection-*"))
-    shutil.copy(next(source.glob("dense-v*.faiss")), dense)
+    shutil.rmtree(dense.parent)
+    shutil.copytree(next(p for p in source.glob("dense-v*") if p.is_dir()), dense.parent)
     shutil.rmtree(lexical)
     shutil.copytree(next(p for p in source.glob("lexical-v*") if p.is_dir()), lexical)
-    manifest = next(dense.parent.glob("manifest-*"))
+    manifest = next(dense.parent.parent.glob("manifest-*"))
     text = next(source.glob("manifest-*")).read_text().replace('"version": 1', '"version": 2')
     manifest.write_text(text)
 
@@ -100,7 +102,9 @@ def test_damaged_index_files_are_rebuilt(
 ) -> None:
     folder, hits, window = built
     collection_dir = next((folder / "indexes").glob("collection-*"))
-    dense, lexical = collection_dir / "dense-v2.faiss", collection_dir / "lexical-v2"
+    # Versions are folders: "faiss" below is the dense base's file inside dense-v2/.
+    dense = next((collection_dir / "dense-v2").glob("*.faiss"))
+    lexical = collection_dir / "lexical-v2"
     DAMAGE[damage](dense, lexical)
     with wp.open(folder, config=CONFIG, create=False) as store:
         col = store.collection("docs", create=False)
