@@ -40,8 +40,7 @@ def _corpus() -> list[wp.Document]:
     prose = [
         wp.Document(
             text="\n\n".join(
-                f"Paragraph {p} of essay {n} talks about topic {n * p % 7}. " * 3
-                for p in range(6)
+                f"Paragraph {p} of essay {n} talks about topic {n * p % 7}. " * 3 for p in range(6)
             ),
             id=f"essay-{n}",
             title=f"Essay {n}",
@@ -141,8 +140,9 @@ def test_a_named_file_that_cannot_be_parsed_fails_on_ray_too(
 ) -> None:
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"\xff\xfe\x00 not utf-8 \x80")
+    on_ray = StoreConfig(**{**vars(HASH), "executor": "ray"})
     with (
-        wp.open(tmp_path / "store", config=StoreConfig(**{**vars(HASH), "executor": "ray"})) as store,
+        wp.open(tmp_path / "store", config=on_ray) as store,
         pytest.raises(UnsupportedFileError, match=r"bad\.txt"),
     ):
         store.collection("docs").add_files([bad], root=tmp_path)
@@ -171,3 +171,31 @@ def test_import_windowpack_does_not_import_ray() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "False"
+
+
+def test_cli_ingest_on_ray_reads_the_address_from_the_environment(
+    local_ray: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from windowpack.cli import app
+
+    opened: list[StoreConfig] = []
+    real_open = wp.open
+
+    def recording_open(*args: Any, config: StoreConfig, **kwargs: Any) -> wp.Store:
+        opened.append(config)
+        return real_open(*args, config=config, **kwargs)
+
+    monkeypatch.setattr(wp, "open", recording_open)
+    monkeypatch.setenv("WINDOWPACK_RAY_ADDRESS", "auto")
+    note = tmp_path / "note.txt"
+    note.write_text("A note about the river, to ingest on Ray.\n", encoding="utf-8")
+    store = str(tmp_path / "store")
+    result = CliRunner().invoke(
+        app, ["ingest", str(note), "--store", store, "--embedder", "hash", "--ray"]
+    )
+    assert result.exit_code == 0, result.output
+    assert opened[0].executor == "ray" and opened[0].ray_address == "auto"
+    with real_open(store, config=StoreConfig(embedder="hash")) as reopened:
+        assert [doc.id for doc in reopened.collection("default").documents()] == ["note.txt"]
