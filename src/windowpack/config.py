@@ -29,9 +29,10 @@ class StoreConfig:
 
     `executor` says where ingest parses, chunks and embeds: `"local"` (this process) or
     `"ray"` (fanned out over a Ray cluster, extra `ray`; see `retrieval.executor`). With
-    `"ray"`, `ray_address` names the cluster (`"auto"`, `"ray://host:10001"`, `"host:6379"`;
-    unset: `$WINDOWPACK_RAY_ADDRESS`, else a Ray already started in this process, else a local
-    one) and `ray_workers` how many model workers to start (unset: one per CPU of the cluster).
+    `"ray"`, a Ray this process already started is used as it is; otherwise `ray_address`
+    (unset: `$WINDOWPACK_RAY_ADDRESS`) names the cluster to join (`"auto"`,
+    `"ray://host:10001"`; unset: Ray's default, a new local instance), and `ray_workers` how
+    many model workers to start (unset: one per CPU of the cluster).
     """
 
     embedder: str = DEFAULT_EMBEDDER
@@ -41,6 +42,8 @@ class StoreConfig:
     ann_threshold: int = 100_000
     fanout: int = 8
     max_file_bytes: int = 64 * 1024 * 1024
+    # Text extraction, not the file's size, is what a PDF costs: 20,000 pages took ~20 s.
+    max_pdf_pages: int = 5000
     executor: str = "local"
     ray_address: str | None = None
     ray_workers: int | None = None
@@ -58,6 +61,7 @@ class StoreConfig:
         if self.fanout < 2:
             raise InvalidArgumentError("fanout", f"must be at least 2, got {self.fanout}")
         _require_positive("max_file_bytes", self.max_file_bytes)
+        _require_positive("max_pdf_pages", self.max_pdf_pages)
         if self.chunk_tokens < 16:
             raise InvalidArgumentError("chunk_tokens", "must be at least 16 tokens")
 

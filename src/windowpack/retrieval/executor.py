@@ -22,7 +22,7 @@ from windowpack.config import StoreConfig
 from windowpack.errors import MissingDependencyError
 from windowpack.retrieval.chunking import Chunk, chunk_document
 from windowpack.retrieval.embedder import Embedder
-from windowpack.retrieval.parsing import ParsedFile, parse_or_error
+from windowpack.retrieval.parsing import ParsedFile, ParseLimits, parse_or_error
 from windowpack.text.tokens import get_token_counter
 from windowpack.types import Document
 
@@ -33,7 +33,7 @@ class IngestExecutor(Protocol):
     @property
     def name(self) -> str: ...
 
-    def parse_files(self, paths: Sequence[Path], max_bytes: int) -> list[ParsedFile]: ...
+    def parse_files(self, paths: Sequence[Path], limits: ParseLimits) -> list[ParsedFile]: ...
 
     def chunk(
         self, documents: Sequence[Document], *, tokenizer: str, chunk_tokens: int
@@ -61,8 +61,8 @@ class LocalExecutor:
     def name(self) -> str:
         return "local"
 
-    def parse_files(self, paths: Sequence[Path], max_bytes: int) -> list[ParsedFile]:
-        return [parse_or_error(path, max_bytes=max_bytes) for path in paths]
+    def parse_files(self, paths: Sequence[Path], limits: ParseLimits) -> list[ParsedFile]:
+        return [parse_or_error(path, limits) for path in paths]
 
     def chunk(
         self, documents: Sequence[Document], *, tokenizer: str, chunk_tokens: int

@@ -43,6 +43,9 @@ SUPPORTED_SUFFIXES: frozenset[str] = frozenset(
 )
 """Lower-case suffixes `parse_file` reads; `""` stands for files without a suffix (plain text)."""
 
+MAX_PDF_PAGES = 5000
+"""Default most pages of one PDF (`StoreConfig.max_pdf_pages`): ~5 s of text extraction."""
+
 _BINARY_SNIFF_BYTES = 8 * 1024
 _MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
 _HTML_SUFFIXES = frozenset({".html", ".htm"})
@@ -61,6 +64,7 @@ def parse_paths(
     *,
     max_bytes: int,
     root: Path | None = None,
+    max_pdf_pages: int = MAX_PDF_PAGES,
     parse_many: ParseMany | None = None,
 ) -> ParseResult:
     """Parse files and folders (walked recursively, in sorted order, hidden entries skipped).
@@ -71,16 +75,19 @@ def parse_paths(
     twice (a file also inside a named folder) is returned once. With `root`, names (ids,
     sources, error messages, `skipped`) are paths relative to it, the same from any working
     directory (a file outside it keeps its absolute path); files uploaded to a temporary
-    folder keep the names the client gave them. `parse_many` parses the files found (an
-    executor's `parse_files`, which may spread them over processes); by default, one by one.
+    folder keep the names the client gave them. A PDF of more than `max_pdf_pages` pages is
+    a `FileTooLargeError`, refused before any page is read. `parse_many` parses the files
+    found (an executor's `parse_files`, which may spread them over processes); by default,
+    one by one.
     """
+    limits = ParseLimits(max_bytes=max_bytes, max_pdf_pages=max_pdf_pages)
     if root is None:
-        return _parse_paths(paths, max_bytes=max_bytes, parse_many=parse_many)
+        return _parse_paths(paths, limits=limits, parse_many=parse_many)
     # Absolute, normalised paths ("..", "." resolved; links kept) from any working directory.
     prefix = Path(os.path.abspath(root)).as_posix().rstrip("/") + "/"
     absolute = [os.path.abspath(path) for path in paths]
     try:
-        result = _parse_paths(absolute, max_bytes=max_bytes, parse_many=parse_many)
+        result = _parse_paths(absolute, limits=limits, parse_many=parse_many)
     except FileInputError as error:
         raise type(error)(str(error.path).removeprefix(prefix), str(error.problem)) from None
     except InputPathNotFoundError as error:
@@ -106,9 +113,9 @@ def _relative(document: Document, prefix: str) -> Document:
 
 
 def _parse_paths(
-    paths: Sequence[str | os.PathLike[str]], *, max_bytes: int, parse_many: ParseMany | None
+    paths: Sequence[str | os.PathLike[str]], *, limits: ParseLimits, parse_many: ParseMany | None
 ) -> ParseResult:
-    _require_positive_max_bytes(max_bytes)
+    _require_positive_max_bytes(limits.max_bytes)
     given = [Path(path) for path in paths]
     for path in given:
         # `exists()` follows links, so a dangling link counts as missing too.
@@ -123,7 +130,7 @@ def _parse_paths(
     ]
     parse = parse_many or _parse_each
     documents: dict[str, Document] = {}
-    for (path, named), parsed in zip(files, parse([f for f, _ in files], max_bytes), strict=True):
+    for (path, named), parsed in zip(files, parse([f for f, _ in files], limits), strict=True):
         if isinstance(parsed, Exception):
             # A named file that cannot be parsed is an error; one found in a folder (even one
             # removed while the folder is walked) is skipped like any other bad file.
@@ -136,33 +143,42 @@ def _parse_paths(
     return ParseResult(documents=list(documents.values()), skipped=skipped)
 
 
+@dataclass(frozen=True, kw_only=True)
+class ParseLimits:
+    """What one file may cost: its size, and a PDF's pages."""
+
+    max_bytes: int
+    max_pdf_pages: int = MAX_PDF_PAGES
+
+
 ParsedFile = list[Document] | Exception
 """What parsing one file gave: its documents, or the error to raise or record as skipped."""
 
-ParseMany = Callable[[Sequence[Path], int], Sequence[ParsedFile]]
-"""Parses files (with the byte limit) and returns each one's result, in order."""
+ParseMany = Callable[[Sequence[Path], ParseLimits], Sequence[ParsedFile]]
+"""Parses files within the limits and returns each one's result, in order."""
 
 
-def _parse_each(paths: Sequence[Path], max_bytes: int) -> list[ParsedFile]:
-    return [parse_or_error(path, max_bytes=max_bytes) for path in paths]
+def _parse_each(paths: Sequence[Path], limits: ParseLimits) -> list[ParsedFile]:
+    return [parse_or_error(path, limits) for path in paths]
 
 
-def parse_or_error(path: Path, *, max_bytes: int) -> ParsedFile:
+def parse_or_error(path: Path, limits: ParseLimits) -> ParsedFile:
     """`parse_file`, with an input error returned instead of raised (it may cross a process)."""
     try:
-        return parse_file(path, max_bytes=max_bytes)
+        return parse_file(path, max_bytes=limits.max_bytes, max_pdf_pages=limits.max_pdf_pages)
     except (FileInputError, InputPathNotFoundError) as error:
         return error
 
 
-def parse_file(path: Path, *, max_bytes: int) -> list[Document]:
+def parse_file(path: Path, *, max_bytes: int, max_pdf_pages: int = MAX_PDF_PAGES) -> list[Document]:
     """Parse one file into its documents (today always exactly one).
 
     Raises `UnsupportedFileError` (unknown suffix, binary, not UTF-8, bad PDF or JSON),
     `EmptyDocumentError` (no text) or `FileTooLargeError` (over `max_bytes`, checked with
-    `stat` before reading); all name the file.
+    `stat` before reading; a PDF over `max_pdf_pages` pages); all name the file.
     """
-    return parse_bytes(read_file(path, max_bytes=max_bytes), path)
+    data = read_file(path, max_bytes=max_bytes)
+    return parse_bytes(data, path, max_pdf_pages=max_pdf_pages)
 
 
 def read_file(path: Path, *, max_bytes: int) -> bytes:
@@ -178,9 +194,13 @@ def read_file(path: Path, *, max_bytes: int) -> bytes:
     return _read_bytes(path, name, max_bytes)
 
 
-def parse_bytes(data: bytes, path: Path) -> list[Document]:
+def parse_bytes(data: bytes, path: Path, *, max_pdf_pages: int = MAX_PDF_PAGES) -> list[Document]:
     """Parse the bytes `read_file` read from `path` (no file access: any process can do it)."""
-    return [_PARSERS[_format_of(path.suffix.lower())](data, path, path.as_posix())]
+    name = path.as_posix()
+    file_format = _format_of(path.suffix.lower())
+    if file_format == "pdf":
+        return [_parse_pdf(data, path, name, max_pages=max_pdf_pages)]
+    return [_PARSERS[file_format](data, path, name)]
 
 
 def _require_positive_max_bytes(max_bytes: int) -> None:
@@ -340,8 +360,8 @@ def _parse_html(data: bytes, path: Path, name: str) -> Document:
 # --- PDF -------------------------------------------------------------------------------------
 
 
-def _parse_pdf(data: bytes, path: Path, name: str) -> Document:
-    pages, title = _read_pdf(data, name)
+def _parse_pdf(data: bytes, path: Path, name: str, *, max_pages: int) -> Document:
+    pages, title = _read_pdf(data, name, max_pages)
     # Blank pages are dropped so they do not leave runs of empty lines between pages.
     text = "\n\n".join(page for page in pages if page.strip())
     if not text:
@@ -351,16 +371,22 @@ def _parse_pdf(data: bytes, path: Path, name: str) -> Document:
     )
 
 
-def _read_pdf(data: bytes, name: str) -> tuple[list[str], str | None]:
+def _read_pdf(data: bytes, name: str, max_pages: int) -> tuple[list[str], str | None]:
     """Each page's text and the metadata title; any failure is an unreadable PDF."""
     import pypdf
 
     try:
         reader = pypdf.PdfReader(io.BytesIO(data))
         _unlock(reader, name)
+        # Counted from the page tree before any text is extracted: extraction is the slow
+        # part (20,000 small pages took ~20 s in one request).
+        if len(reader.pages) > max_pages:
+            raise FileTooLargeError(
+                name, f"has {len(reader.pages):,} pages; the most is {max_pages:,} (max_pdf_pages)"
+            )
         pages = [_normalise_newlines(page.extract_text()) for page in reader.pages]
         title = reader.metadata.title if reader.metadata is not None else None
-    except UnsupportedFileError:
+    except (UnsupportedFileError, FileTooLargeError):
         raise
     # pypdf raises many exception types on damaged files (its own, KeyError, ValueError, ...);
     # every one of them means this file cannot be read, so all are reported the same way.
@@ -476,7 +502,6 @@ _PARSERS: dict[str, Callable[[bytes, Path, str], Document]] = {
     "txt": _parse_text,
     "markdown": _parse_markdown,
     "html": _parse_html,
-    "pdf": _parse_pdf,
     "json": _parse_json,
     "jsonl": _parse_jsonl,
 }

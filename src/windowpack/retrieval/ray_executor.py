@@ -39,7 +39,7 @@ from windowpack.errors import FileInputError, InputPathNotFoundError
 from windowpack.retrieval.chunking import Chunk
 from windowpack.retrieval.embedder import Embedder, Vectors, get_embedder
 from windowpack.retrieval.executor import chunk_all
-from windowpack.retrieval.parsing import ParsedFile, parse_bytes, read_file
+from windowpack.retrieval.parsing import ParsedFile, ParseLimits, parse_bytes, read_file
 from windowpack.types import Document
 
 ADDRESS_VARIABLE = "WINDOWPACK_RAY_ADDRESS"
@@ -61,9 +61,9 @@ class IngestWorker:
     def __init__(self, embedder: str, batch_size: int) -> None:
         self._embedder = get_embedder(embedder, batch_size=batch_size)
 
-    def parse(self, data: bytes, path: str) -> ParsedFile:
+    def parse(self, data: bytes, path: str, max_pdf_pages: int) -> ParsedFile:
         try:
-            return parse_bytes(data, Path(path))
+            return parse_bytes(data, Path(path), max_pdf_pages=max_pdf_pages)
         except (FileInputError, InputPathNotFoundError) as error:
             return error
 
@@ -100,19 +100,20 @@ class RayExecutor:
         """How many worker actors the pool has (starting them if need be)."""
         return len(self._pool())
 
-    def parse_files(self, paths: Sequence[Path], max_bytes: int) -> list[ParsedFile]:
+    def parse_files(self, paths: Sequence[Path], limits: ParseLimits) -> list[ParsedFile]:
         # Read here, parse there: the workers need not see this machine's files.
         results: list[ParsedFile | None] = []
         jobs: list[tuple[int, bytes, str]] = []
         for index, path in enumerate(paths):
             try:
-                data = read_file(path, max_bytes=max_bytes)
+                data = read_file(path, max_bytes=limits.max_bytes)
             except (FileInputError, InputPathNotFoundError) as error:
                 results.append(error)
                 continue
             results.append(None)
             jobs.append((index, data, path.as_posix()))
-        parsed = self._map(lambda actor, job: actor.parse.remote(job[1], job[2]), jobs)
+        pages = limits.max_pdf_pages
+        parsed = self._map(lambda actor, job: actor.parse.remote(job[1], job[2], pages), jobs)
         for (index, _, _), result in zip(jobs, parsed, strict=True):
             results[index] = result
         return [result for result in results if result is not None]
