@@ -7,7 +7,7 @@ import json
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -97,9 +97,20 @@ def ingest(
         Path | None,
         typer.Option(help="Folder file ids are relative to (default: the store's parent)."),
     ] = None,
+    ray: Annotated[
+        bool, typer.Option("--ray", help="Parse, chunk and embed on Ray (extra 'ray').")
+    ] = False,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            envvar="WINDOWPACK_RAY_ADDRESS",
+            help="The Ray cluster for --ray ('auto', 'ray://head:10001'); default: a local one.",
+        ),
+    ] = None,
 ) -> None:
     """Parse, chunk, embed and index files and folders (txt, md, html, pdf, json, jsonl)."""
-    col = _open(store, index_dir, embedder).collection(
+    executor = "ray" if ray else "local"
+    col = _open(store, index_dir, embedder, executor=executor, ray_address=ray_address).collection(
         collection, tokenizer=tokenizer, chunk_tokens=chunk_tokens
     )
     report = _add_with_progress(
@@ -489,7 +500,15 @@ def _stats_of(store: Store, name: str) -> CollectionStats:
     return found[0]
 
 
-def _open(store: str, index_dir: str | None, embedder: str | None, *, create: bool = True) -> Store:
+def _open(
+    store: str,
+    index_dir: str | None,
+    embedder: str | None,
+    *,
+    create: bool = True,
+    executor: str = "local",
+    ray_address: str | None = None,
+) -> Store:
     """The store, a folder or a database URL as in `windowpack.open` (a URL needs
     `--index-dir`); read-only commands pass `create=False`, so a typo creates nothing."""
     import windowpack
@@ -499,7 +518,9 @@ def _open(store: str, index_dir: str | None, embedder: str | None, *, create: bo
         raise InvalidArgumentError(
             "--index-dir", "is required with a database URL as --store (or $WINDOWPACK_INDEX_DIR)"
         )
-    config = StoreConfig(embedder=embedder) if embedder else StoreConfig()
+    config = StoreConfig(executor=executor, ray_address=ray_address)
+    if embedder:
+        config = replace(config, embedder=embedder)
     return windowpack.open(store, config=config, create=create, index_dir=index_dir)
 
 

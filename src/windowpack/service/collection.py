@@ -116,7 +116,11 @@ class Collection:
         base = Path(root) if root is not None else self._context.root
         config = self._context.config
         parsed = parse_paths(
-            paths, max_bytes=config.max_file_bytes, root=base, max_pdf_pages=config.max_pdf_pages
+            paths,
+            max_bytes=config.max_file_bytes,
+            root=base,
+            max_pdf_pages=config.max_pdf_pages,
+            parse_many=self._context.executor.parse_files,
         )
         return self._ingest(parsed.documents, progress=progress, skipped=parsed.skipped)
 
