@@ -221,7 +221,10 @@ _DEMO_BUDGET = 700
 
 @app.command(name="eval")
 def eval_(
-    tasks: Annotated[list[str], typer.Argument(help="niah, ruler and/or mrcr.")],
+    tasks: Annotated[
+        list[str],
+        typer.Argument(help="niah, ruler, mrcr, associative, multihop and/or aggregation."),
+    ],
     budgets: Annotated[str, typer.Option(help="Budgets, e.g. 2k,8k,32k,128k (K = 1024).")],
     haystack: Annotated[
         Path | None, typer.Option(help="Folder of .txt, JSON {text}, JSONL; generated if none.")
@@ -233,6 +236,18 @@ def eval_(
     mrcr_lengths: Annotated[
         str | None, typer.Option(help="MRCR conversation lengths (default: --lengths).")
     ] = None,
+    associative_lengths: Annotated[
+        str | None, typer.Option(help="Associative haystack lengths (default: --lengths).")
+    ] = None,
+    multihop_lengths: Annotated[
+        str | None, typer.Option(help="Multi-hop haystack lengths (default: --lengths).")
+    ] = None,
+    aggregation_lengths: Annotated[
+        str | None, typer.Option(help="Aggregation haystack lengths (default: --lengths).")
+    ] = None,
+    aggregation_facts: Annotated[
+        int, typer.Option(help="Office openings planted per aggregation case.")
+    ] = 16,
     depths: Annotated[str, typer.Option(help="NIAH needle depths in %.")] = "0,25,50,75,100",
     systems: Annotated[
         str, typer.Option(help="Systems compared side by side.")
@@ -266,7 +281,8 @@ def eval_(
     ] = None,
     embedder: EmbedderOption = None,
 ) -> None:
-    """Run NIAH, RULER-style and MRCR-style evals; write JSON, markdown and PNG plots."""
+    """Run NIAH, RULER-style, MRCR-style, associative, multi-hop and aggregation evals;
+    write JSON, markdown and PNG plots."""
     from windowpack.evals.cli_run import EvalRequest, run_evals
 
     request = EvalRequest(
@@ -274,13 +290,20 @@ def eval_(
         budgets=budgets,
         haystack=haystack,
         lengths=lengths,
-        task_lengths={"ruler": ruler_lengths, "mrcr": mrcr_lengths},
+        task_lengths={
+            "ruler": ruler_lengths,
+            "mrcr": mrcr_lengths,
+            "associative": associative_lengths,
+            "multihop": multihop_lengths,
+            "aggregation": aggregation_lengths,
+        },
         depths=depths,
         systems=systems,
         seed=seed,
         samples=samples,
         mrcr_shapes=mrcr_shapes,
         mrcr_needles=mrcr_needles,
+        aggregation_facts=aggregation_facts,
         keep_collections=keep_collections,
         tokenizer=tokenizer,
         reader_url=reader_url,

@@ -22,7 +22,7 @@ from windowpack.evals.options import (
 )
 from windowpack.evals.readers import OpenAIReader, Reader
 from windowpack.evals.report import write_report
-from windowpack.evals.runner import EVALS, MRCR_SHAPES, MrcrEval, NiahEval
+from windowpack.evals.runner import EVALS, MRCR_SHAPES, AggregationEval, MrcrEval, NiahEval
 from windowpack.evals.systems import SYSTEMS
 from windowpack.evals.timing import is_part
 
@@ -46,6 +46,7 @@ class EvalRequest:
     samples: int = 1
     mrcr_shapes: str = "gdm"
     mrcr_needles: str = "2,4,8"
+    aggregation_facts: int = 16
     keep_collections: bool = False
     reader_url: str | None = None
     reader_model: str | None = None
@@ -92,6 +93,8 @@ def _task_options(request: EvalRequest, task: str, depths: list[float]) -> dict[
     if EVALS[task] is MrcrEval:
         options["shapes"] = parse_names(request.mrcr_shapes, "mrcr-shapes", tuple(MRCR_SHAPES))
         options["needles"] = parse_counts(request.mrcr_needles, "mrcr-needles", largest=8)
+    if EVALS[task] is AggregationEval:
+        options["facts"] = request.aggregation_facts
     return options
 
 

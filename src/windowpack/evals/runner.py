@@ -30,6 +30,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from windowpack.errors import CollectionNotFoundError, InvalidArgumentError
 from windowpack.evals.cases import Case
+from windowpack.evals.facts import (
+    AGGREGATION_FACTS,
+    MAX_AGGREGATION_FACTS,
+    aggregation_case,
+    associative_case,
+    multihop_case,
+)
 from windowpack.evals.haystack import Haystack
 from windowpack.evals.mrcr import NEEDLE_COUNTS, mrcr_case
 from windowpack.evals.mrcr_gdm import gdm_mrcr_case
@@ -386,4 +393,79 @@ class MrcrEval(_Eval):
             raise InvalidArgumentError("mrcr-shapes", f"choose from {', '.join(MRCR_SHAPES)}")
 
 
-EVALS: dict[str, type[_Eval]] = {"niah": NiahEval, "ruler": RulerEval, "mrcr": MrcrEval}
+@dataclass(kw_only=True)
+class AssociativeEval(_Eval):
+    """NoLiMa-style needles asked by association, beside the control asked in the needle's
+    words: per length, an `associative` and a `control` cell over the same documents."""
+
+    task = "associative"
+
+    def cells(self, counter: TokenCounter) -> list[Cell]:
+        cells = []
+        for length in self.lengths:
+            tokens = self._length(length, counter)
+            for variant in ("associative", "control"):
+                build = functools.partial(
+                    associative_case,
+                    self.haystack,
+                    counter,
+                    length=tokens,
+                    control=variant == "control",
+                )
+                label = f"{variant} · {size_label(tokens)}"
+                cells.append(Cell(label=label, build=build, shares=f"associative · {tokens}"))
+        return cells
+
+
+@dataclass(kw_only=True)
+class MultiHopEval(_Eval):
+    """Two planted facts that must be chained; a cell per length."""
+
+    task = "multihop"
+
+    def cells(self, counter: TokenCounter) -> list[Cell]:
+        cells = []
+        for length in self.lengths:
+            tokens = self._length(length, counter)
+            build = functools.partial(multihop_case, self.haystack, counter, length=tokens)
+            cells.append(Cell(label=f"multihop · {size_label(tokens)}", build=build))
+        return cells
+
+
+@dataclass(kw_only=True)
+class AggregationEval(_Eval):
+    """`facts` office openings of one firm spread over the haystack; a cell per length."""
+
+    facts: int = AGGREGATION_FACTS
+    task = "aggregation"
+
+    def cells(self, counter: TokenCounter) -> list[Cell]:
+        cells = []
+        for length in self.lengths:
+            tokens = self._length(length, counter)
+            build = functools.partial(
+                aggregation_case, self.haystack, counter, length=tokens, facts=self.facts
+            )
+            label = f"aggregation-{self.facts} · {size_label(tokens)}"
+            cells.append(Cell(label=label, build=build))
+        return cells
+
+    def settings(self, counter: TokenCounter) -> dict[str, Any]:
+        return {**super().settings(counter), "facts": self.facts}
+
+    def _check(self) -> None:
+        super()._check()
+        if not 1 <= self.facts <= MAX_AGGREGATION_FACTS:
+            raise InvalidArgumentError(
+                "aggregation-facts", f"must be 1 to {MAX_AGGREGATION_FACTS}, got {self.facts}"
+            )
+
+
+EVALS: dict[str, type[_Eval]] = {
+    "niah": NiahEval,
+    "ruler": RulerEval,
+    "mrcr": MrcrEval,
+    "associative": AssociativeEval,
+    "multihop": MultiHopEval,
+    "aggregation": AggregationEval,
+}
