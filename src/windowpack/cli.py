@@ -223,7 +223,11 @@ _DEMO_BUDGET = 700
 def eval_(
     tasks: Annotated[
         list[str],
-        typer.Argument(help="niah, ruler, mrcr, associative, multihop and/or aggregation."),
+        typer.Argument(
+            help="niah, ruler, mrcr, associative, multihop and/or aggregation; or "
+            "`load FILE...` to run benchmark files (LOFT prompt, OpenAI MRCR JSONL, "
+            "GDM MRCR v2 CSV, RULER JSONL)."
+        ),
     ],
     budgets: Annotated[str, typer.Option(help="Budgets, e.g. 2k,8k,32k,128k (K = 1024).")],
     haystack: Annotated[
@@ -248,6 +252,16 @@ def eval_(
     aggregation_facts: Annotated[
         int, typer.Option(help="Office openings planted per aggregation case.")
     ] = 16,
+    load: Annotated[
+        list[Path] | None, typer.Option(help="A benchmark file to run beside the tasks.")
+    ] = None,
+    load_format: Annotated[
+        str | None,
+        typer.Option("--format", help="Format of the loaded files (default: detected)."),
+    ] = None,
+    load_limit: Annotated[
+        int | None, typer.Option(help="At most this many rows of each loaded file.")
+    ] = None,
     depths: Annotated[str, typer.Option(help="NIAH needle depths in %.")] = "0,25,50,75,100",
     systems: Annotated[
         str, typer.Option(help="Systems compared side by side.")
@@ -285,8 +299,13 @@ def eval_(
     write JSON, markdown and PNG plots."""
     from windowpack.evals.cli_run import EvalRequest, run_evals
 
+    # `eval load FILE...` runs benchmark files alone; `--load FILE` runs one beside tasks.
+    loading = tasks[0] == "load"
+    files = [Path(name) for name in tasks[1:]] if loading else []
+    if loading and not files:
+        raise typer.BadParameter("name the file(s) to load", param_hint="tasks")
     request = EvalRequest(
-        tasks=tasks,
+        tasks=[] if loading else tasks,
         budgets=budgets,
         haystack=haystack,
         lengths=lengths,
@@ -304,6 +323,9 @@ def eval_(
         mrcr_shapes=mrcr_shapes,
         mrcr_needles=mrcr_needles,
         aggregation_facts=aggregation_facts,
+        loads=[*files, *(load or [])],
+        load_format=load_format,
+        load_limit=load_limit,
         keep_collections=keep_collections,
         tokenizer=tokenizer,
         reader_url=reader_url,

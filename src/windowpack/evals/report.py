@@ -25,6 +25,9 @@ HEADLINE_METRICS = {
     "associative": ("needle_recall",),
     "multihop": ("needle_recall", "score"),
     "aggregation": ("needle_recall",),
+    "loft": ("needle_recall",),
+    "openai-mrcr": ("ordinal_complete", "score"),
+    "gdm-mrcr": ("ordinal_complete", "score"),
 }
 METRIC_LABEL = {
     "needle_recall": "needle recall",
@@ -39,6 +42,8 @@ TASK_METRIC_LABEL = {
     ("multihop", "score"): "both facts",
     ("aggregation", "needle_recall"): "coverage",
     ("aggregation", "score"): "reader score",
+    ("loft", "needle_recall"): "gold passage recall",
+    ("loft", "score"): "reader score",
 }
 INTERVAL_NOTE = (
     "Cells: mean [95% interval] over the cases (Wilson score interval for 0/1 metrics such "

@@ -7,9 +7,9 @@ metric dicts (sentence-transformers' evaluator habit).
 An eval is a grid of cells (NIAH: length x depth; RULER: task x length; MRCR: shape x needles
 x length); each cell draws `samples` cases with seeds `seed`, `seed + 1`, ... The cases of an
 eval take turns in one collection of `store` (`eval-{task}-{tokenizer}`): a case's documents
-are upserted by id over the previous case's, whose other documents are deleted, and the last
-case's are deleted at the end, so the store keeps no case (`keep_collections` gives each case
-a collection of its own and keeps it). Upserts make a case that shares passages with the one
+are upserted by id over the previous case's, whose other documents are deleted, and the
+collection is deleted at the end, so the store keeps no case (`keep_collections` gives each
+case a collection of its own and keeps it). Upserts make a case that shares passages with the one
 before (NIAH at one length) re-index only what changed, and the store's embedding cache
 (keyed by content hash) makes every text shared by several cases cost one embedding per run;
 the baselines reuse the vectors windowpack stored. Per case,
@@ -22,6 +22,8 @@ charged to the first budget). Where the run's time went is kept per case and in 
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import functools
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -38,6 +40,7 @@ from windowpack.evals.facts import (
     multihop_case,
 )
 from windowpack.evals.haystack import Haystack
+from windowpack.evals.loaders import LoadedSet, loaded_cell
 from windowpack.evals.mrcr import NEEDLE_COUNTS, mrcr_case
 from windowpack.evals.mrcr_gdm import gdm_mrcr_case
 from windowpack.evals.needles import RULER_TASKS, niah_case, ruler_case
@@ -282,10 +285,13 @@ class _CasePlace:
         return collection, report.embedded
 
     def empty(self) -> None:
-        """Delete the last case's documents (unless every case keeps its collection)."""
+        """Delete the shared collection, the last case's documents with it (unless every
+        case keeps its collection). One statement, where deleting a full-essays case's
+        passages one by one took ~0.7 s each; the embedding cache is the store's, not the
+        collection's, so the next run still finds every vector."""
         if self._shared is not None:
-            for document_id in self._stored_ids():
-                self._shared.delete(document_id)
+            with contextlib.suppress(CollectionNotFoundError):
+                self._store.delete_collection(self._shared.name)
 
     def _stored_ids(self) -> list[str]:
         """What the shared collection holds: nothing before its first write creates it."""
@@ -459,6 +465,55 @@ class AggregationEval(_Eval):
             raise InvalidArgumentError(
                 "aggregation-facts", f"must be 1 to {MAX_AGGREGATION_FACTS}, got {self.facts}"
             )
+
+
+@dataclass(kw_only=True)
+class LoadedEval(_Eval):
+    """The cases of a benchmark file (`evals.loaders`), each run once: the file fixes them,
+    so `seed` and `samples` draw nothing. Cases over the same documents (a LOFT prompt's
+    queries) share one ingest; the report's task is the file's format."""
+
+    loaded: LoadedSet
+    task: str = "loaded"
+    # The file is the haystack: no text of its own to plant in.
+    haystack: Haystack = dataclasses.field(
+        default_factory=lambda: Haystack(passages=(), source="loaded")
+    )
+
+    def __post_init__(self) -> None:
+        self.task = self.loaded.format
+        self.haystack = Haystack(passages=(), source=self.loaded.source)
+
+    def cells(self, counter: TokenCounter) -> list[Cell]:
+        return [
+            Cell(
+                label=loaded_cell(case),
+                build=functools.partial(_fixed, case),
+                shares=f"documents {id(case.documents[0])}",  # cases built on one corpus
+            )
+            for case in self.loaded.cases
+        ]
+
+    def settings(self, counter: TokenCounter) -> dict[str, Any]:
+        cases = self.loaded.cases
+        return {
+            **super().settings(counter),
+            "haystack_tokens": max(case.tokens for case in cases),
+            "format": self.loaded.format,
+            "cases": len(cases),
+            "lengths": sorted({case.tokens for case in cases}),
+        }
+
+    def _draws(self, cells: Sequence[Cell]) -> Iterator[tuple[list[Cell], int]]:
+        together: dict[str, list[Cell]] = {}
+        for cell in cells:
+            together.setdefault(cell.shares or cell.label, []).append(cell)
+        for group in together.values():
+            yield group, self.seed
+
+
+def _fixed(case: Case, *, seed: int) -> Case:
+    return case
 
 
 EVALS: dict[str, type[_Eval]] = {
