@@ -236,5 +236,7 @@ def test_cli_eval_load_runs_a_file_through_the_systems(
     assert result["task"] == "loft" and result["settings"]["cases"] == 2
     # A 1K window holds this whole tiny corpus: every gold passage is in it.
     assert result["summary"]["windowpack"]["1024"]["needle_recall"] == 1.0
-    assert "| loft (gold passage recall) | bm25 |" in (out / "results.md").read_text(encoding="utf-8")
+    assert "| loft (gold passage recall) | bm25 |" in (out / "results.md").read_text(
+        encoding="utf-8"
+    )
     capsys.readouterr()
