@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from windowpack.errors import MissingDependencyError
-from windowpack.evals.report import budget_label, headline_metrics, metric_label
+from windowpack.evals.report import budget_label, metric_label, shown_metrics
 from windowpack.evals.summary import summarise
 
 _MAX_PANELS = 4  # more lengths than this are pooled into one panel
@@ -31,7 +31,7 @@ def plot_result(result: Mapping[str, Any], out: Path) -> list[Path]:
 def _metrics(result: Mapping[str, Any]) -> list[str]:
     cells = [cell for by_budget in result["summary"].values() for cell in by_budget.values()]
     present = {metric for cell in cells for metric in cell}
-    return [metric for metric in headline_metrics(result["task"]) if metric in present]
+    return [metric for metric in shown_metrics(result) if metric in present]
 
 
 def _pyplot() -> Any:

@@ -65,6 +65,14 @@ def headline_metrics(task: str) -> tuple[str, ...]:
     return HEADLINE_METRICS.get(task, ("score",))
 
 
+def shown_metrics(result: Mapping[str, Any]) -> tuple[str, ...]:
+    """The task's headline metrics, and the LLM reader's score where a run had a reader
+    (`--reader-url`): its column appears only then."""
+    cells = [cell for by_budget in result["summary"].values() for cell in by_budget.values()]
+    llm = ("llm_score",) if any("llm_score" in cell for cell in cells) else ()
+    return headline_metrics(result["task"]) + llm
+
+
 def write_report(results: Sequence[Mapping[str, Any]], out: Path, *, command: str) -> list[Path]:
     """Write `results.json`, `results.md` and the plots under `out`; return the paths."""
     from windowpack.evals.plots import plot_result
@@ -86,7 +94,7 @@ def markdown_report(results: Sequence[Mapping[str, Any]], *, command: str) -> st
     parts += [headline_table(results), ""]
     for result in results:
         parts += [f"## {result['task']}", "", _settings_line(result), "", detail_table(result)]
-        for metric in headline_metrics(result["task"]):
+        for metric in shown_metrics(result):
             if "cells" in result:
                 label = metric_label(result["task"], metric)
                 parts += ["", f"{label} per cell:", "", cell_table(result, metric)]
@@ -104,7 +112,7 @@ def headline_table(results: Sequence[Mapping[str, Any]]) -> str:
         "|---|---|" + "---:|" * len(budgets),
     ]
     for result in results:
-        for metric in headline_metrics(result["task"]):
+        for metric in shown_metrics(result):
             label = f"{result['task']} ({metric_label(result['task'], metric)})"
             for system, cells in result["summary"].items():
                 shown = [with_interval(cells.get(str(b), {}), metric) for b in budgets]
