@@ -196,6 +196,14 @@ def _variant(doc: Document, copy: int, rng: random.Random, sentences: list[str])
     return dataclasses.replace(doc, text=text, id=f"variant-{copy}/{doc.id}")
 
 
+def _has_documents(collection: wp.Collection) -> bool:
+    """Whether a reused store already holds some of the build (a new one has no collection)."""
+    try:
+        return len(collection) > 0
+    except wp.CollectionNotFoundError:  # read paths create nothing: the first add creates it
+        return False
+
+
 def _build(
     console: Console,
     folder: Path,
@@ -206,7 +214,7 @@ def _build(
     """Add the batches (no-ops on a reused store) and print how long building took."""
     record_path = folder / BUILD_RECORD
     record = json.loads(record_path.read_text("utf-8")) if record_path.exists() else {}
-    earlier = record.get("build_seconds", 0.0) if len(collection) else 0.0  # resumed build
+    earlier = record.get("build_seconds", 0.0) if _has_documents(collection) else 0.0  # resumed
     started = time.perf_counter()
     built_now, added, notes, slowest = False, 0, [], 0.0
     for documents, note in batches:

@@ -32,6 +32,8 @@ class StoreConfig:
     ann_threshold: int = 100_000
     fanout: int = 8
     max_file_bytes: int = 64 * 1024 * 1024
+    # Text extraction, not the file's size, is what a PDF costs: 20,000 pages took ~20 s.
+    max_pdf_pages: int = 5000
 
     def __post_init__(self) -> None:
         _require_positive("chunk_tokens", self.chunk_tokens)
@@ -40,6 +42,7 @@ class StoreConfig:
         if self.fanout < 2:
             raise InvalidArgumentError("fanout", f"must be at least 2, got {self.fanout}")
         _require_positive("max_file_bytes", self.max_file_bytes)
+        _require_positive("max_pdf_pages", self.max_pdf_pages)
         if self.chunk_tokens < 16:
             raise InvalidArgumentError("chunk_tokens", "must be at least 16 tokens")
 

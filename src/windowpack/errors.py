@@ -9,7 +9,8 @@ to, so one handler turns any of them into `{"error": {"code", "message"}}`.
     │   ├── UnsupportedFileError     415  a file type or content we cannot parse (names the file)
     │   ├── EmptyDocumentError       422  a file or document with no text (names it)
     │   ├── FileTooLargeError        413  a file over the configured size limit (names it)
-    │   └── RequestTooLargeError     413  a request body over the server's limit
+    │   ├── RequestTooLargeError     413  a request body over the server's limit
+    │   └── RequestTimeoutError      408  a request body that stopped arriving
     ├── AuthenticationError          401  no API key, or an unknown or revoked one
     ├── PermissionDeniedError        403  the key may read this collection but not write it
     ├── NotFoundError                404
@@ -103,6 +104,18 @@ class RequestTooLargeError(InvalidInputError):
     def __init__(self, limit: int) -> None:
         super().__init__(f"request body is over the limit of {limit:,} bytes")
         self.limit = limit
+
+
+class RequestTimeoutError(InvalidInputError):
+    """Nothing of a request's body arrived for `seconds` (a stalled or very slow client)."""
+
+    code = "request_timeout"
+    http_status = 408
+    seconds: float | None = None
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"the request body stopped arriving: nothing for {seconds:g} s")
+        self.seconds = seconds
 
 
 class AuthenticationError(WindowpackError):
@@ -226,6 +239,7 @@ _BY_STATUS: dict[int, type[WindowpackError]] = {
     401: AuthenticationError,
     403: PermissionDeniedError,
     404: NotFoundError,
+    408: RequestTimeoutError,
     409: ConflictError,
     413: RequestTooLargeError,
     415: UnsupportedFileError,

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Literal
 
-from windowpack.errors import JobNotFoundError, WindowpackError
+from windowpack.errors import JobNotFoundError, StorageError, WindowpackError
 from windowpack.types import IngestProgress, IngestReport
 
 JobStatus = Literal["queued", "running", "succeeded", "failed"]
@@ -52,6 +52,24 @@ class Job:
     report: IngestReport | None = None
     created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     finished_at: datetime | None = None
+
+
+def _reported(job_id: str, error: Exception) -> tuple[str, str]:
+    """(code, message) of a failed job, in the caller's terms.
+
+    A bad input says what was wrong with it. Anything else (a database error, whose text can
+    hold the SQL with the documents' text as parameters; a storage error naming server paths)
+    goes to the server log, and the job says only what failed (issue 14, D8).
+    """
+    if isinstance(error, WindowpackError) and not isinstance(error, StorageError):
+        return error.code, error.message
+    _LOG.error("ingest job %s failed", job_id, exc_info=error)
+    if isinstance(error, StorageError):
+        return (
+            error.code,
+            f"ingest job {job_id} could not use the store; the server log has details",
+        )
+    return "internal_error", f"ingest job {job_id} failed on the server; the server log has details"
 
 
 def _queued(documents_total: int) -> IngestProgress:
@@ -113,11 +131,8 @@ class JobRunner:
         self._update(job_id, status="running")
         try:
             report = work(lambda progress: self._progress(job_id, progress))
-        except WindowpackError as error:
-            self._finish(job_id, started, status="failed", error=(error.code, error.message))
-        except Exception as error:  # a job must always end; the server logs the details
-            _LOG.exception("ingest job %s failed", job_id)
-            self._finish(job_id, started, status="failed", error=("internal_error", str(error)))
+        except Exception as error:  # a job must always end
+            self._finish(job_id, started, status="failed", error=_reported(job_id, error))
         else:
             self._finish(job_id, started, report, status="succeeded")
         finally:

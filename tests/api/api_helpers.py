@@ -9,8 +9,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
 import windowpack as wp
 from windowpack.api import ApiSettings
+
+LOCAL = "http://127.0.0.1"
+"""Where test clients send requests: a keyless server answers only loopback Host names."""
 
 SEALS = "Harbour seals rest on sandbanks at low tide. " * 12
 OWLS = "Barn owls hunt voles in the meadow at night. " * 12
@@ -21,6 +27,12 @@ def settings_for(tmp_path: Path, **overrides: object) -> ApiSettings:
     """Settings for tests: uploads under the test's folder, small background threshold."""
     values: dict[str, object] = {"upload_dir": str(tmp_path / "uploads"), **overrides}
     return ApiSettings(**values)  # type: ignore[arg-type]
+
+
+def local_client(app: FastAPI) -> TestClient:
+    """A TestClient addressing the app as 127.0.0.1 (its default Host, `testserver`, is not
+    loopback, and a keyless server refuses it)."""
+    return TestClient(app, base_url=LOCAL)
 
 
 def bearer(secret: str) -> dict[str, str]:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from api_helpers import FERRY, OWLS, SEALS, settings_for
+from api_helpers import FERRY, OWLS, SEALS, local_client, settings_for
 from fastapi.testclient import TestClient
 
 import windowpack as wp
@@ -16,7 +16,7 @@ from windowpack.api import create_app
 @pytest.fixture
 def client(hash_store: wp.Store, tmp_path: Path) -> Iterator[TestClient]:
     """A client of an app over an empty store, with no API keys (open, loopback only)."""
-    with TestClient(create_app(settings_for(tmp_path), store=hash_store)) as test_client:
+    with local_client(create_app(settings_for(tmp_path), store=hash_store)) as test_client:
         yield test_client
 
 

@@ -6,7 +6,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from api_helpers import OWLS, SEALS, error_code, settings_for
+from api_helpers import OWLS, SEALS, error_code, local_client, settings_for
 from fastapi.testclient import TestClient
 
 import windowpack as wp
@@ -89,7 +89,7 @@ def test_a_failed_job_says_why_and_stores_nothing(filled_client: TestClient) -> 
 
 def test_large_inputs_become_jobs_on_their_own(hash_store: wp.Store, tmp_path: Path) -> None:
     app = create_app(settings_for(tmp_path, background_above_bytes=100), store=hash_store)
-    with TestClient(app) as client:
+    with local_client(app) as client:
         client.post("/v1/collections", json={"name": "docs"})
         small = client.post("/v1/collections/docs/documents", json={"documents": [{"text": "Hi."}]})
         assert small.status_code == 200
@@ -106,7 +106,7 @@ def test_unknown_job_is_404(client: TestClient) -> None:
 
 def test_request_size_limit(hash_store: wp.Store, tmp_path: Path) -> None:
     app = create_app(settings_for(tmp_path, max_request_bytes=2000), store=hash_store)
-    with TestClient(app) as client:
+    with local_client(app) as client:
         client.post("/v1/collections", json={"name": "docs"})
         declared = client.post(
             "/v1/collections/docs/documents", json={"documents": [{"text": "x" * 5000}]}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from api_helpers import SEALS, error_code, settings_for
+from api_helpers import SEALS, error_code, local_client, settings_for
 from fastapi.testclient import TestClient
 
 import windowpack as wp
@@ -28,7 +28,7 @@ def test_collection_lifecycle(client: TestClient) -> None:
     again = client.post("/v1/collections", json={"name": "notes"})
     assert again.status_code == 409 and error_code(again) == "conflict"
     assert client.get("/v1/collections").json() == {"collections": ["notes"]}
-    assert client.delete("/v1/collections/notes").status_code == 204
+    assert client.delete("/v1/collections/notes", params={"confirm": "notes"}).status_code == 204
     missing = client.get("/v1/collections/notes")
     assert missing.status_code == 404 and error_code(missing) == "collection_not_found"
 
@@ -161,7 +161,7 @@ def test_malformed_json_is_a_422_not_a_500(filled_client: TestClient) -> None:
 
 def test_budget_and_k_limits_come_from_settings(hash_store: wp.Store, tmp_path: Path) -> None:
     app = create_app(settings_for(tmp_path, max_budget=1000, max_k=5), store=hash_store)
-    with TestClient(app) as client:
+    with local_client(app) as client:
         client.post("/v1/collections", json={"name": "docs"})
         client.post("/v1/collections/docs/documents", json={"documents": [{"text": SEALS}]})
         over = client.post("/v1/collections/docs/pack", json={"query": "seals", "budget": 1001})
@@ -200,7 +200,7 @@ def test_healthz_and_metrics(filled_client: TestClient) -> None:
 def test_search_over_http_with_the_bundled_model(tmp_path: Path) -> None:
     with (
         wp.open(tmp_path / "store") as store,
-        TestClient(create_app(settings_for(tmp_path), store=store)) as client,
+        local_client(create_app(settings_for(tmp_path), store=store)) as client,
     ):
         client.post("/v1/collections", json={"name": "docs"})
         documents = [

@@ -136,3 +136,19 @@ def test_loading_a_damaged_folder_raises_storage_error(index: Bm25Index, tmp_pat
     with pytest.raises(StorageError) as caught:
         Bm25Index.load(folder)
     assert str(folder) in str(caught.value)
+
+
+@pytest.mark.parametrize("texts", [["To be, or not to be."], ["x"], ["?!", "the and of"]])
+def test_chunks_without_an_indexable_word_make_a_valid_index_that_finds_nothing(
+    texts: list[str], tmp_path: Path
+) -> None:
+    # Issue 14 (D2): bm25s cannot index an empty vocabulary; that is still a valid state.
+    index = Bm25Index.build(list(range(len(texts))), texts)
+    assert index.size == len(texts), "the chunks are counted even with no word to index"
+    assert index.search("to be", 5)[0].shape == (0,)
+    folder = tmp_path / "lexical-v1"
+    index.save(folder)
+    loaded = Bm25Index.load(folder)
+    assert loaded.size == len(texts)
+    ids, scores = loaded.search("be or not", 5)
+    assert ids.shape == (0,) and scores.shape == (0,)

@@ -1,9 +1,15 @@
 """Who is calling and what they may touch: API keys scoped to collections, read or write.
 
-Keys are required when the settings say so or the store holds any active key (checked on
-every request, so a key created or revoked with `windowpack keys` counts at once). A key sees
-only its collections: for any other one it gets exactly the 404 an absent collection gives,
-so it cannot learn that the collection exists. Writing with a read-only key is a 403.
+Keys are required when the settings say so or a key was ever created in the store, revoked
+or not (checked on every request, so a key created with `windowpack keys` counts at once;
+`allow_anonymous_after_revocation` goes back to "while one is active"). A key sees only its
+collections: for any other one it gets exactly the 404 an absent collection gives, so it
+cannot learn that the collection exists. Writing with a read-only key is a 403.
+
+A caller without a key (a keyless server, which listens on loopback only) is also held to
+where the request came from: its Host must be a loopback name (a DNS-rebinding page
+reaches the server under its own host name) and an Origin header, if sent, must be this
+same host (a cross-origin page must not write to, or make work for, the store).
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
+from windowpack.api.settings import ApiSettings
 from windowpack.errors import (
     AuthenticationError,
     CollectionNotFoundError,
@@ -18,6 +25,9 @@ from windowpack.errors import (
 )
 from windowpack.service import Collection, Store
 from windowpack.types import ALL_COLLECTIONS, ApiKey
+
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]"})
+"""Host names (without port) a keyless server answers to."""
 
 
 @dataclass(frozen=True)
@@ -71,15 +81,60 @@ class Access:
         return [name for name in names if self.can_see(name)]
 
 
-def authenticate(store: Store, presented: str | None, *, require_keys: bool) -> Access:
-    """The caller for a request that presented `presented` (the key, or None)."""
-    if presented is not None:
-        key = store.api_keys.verify(presented)
+def keys_required(store: Store, settings: ApiSettings) -> bool:
+    """Whether a request must present an API key (module docstring)."""
+    if settings.require_keys:
+        return True
+    if settings.allow_anonymous_after_revocation:
+        return store.api_keys.any_active()
+    return store.api_keys.any_created()
+
+
+@dataclass(frozen=True)
+class Caller:
+    """What one request presented: its key (or None) and the headers saying where it is from."""
+
+    key: str | None
+    host: str | None
+    origin: str | None
+
+
+def authenticate(store: Store, caller: Caller, *, settings: ApiSettings) -> Access:
+    """The caller's access for one request: its key's, or anonymous if no key is needed."""
+    if caller.key is not None:
+        key = store.api_keys.verify(caller.key)
         if key is None:
             raise AuthenticationError("the API key is unknown or revoked")
         return Access(store, key)
-    if require_keys or store.api_keys.any_active():
+    if keys_required(store, settings):
         raise AuthenticationError(
             "this server requires an API key: send 'Authorization: Bearer <key>'"
         )
+    check_local_origin(caller.host, caller.origin)
     return Access(store, None)
+
+
+def check_local_origin(host: str | None, origin: str | None) -> None:
+    """Refuse (403) a keyless request not addressed to loopback, or from another origin."""
+    if host is None or _host_name(host) not in LOOPBACK_HOSTS:
+        raise PermissionDeniedError(
+            f"this server has no API keys and answers only requests addressed to localhost, "
+            f"127.0.0.1 or [::1]; the Host header was {host!r}"
+        )
+    if origin is not None and origin.lower() not in {
+        f"http://{host.lower()}",
+        f"https://{host.lower()}",
+    }:
+        raise PermissionDeniedError(
+            f"this server has no API keys and refuses requests from other origins: "
+            f"the Origin header was {origin!r}, this server is {host!r}"
+        )
+
+
+def _host_name(host: str) -> str:
+    """`localhost:8000` -> `localhost`; `[::1]:8000` -> `[::1]` (lower case)."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[: host.find("]") + 1] if "]" in host else host
+    name, _, port = host.partition(":")
+    return name if port.isdigit() or not port else host

@@ -12,7 +12,7 @@ from fastapi import FastAPI
 from windowpack import __version__
 from windowpack.api.deps import ApiContext
 from windowpack.api.docs import install_docs
-from windowpack.api.errors import install_error_handlers
+from windowpack.api.errors import UnexpectedErrors, install_error_handlers
 from windowpack.api.limits import BodySizeLimit
 from windowpack.api.metrics import Metrics, RequestMetrics
 from windowpack.api.routes import ERRORS, collections, documents, jobs, ops, query, ui
@@ -74,8 +74,11 @@ def create_app(settings: ApiSettings | None = None, *, store: Store | None = Non
     app.include_router(ops.router, responses=ERRORS)
     app.include_router(ui.router)
     install_error_handlers(app)
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
+    app.add_middleware(
+        BodySizeLimit, max_bytes=settings.max_request_bytes, body_timeout=settings.body_timeout_s
+    )
     app.add_middleware(RequestMetrics, metrics=metrics)
+    app.add_middleware(UnexpectedErrors)  # outermost: it also sees the other middlewares' bugs
     return app
 
 

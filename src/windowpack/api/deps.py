@@ -13,7 +13,7 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
-from windowpack.api.access import Access, authenticate
+from windowpack.api.access import Access, Caller, authenticate
 from windowpack.api.metrics import Metrics
 from windowpack.api.schemas import JobOut
 from windowpack.api.settings import ApiSettings
@@ -84,12 +84,17 @@ _api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False, description="
 
 
 def get_access(
+    request: Request,
     api: Annotated[ApiContext, Depends(get_api)],
     bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     api_key: Annotated[str | None, Depends(_api_key_header)],
 ) -> Access:
-    presented = bearer.credentials if bearer is not None else api_key
-    return authenticate(api.store, presented, require_keys=api.settings.require_keys)
+    caller = Caller(
+        key=bearer.credentials if bearer is not None else api_key,
+        host=request.headers.get("host"),
+        origin=request.headers.get("origin"),
+    )
+    return authenticate(api.store, caller, settings=api.settings)
 
 
 ApiDep = Annotated[ApiContext, Depends(get_api)]

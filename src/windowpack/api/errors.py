@@ -2,7 +2,10 @@
 
 `WindowpackError` subclasses carry their own `code` and `http_status`; validation errors name
 the field (`body.budget: ...`); unknown routes and methods keep their 404/405. Anything else
-is a bug: it is logged and answered 500 `internal_error` without details.
+is a bug: it is logged and answered 500 `internal_error` without details, by the
+`UnexpectedErrors` middleware rather than an exception handler: Starlette re-raises after
+running a handler for `Exception`, and uvicorn then closes the keep-alive connection, so the
+client's next request on it was reset.
 """
 
 from __future__ import annotations
@@ -15,8 +18,9 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from windowpack.errors import WindowpackError
+from windowpack.errors import StorageError, WindowpackError
 
 _LOG = logging.getLogger("windowpack.api")
 _HTTP_CODES = {
@@ -27,8 +31,11 @@ _HTTP_CODES = {
 }
 
 
-def error_response(status: int, code: str, message: str) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+def error_response(
+    status: int, code: str, message: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    body = {"error": {"code": code, "message": message}}
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -36,11 +43,17 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(WindowpackError, _windowpack_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(HTTPException, _http_error)
-    app.add_exception_handler(Exception, _unexpected_error)
 
 
-async def _windowpack_error(_request: Request, error: Exception) -> JSONResponse:
+async def _windowpack_error(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, WindowpackError)
+    if isinstance(error, StorageError):
+        # Its message names server paths and database errors: for the log, not the client.
+        _LOG.error("storage error on %s %s: %s", request.method, request.url.path, error)
+        message = (
+            "the store's database or index files could not be used; the server log has details"
+        )
+        return error_response(error.http_status, error.code, message)
     return error_response(error.http_status, error.code, error.message)
 
 
@@ -55,9 +68,34 @@ async def _http_error(_request: Request, error: Exception) -> JSONResponse:
     return error_response(error.status_code, code, str(error.detail))
 
 
-async def _unexpected_error(request: Request, error: Exception) -> JSONResponse:
-    _LOG.error("unexpected error on %s %s", request.method, request.url.path, exc_info=error)
-    return error_response(500, "internal_error", "internal error; the server log has details")
+class UnexpectedErrors:
+    """ASGI middleware: an exception no handler took becomes the logged 500, and goes no
+    further (so the connection stays open for the client's next request)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception as error:
+            if started:  # half a response is out: only closing the connection is honest
+                raise
+            _LOG.error("unexpected error on %s %s", scope["method"], scope["path"], exc_info=error)
+            response = error_response(
+                500, "internal_error", "internal error; the server log has details"
+            )
+            await response(scope, receive, send)
 
 
 def describe_validation(errors: Sequence[Any]) -> str:
@@ -65,6 +103,8 @@ def describe_validation(errors: Sequence[Any]) -> str:
     parts = []
     for error in list(errors)[:5]:
         location = ".".join(str(part) for part in error.get("loc", ()))
-        parts.append(f"{location or 'request'}: {error.get('msg', 'invalid')}")
+        # "Value error, " is pydantic's prefix for a validator's own message: noise to a client.
+        message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+        parts.append(f"{location or 'request'}: {message}")
     more = len(errors) - len(parts)
     return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")

@@ -7,12 +7,14 @@ models here cover requests and the shapes the library does not have.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from windowpack.jobs import Job
+from windowpack.text import storable
 from windowpack.types import (
     Document,
     DocumentInfo,
@@ -30,9 +32,33 @@ library and CLI also take a tokenizer.json path)."""
 _NAME = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", description="Collection name.")
 
 
+def _checked(check: Callable[[str], str | None]) -> Callable[[str], str]:
+    """A pydantic validator from a `text.storable` check: the library's rule, named by field."""
+
+    def validate(value: str) -> str:
+        problem = check(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
+    return validate
+
+
+StorableText = Annotated[str, AfterValidator(_checked(storable.text_problem))]
+NewDocumentId = Annotated[
+    str,
+    Field(min_length=1, max_length=storable.MAX_ID_CHARS),
+    AfterValidator(_checked(storable.id_problem)),
+]
+"""An id a new document may have: one a URL carries faithfully (see `text.storable`)."""
+LookupDocumentId = Annotated[str, AfterValidator(_checked(storable.lookup_id_problem))]
+"""An id looked up: anything a stored document could have."""
+
+
 class _Body(BaseModel):
-    # An unknown field is a typo the client should hear about, not something to ignore.
-    model_config = ConfigDict(extra="forbid")
+    # An unknown field is a typo the client should hear about, not something to ignore; and
+    # strict types, so that `"budget": true` or `"k": 2.5` is an error, not 1 or 2.
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class ErrorDetail(BaseModel):
@@ -59,10 +85,18 @@ class CollectionList(BaseModel):
 class DocumentUpsert(_Body):
     """The document stored under the id in the path."""
 
-    text: str = Field(min_length=1)
-    title: str | None = Field(default=None, max_length=1024)
+    text: StorableText = Field(min_length=1)
+    title: StorableText | None = Field(default=None, max_length=storable.MAX_TITLE_CHARS)
     metadata: dict[str, Any] = Field(default_factory=dict)
     kind: DocumentKind = "text"
+
+    @field_validator("metadata")
+    @classmethod
+    def _storable_metadata(cls, metadata: dict[str, Any]) -> dict[str, Any]:
+        found = storable.metadata_problem(metadata)
+        if found is not None:
+            raise ValueError(f"{found[0]}: {found[1]}")
+        return metadata
 
     def to_document(self, id: str | None) -> Document:
         return Document(
@@ -73,7 +107,7 @@ class DocumentUpsert(_Body):
 class DocumentIn(DocumentUpsert):
     """A document to add; `id` makes it an upsert (replaced when changed, kept when not)."""
 
-    id: str | None = Field(default=None, min_length=1, max_length=1024)
+    id: NewDocumentId | None = None
 
 
 class DocumentsIn(_Body):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from windowpack.api.access import keys_required
 from windowpack.api.app import create_app
 from windowpack.api.settings import ApiSettings
 
@@ -17,7 +18,7 @@ def serve(settings: ApiSettings, *, announce: bool = True) -> None:
     if announce:
         keys = (
             "API keys required"
-            if app.state.api.store.api_keys.any_active()
+            if keys_required(app.state.api.store, app.state.api.settings)
             else ("no API keys: listening on this machine only")
         )
         print(f"windowpack API at {settings.base_url}/v1 ({keys})", flush=True)

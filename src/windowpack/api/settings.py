@@ -16,7 +16,9 @@ class ApiSettings(BaseSettings):
 
     `store` is a folder (the embedded default) or a database URL, which then needs
     `index_dir`. `require_keys` makes API keys mandatory even on loopback; they are mandatory
-    anyway once the store holds one, and binding beyond loopback without keys is refused.
+    anyway once a key was ever created in the store, even after every key is revoked, unless
+    `allow_anonymous_after_revocation` says otherwise; binding beyond loopback without keys
+    is refused.
     """
 
     model_config = SettingsConfigDict(env_prefix="WINDOWPACK_", frozen=True)
@@ -27,7 +29,12 @@ class ApiSettings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=0, le=65535)
     require_keys: bool = False
+    # Fail-closed by default: a store that has had a key keeps requiring one. An operator who
+    # revoked every key on purpose and wants anonymous loopback access back sets this.
+    allow_anonymous_after_revocation: bool = False
     max_request_bytes: int = Field(default=64 * MIB, gt=0)
+    # Seconds a request body may go without a byte arriving before it is answered 408.
+    body_timeout_s: float = Field(default=30.0, gt=0)
     max_budget: int = Field(default=1_000_000, gt=0)
     max_k: int = Field(default=1000, gt=0)
     max_page: int = Field(default=1000, gt=0)

@@ -2,7 +2,8 @@
 
 Starlette spools each multipart file to disk past 1 MiB; here it is copied in 1 MiB blocks
 into a fresh folder, so no upload is ever held whole in memory. Names are reduced to their
-last component (a client cannot write outside the folder) and must be distinct.
+last component (a client cannot write outside the folder) and must be distinct; a name that
+no file system here can hold (over 255 bytes, a NUL, not Unicode) is refused naming it.
 """
 
 from __future__ import annotations
@@ -15,8 +16,11 @@ from pathlib import Path
 from fastapi import UploadFile
 
 from windowpack.errors import InvalidArgumentError
+from windowpack.text import storable
 
 _BLOCK = 1024 * 1024
+# The longest file name (one path component) of Linux, macOS and Windows file systems.
+MAX_NAME_BYTES = 255
 
 
 @dataclass(frozen=True)
@@ -54,4 +58,12 @@ def save_uploads(files: list[UploadFile], parent: Path) -> SavedUploads:
 def _safe_name(filename: str | None, index: int) -> str:
     # Last path component only, and no leading dots: a hidden file would be skipped as such.
     name = Path((filename or "").replace("\\", "/")).name.lstrip(".")
-    return name or f"upload-{index + 1}"
+    if not name:
+        return f"upload-{index + 1}"
+    problem = storable.text_problem(name)
+    if problem is None and len(name.encode("utf-8")) > MAX_NAME_BYTES:
+        problem = f"is {len(name.encode('utf-8')):,} bytes long; the most is {MAX_NAME_BYTES}"
+    if problem is not None:
+        shown = repr(name) if len(name) <= 60 else repr(name[:60]) + "..."
+        raise InvalidArgumentError(f"files[{index}]", f"file name {shown} {problem}")
+    return name

@@ -30,6 +30,8 @@ from windowpack.retrieval.index_kinds import Ids, Scores
 from windowpack.text.sentences import split_sentences
 
 _IDS_FILE = "sentence_chunk_ids.npy"
+# Written instead of bm25s's files when no sentence has an indexable word.
+_EMPTY_FILE = "empty.json"
 _STEMMER_LANGUAGE = "english"
 # Sentences fetched per wanted chunk: several top sentences often share one chunk.
 _SENTENCES_PER_CHUNK = 4
@@ -51,9 +53,14 @@ def _stemmer() -> Any:
 
 class Bm25Index:
     """A `LexicalIndex`: BM25 over sentences (English stop words, Snowball stemming); results
-    are index ids."""
+    are index ids.
 
-    def __init__(self, retriever: Any, sentence_chunk_ids: Ids) -> None:
+    `retriever` is None when no sentence holds an indexable word (only stop words or
+    punctuation, as in "To be, or not to be."): a valid state that finds nothing, and that
+    bm25s itself cannot index.
+    """
+
+    def __init__(self, retriever: Any | None, sentence_chunk_ids: Ids) -> None:
         self._retriever = retriever
         self._sentence_chunk_ids = sentence_chunk_ids
         self._stemmer = _stemmer()
@@ -62,13 +69,15 @@ class Bm25Index:
     def build(cls, chunk_ids: Sequence[int], texts: Sequence[str]) -> Bm25Index:
         sentence_chunk_ids, sentences = _sentences_of(chunk_ids, texts)
         bm25s = _bm25s()
+        owners = np.asarray(sentence_chunk_ids, dtype=np.int64)
+        if not sentences:
+            return cls(None, owners)
+        tokens = bm25s.tokenize(sentences, stopwords="en", stemmer=_stemmer(), show_progress=False)
+        if not tokens.vocab:
+            return cls(None, owners)
         retriever = bm25s.BM25()
-        if sentences:
-            tokens = bm25s.tokenize(
-                sentences, stopwords="en", stemmer=_stemmer(), show_progress=False
-            )
-            retriever.index(tokens, show_progress=False)
-        return cls(retriever, np.asarray(sentence_chunk_ids, dtype=np.int64))
+        retriever.index(tokens, show_progress=False)
+        return cls(retriever, owners)
 
     @property
     def size(self) -> int:
@@ -78,7 +87,7 @@ class Bm25Index:
     def search(self, query: str, k: int) -> tuple[Ids, Scores]:
         """Top-k chunk ids scored by their best sentence; chunks sharing no term are left out."""
         sentences = min(k * _SENTENCES_PER_CHUNK, len(self._sentence_chunk_ids))
-        if k <= 0 or sentences <= 0:
+        if k <= 0 or sentences <= 0 or self._retriever is None:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         bm25s = _bm25s()
         tokens = bm25s.tokenize(
@@ -102,10 +111,10 @@ class Bm25Index:
         shutil.rmtree(temporary, ignore_errors=True)
         temporary.mkdir(parents=True)
         np.save(temporary / _IDS_FILE, self._sentence_chunk_ids)
-        if len(self._sentence_chunk_ids):
+        if self._retriever is not None:
             self._retriever.save(str(temporary), show_progress=False)
         else:
-            (temporary / "empty.json").write_text(json.dumps({"empty": True}))
+            (temporary / _EMPTY_FILE).write_text(json.dumps({"empty": True}))
         shutil.rmtree(directory, ignore_errors=True)
         os.replace(temporary, directory)
 
@@ -113,8 +122,8 @@ class Bm25Index:
     def load(cls, directory: Path) -> Bm25Index:
         try:
             sentence_chunk_ids = np.load(directory / _IDS_FILE)
-            if len(sentence_chunk_ids) == 0:
-                return cls(_bm25s().BM25(), sentence_chunk_ids)
+            if len(sentence_chunk_ids) == 0 or (directory / _EMPTY_FILE).is_file():
+                return cls(None, sentence_chunk_ids)
             retriever = _bm25s().BM25.load(str(directory), show_progress=False)
         except (OSError, ValueError) as error:
             raise StorageError(f"{directory}: cannot read BM25 index: {error}") from error

@@ -43,6 +43,9 @@ SUPPORTED_SUFFIXES: frozenset[str] = frozenset(
 )
 """Lower-case suffixes `parse_file` reads; `""` stands for files without a suffix (plain text)."""
 
+MAX_PDF_PAGES = 5000
+"""Default most pages of one PDF (`StoreConfig.max_pdf_pages`): ~5 s of text extraction."""
+
 _BINARY_SNIFF_BYTES = 8 * 1024
 _MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
 _HTML_SUFFIXES = frozenset({".html", ".htm"})
@@ -57,7 +60,11 @@ class ParseResult:
 
 
 def parse_paths(
-    paths: Sequence[str | os.PathLike[str]], *, max_bytes: int, root: Path | None = None
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    max_bytes: int,
+    root: Path | None = None,
+    max_pdf_pages: int = MAX_PDF_PAGES,
 ) -> ParseResult:
     """Parse files and folders (walked recursively, in sorted order, hidden entries skipped).
 
@@ -67,15 +74,16 @@ def parse_paths(
     twice (a file also inside a named folder) is returned once. With `root`, names (ids,
     sources, error messages, `skipped`) are paths relative to it, the same from any working
     directory (a file outside it keeps its absolute path); files uploaded to a temporary
-    folder keep the names the client gave them.
+    folder keep the names the client gave them. A PDF of more than `max_pdf_pages` pages is
+    a `FileTooLargeError`, refused before any page is read.
     """
     if root is None:
-        return _parse_paths(paths, max_bytes=max_bytes)
+        return _parse_paths(paths, max_bytes=max_bytes, max_pdf_pages=max_pdf_pages)
     # Absolute, normalised paths ("..", "." resolved; links kept) from any working directory.
     prefix = Path(os.path.abspath(root)).as_posix().rstrip("/") + "/"
     absolute = [os.path.abspath(path) for path in paths]
     try:
-        result = _parse_paths(absolute, max_bytes=max_bytes)
+        result = _parse_paths(absolute, max_bytes=max_bytes, max_pdf_pages=max_pdf_pages)
     except FileInputError as error:
         raise type(error)(str(error.path).removeprefix(prefix), str(error.problem)) from None
     except InputPathNotFoundError as error:
@@ -100,7 +108,9 @@ def _relative(document: Document, prefix: str) -> Document:
     )
 
 
-def _parse_paths(paths: Sequence[str | os.PathLike[str]], *, max_bytes: int) -> ParseResult:
+def _parse_paths(
+    paths: Sequence[str | os.PathLike[str]], *, max_bytes: int, max_pdf_pages: int
+) -> ParseResult:
     _require_positive_max_bytes(max_bytes)
     given = [Path(path) for path in paths]
     for path in given:
@@ -111,20 +121,22 @@ def _parse_paths(paths: Sequence[str | os.PathLike[str]], *, max_bytes: int) -> 
     skipped: dict[str, str] = {}
     for path in given:
         if path.is_dir():
-            parsed = _parse_folder(path, max_bytes=max_bytes, skipped=skipped)
+            parsed = _parse_folder(
+                path, max_bytes=max_bytes, max_pdf_pages=max_pdf_pages, skipped=skipped
+            )
         else:
-            parsed = parse_file(path, max_bytes=max_bytes)
+            parsed = parse_file(path, max_bytes=max_bytes, max_pdf_pages=max_pdf_pages)
         for document in parsed:
             documents.setdefault(document.id or "", document)
     return ParseResult(documents=list(documents.values()), skipped=skipped)
 
 
-def parse_file(path: Path, *, max_bytes: int) -> list[Document]:
+def parse_file(path: Path, *, max_bytes: int, max_pdf_pages: int = MAX_PDF_PAGES) -> list[Document]:
     """Parse one file into its documents (today always exactly one).
 
     Raises `UnsupportedFileError` (unknown suffix, binary, not UTF-8, bad PDF or JSON),
     `EmptyDocumentError` (no text) or `FileTooLargeError` (over `max_bytes`, checked with
-    `stat` before reading); all name the file.
+    `stat` before reading; a PDF over `max_pdf_pages` pages); all name the file.
     """
     _require_positive_max_bytes(max_bytes)
     name = path.as_posix()
@@ -135,7 +147,10 @@ def parse_file(path: Path, *, max_bytes: int) -> list[Document]:
             name, f"has an unsupported file type {suffix!r} (supported: {supported})"
         )
     data = _read_bytes(path, name, max_bytes)
-    return [_PARSERS[_format_of(suffix)](data, path, name)]
+    file_format = _format_of(suffix)
+    if file_format == "pdf":
+        return [_parse_pdf(data, path, name, max_pages=max_pdf_pages)]
+    return [_PARSERS[file_format](data, path, name)]
 
 
 def _require_positive_max_bytes(max_bytes: int) -> None:
@@ -146,11 +161,13 @@ def _require_positive_max_bytes(max_bytes: int) -> None:
 # --- folders ---------------------------------------------------------------------------------
 
 
-def _parse_folder(folder: Path, *, max_bytes: int, skipped: dict[str, str]) -> list[Document]:
+def _parse_folder(
+    folder: Path, *, max_bytes: int, max_pdf_pages: int, skipped: dict[str, str]
+) -> list[Document]:
     documents: list[Document] = []
     for path in _walk(folder, skipped):
         try:
-            documents.extend(parse_file(path, max_bytes=max_bytes))
+            documents.extend(parse_file(path, max_bytes=max_bytes, max_pdf_pages=max_pdf_pages))
         # A file removed while the folder is walked is skipped like any other bad file.
         except (FileInputError, InputPathNotFoundError) as error:
             skipped[path.as_posix()] = error.message
@@ -306,8 +323,8 @@ def _parse_html(data: bytes, path: Path, name: str) -> Document:
 # --- PDF -------------------------------------------------------------------------------------
 
 
-def _parse_pdf(data: bytes, path: Path, name: str) -> Document:
-    pages, title = _read_pdf(data, name)
+def _parse_pdf(data: bytes, path: Path, name: str, *, max_pages: int) -> Document:
+    pages, title = _read_pdf(data, name, max_pages)
     # Blank pages are dropped so they do not leave runs of empty lines between pages.
     text = "\n\n".join(page for page in pages if page.strip())
     if not text:
@@ -317,16 +334,22 @@ def _parse_pdf(data: bytes, path: Path, name: str) -> Document:
     )
 
 
-def _read_pdf(data: bytes, name: str) -> tuple[list[str], str | None]:
+def _read_pdf(data: bytes, name: str, max_pages: int) -> tuple[list[str], str | None]:
     """Each page's text and the metadata title; any failure is an unreadable PDF."""
     import pypdf
 
     try:
         reader = pypdf.PdfReader(io.BytesIO(data))
         _unlock(reader, name)
+        # Counted from the page tree before any text is extracted: extraction is the slow
+        # part (20,000 small pages took ~20 s in one request).
+        if len(reader.pages) > max_pages:
+            raise FileTooLargeError(
+                name, f"has {len(reader.pages):,} pages; the most is {max_pages:,} (max_pdf_pages)"
+            )
         pages = [_normalise_newlines(page.extract_text()) for page in reader.pages]
         title = reader.metadata.title if reader.metadata is not None else None
-    except UnsupportedFileError:
+    except (UnsupportedFileError, FileTooLargeError):
         raise
     # pypdf raises many exception types on damaged files (its own, KeyError, ValueError, ...);
     # every one of them means this file cannot be read, so all are reported the same way.
@@ -442,7 +465,6 @@ _PARSERS: dict[str, Callable[[bytes, Path, str], Document]] = {
     "txt": _parse_text,
     "markdown": _parse_markdown,
     "html": _parse_html,
-    "pdf": _parse_pdf,
     "json": _parse_json,
     "jsonl": _parse_jsonl,
 }

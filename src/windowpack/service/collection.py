@@ -9,6 +9,7 @@ from typing import Any
 
 from windowpack.errors import (
     DocumentNotFoundError,
+    InvalidArgumentError,
 )
 from windowpack.ingest import (
     ProgressCallback,
@@ -26,6 +27,7 @@ from windowpack.storage import repository
 from windowpack.storage.schema import CollectionRow
 from windowpack.summarizer.base import Summarizer
 from windowpack.summarizer.overview import tree_node, tree_overview
+from windowpack.text import storable
 from windowpack.text.hashing import content_hash
 from windowpack.types import (
     CollectionStats,
@@ -112,7 +114,10 @@ class Collection:
         absolute path. Markdown and HTML files are titled by their first level-1 heading.
         """
         base = Path(root) if root is not None else self._context.root
-        parsed = parse_paths(paths, max_bytes=self._context.config.max_file_bytes, root=base)
+        config = self._context.config
+        parsed = parse_paths(
+            paths, max_bytes=config.max_file_bytes, root=base, max_pdf_pages=config.max_pdf_pages
+        )
         return self._ingest(parsed.documents, progress=progress, skipped=parsed.skipped)
 
     def add_conversation(
@@ -173,6 +178,7 @@ class Collection:
 
     def delete(self, document_id: str) -> None:
         """Delete one document by its id (its summaries go, the collection levels regroup)."""
+        _check_lookup_id(document_id)
         with self._context.write_lock:
             delete_document(document_id, self.name, self._context.ingest_target(self))
 
@@ -195,6 +201,7 @@ class Collection:
 
     def get(self, document_id: str) -> Document:
         """The stored document with this id."""
+        _check_lookup_id(document_id)
         with self._context.sessions() as session:
             rows = repository.documents_by_external_id(session, self.collection_id, [document_id])
         if document_id not in rows:
@@ -275,3 +282,15 @@ class Collection:
                 )
             target = self._context.ingest_target(self)
             return ingest_documents(documents, target, progress=progress, skipped=skipped)
+
+
+def _check_lookup_id(document_id: str) -> None:
+    """An id no document can have (not a string, NUL, a lone surrogate) is a clear error,
+    not a database one (PostgreSQL cannot even compare text holding NUL)."""
+    problem = (
+        storable.lookup_id_problem(document_id)
+        if isinstance(document_id, str)
+        else "must be a string"
+    )
+    if problem is not None:
+        raise InvalidArgumentError("document_id", problem)

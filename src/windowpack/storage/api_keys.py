@@ -67,6 +67,15 @@ class ApiKeys:
             if row.revoked_at is None:
                 row.revoked_at = utc_now()
 
+    def any_created(self) -> bool:
+        """Whether a key was ever created here, revoked ones included.
+
+        The REST service stays closed once this is true: revoking every key must not open
+        the store to anonymous callers again (issue 14, D5).
+        """
+        with self._sessions() as session:
+            return session.scalar(select(ApiKeyRow.key_id).limit(1)) is not None
+
     def any_active(self) -> bool:
         """Whether at least one key is not revoked (then the server requires keys)."""
         with self._sessions() as session:

@@ -2,20 +2,31 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from windowpack.errors import StorageError
 
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
+_PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
 
 
 def sqlite_url(path: Path) -> str:
     return f"sqlite:///{path}"
+
+
+def shown_url(url: str) -> str:
+    """`url` fit to print: its password (if any) replaced by `***`."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except (SQLAlchemyError, ValueError):
+        # Not even parseable as a URL: blank whatever sits between "://user:" and "@".
+        return _PASSWORD.sub(r"\1***@", url)
 
 
 def create_database_engine(url: str) -> Engine:
@@ -23,7 +34,7 @@ def create_database_engine(url: str) -> Engine:
     try:
         engine = create_engine(url, pool_pre_ping=not url.startswith("sqlite"))
     except (SQLAlchemyError, ImportError, ValueError) as error:
-        raise StorageError(f"cannot use database URL {url!r}: {error}") from error
+        raise StorageError(f"cannot use database URL {shown_url(url)!r}: {error}") from error
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _configure_sqlite)
     return engine

@@ -16,12 +16,20 @@ from windowpack.api.schemas import (
     DocumentsIn,
     DocumentUpsert,
     JobOut,
+    LookupDocumentId,
+    NewDocumentId,
 )
 from windowpack.api.uploads import save_uploads
 from windowpack.types import IngestReport
 
 router = APIRouter(tags=["documents"])
-DocumentId = Annotated[str, PathParam(min_length=1, max_length=1024, description="Document id.")]
+DocumentId = Annotated[
+    LookupDocumentId, PathParam(min_length=1, max_length=1024, description="Document id.")
+]
+NewDocumentIdPath = Annotated[
+    NewDocumentId,
+    PathParam(description="Document id: no '.' or '..' segment, control character or '//'."),
+]
 Background = Annotated[
     bool | None,
     Query(description="Run as a job (202); default: only inputs over the server's threshold."),
@@ -112,7 +120,7 @@ def get_document(name: CollectionName, document_id: DocumentId, access: AccessDe
 )
 def upsert_document(
     name: CollectionName,
-    document_id: DocumentId,
+    document_id: NewDocumentIdPath,
     body: DocumentUpsert,
     access: AccessDep,
     api: ApiDep,

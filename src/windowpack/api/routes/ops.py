@@ -6,6 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 
 from windowpack import __version__
+from windowpack.api.access import keys_required
 from windowpack.api.deps import AccessDep, ApiDep
 from windowpack.api.metrics import CONTENT_TYPE
 from windowpack.api.schemas import Health
@@ -16,8 +17,8 @@ router = APIRouter(tags=["operations"])
 @router.get("/healthz")
 def healthz(api: ApiDep) -> Health:
     """`ok` when the database answers."""
-    keys_required = api.settings.require_keys or api.store.api_keys.any_active()
-    return Health(status="ok", version=__version__, keys_required=keys_required)
+    required = keys_required(api.store, api.settings)
+    return Health(status="ok", version=__version__, keys_required=required)
 
 
 @router.get("/metrics", response_class=Response, responses={200: {"content": {CONTENT_TYPE: {}}}})
