@@ -152,3 +152,29 @@ def test_cli_runs_the_fact_tasks_with_their_own_lengths(
     assert "| aggregation (coverage) | windowpack |" in report
     assert "multihop · 5K" in report and "aggregation-3 · 4K" in report
     capsys.readouterr()
+
+
+@pytest.mark.model
+@pytest.mark.shared
+def test_real_model_keeps_the_control_needle_and_bm25_misses_by_association(
+    tmp_path: Path, essay_haystack: Haystack
+) -> None:
+    """The bundled model on 8K tokens of the real essays, one needle of each kind: asked in
+    its own words, windowpack and BM25 hold every needle in 2K; asked by association, BM25
+    (which sees no shared word) holds fewer."""
+    with wp.open(tmp_path / "store") as store:
+        result = AssociativeEval(
+            haystack=essay_haystack,
+            budgets=(2048,),
+            lengths=(8192,),
+            systems=("windowpack", "bm25"),
+            samples=4,
+        )(store)
+    recall = {
+        (cell, system): figures["2048"]["needle_recall"]
+        for cell, systems in result["cells"].items()
+        for system, figures in systems.items()
+    }
+    assert recall[("control · 8K", "windowpack")] == 1.0
+    assert recall[("control · 8K", "bm25")] == 1.0
+    assert recall[("associative · 8K", "bm25")] < 1.0
