@@ -13,6 +13,7 @@ from windowpack.errors import InvalidArgumentError
 from windowpack.evals import Haystack
 from windowpack.evals.associative_set import ASSOCIATIVE_NEEDLES
 from windowpack.evals.cases import Case
+from windowpack.evals.fact_evals import AggregationEval, AssociativeEval, MultiHopEval
 from windowpack.evals.facts import (
     aggregation_case,
     associative_case,
@@ -21,7 +22,6 @@ from windowpack.evals.facts import (
 )
 from windowpack.evals.multihop_set import MULTIHOP_NEEDLES
 from windowpack.evals.readers import DeterministicReader, score_reply
-from windowpack.evals.runner import AggregationEval, AssociativeEval, MultiHopEval
 from windowpack.text.tokens import TokenCounter
 
 LENGTH = 6000

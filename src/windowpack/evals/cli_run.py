@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from windowpack.errors import InvalidArgumentError
+from windowpack.evals.fact_evals import AggregationEval, LoadedEval
 from windowpack.evals.haystack import load_haystack
 from windowpack.evals.loaders import LOAD_FORMATS, load_cases
 from windowpack.evals.options import (
@@ -22,15 +23,9 @@ from windowpack.evals.options import (
     parse_token_sizes,
 )
 from windowpack.evals.readers import OpenAIReader, Reader
+from windowpack.evals.registry import EVALS
 from windowpack.evals.report import write_report
-from windowpack.evals.runner import (
-    EVALS,
-    MRCR_SHAPES,
-    AggregationEval,
-    LoadedEval,
-    MrcrEval,
-    NiahEval,
-)
+from windowpack.evals.runner import MRCR_SHAPES, MrcrEval, NiahEval
 from windowpack.evals.systems import SYSTEMS
 from windowpack.evals.timing import is_part
 from windowpack.text.tokens import get_token_counter

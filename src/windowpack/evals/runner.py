@@ -23,7 +23,6 @@ charged to the first budget). Where the run's time went is kept per case and in 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -32,15 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from windowpack.errors import CollectionNotFoundError, InvalidArgumentError
 from windowpack.evals.cases import Case
-from windowpack.evals.facts import (
-    AGGREGATION_FACTS,
-    MAX_AGGREGATION_FACTS,
-    aggregation_case,
-    associative_case,
-    multihop_case,
-)
 from windowpack.evals.haystack import Haystack
-from windowpack.evals.loaders import LoadedSet, loaded_cell
 from windowpack.evals.mrcr import NEEDLE_COUNTS, mrcr_case
 from windowpack.evals.mrcr_gdm import gdm_mrcr_case
 from windowpack.evals.needles import RULER_TASKS, niah_case, ruler_case
@@ -108,8 +99,9 @@ class _Draw:
 
 
 @dataclass(kw_only=True)
-class _Eval:
-    """What every eval shares: the haystack, the grid of budgets, the systems, the samples."""
+class GridEval:
+    """The base of every eval (subclasses give `task` and `cells`): the haystack, the grid
+    of budgets, the systems, the samples."""
 
     haystack: Haystack
     budgets: Sequence[int]
@@ -316,7 +308,7 @@ class _Run:
 
 
 @dataclass(kw_only=True)
-class NiahEval(_Eval):
+class NiahEval(GridEval):
     """Needle in a haystack: one needle per (length, depth) cell of the grid."""
 
     depths: Sequence[float] = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -339,7 +331,7 @@ class NiahEval(_Eval):
 
 
 @dataclass(kw_only=True)
-class RulerEval(_Eval):
+class RulerEval(GridEval):
     """RULER-style multi-key (number and uuid keys), multi-value and multi-query needles."""
 
     tasks: Sequence[str] = RULER_TASKS
@@ -358,7 +350,7 @@ class RulerEval(_Eval):
 
 
 @dataclass(kw_only=True)
-class MrcrEval(_Eval):
+class MrcrEval(GridEval):
     """MRCR conversations with 2, 4 and 8 instances of the asked request, in GDM's MRCR v2
     shape (one transcript text, `format`/`topic`/`style` keys) and/or OpenAI's."""
 
@@ -397,130 +389,3 @@ class MrcrEval(_Eval):
         unknown = [shape for shape in self.shapes if shape not in MRCR_SHAPES]
         if unknown or not self.shapes:
             raise InvalidArgumentError("mrcr-shapes", f"choose from {', '.join(MRCR_SHAPES)}")
-
-
-@dataclass(kw_only=True)
-class AssociativeEval(_Eval):
-    """NoLiMa-style needles asked by association, beside the control asked in the needle's
-    words: per length, an `associative` and a `control` cell over the same documents."""
-
-    task = "associative"
-
-    def cells(self, counter: TokenCounter) -> list[Cell]:
-        cells = []
-        for length in self.lengths:
-            tokens = self._length(length, counter)
-            for variant in ("associative", "control"):
-                build = functools.partial(
-                    associative_case,
-                    self.haystack,
-                    counter,
-                    length=tokens,
-                    control=variant == "control",
-                )
-                label = f"{variant} · {size_label(tokens)}"
-                cells.append(Cell(label=label, build=build, shares=f"associative · {tokens}"))
-        return cells
-
-
-@dataclass(kw_only=True)
-class MultiHopEval(_Eval):
-    """Two planted facts that must be chained; a cell per length."""
-
-    task = "multihop"
-
-    def cells(self, counter: TokenCounter) -> list[Cell]:
-        cells = []
-        for length in self.lengths:
-            tokens = self._length(length, counter)
-            build = functools.partial(multihop_case, self.haystack, counter, length=tokens)
-            cells.append(Cell(label=f"multihop · {size_label(tokens)}", build=build))
-        return cells
-
-
-@dataclass(kw_only=True)
-class AggregationEval(_Eval):
-    """`facts` office openings of one firm spread over the haystack; a cell per length."""
-
-    facts: int = AGGREGATION_FACTS
-    task = "aggregation"
-
-    def cells(self, counter: TokenCounter) -> list[Cell]:
-        cells = []
-        for length in self.lengths:
-            tokens = self._length(length, counter)
-            build = functools.partial(
-                aggregation_case, self.haystack, counter, length=tokens, facts=self.facts
-            )
-            label = f"aggregation-{self.facts} · {size_label(tokens)}"
-            cells.append(Cell(label=label, build=build))
-        return cells
-
-    def settings(self, counter: TokenCounter) -> dict[str, Any]:
-        return {**super().settings(counter), "facts": self.facts}
-
-    def _check(self) -> None:
-        super()._check()
-        if not 1 <= self.facts <= MAX_AGGREGATION_FACTS:
-            raise InvalidArgumentError(
-                "aggregation-facts", f"must be 1 to {MAX_AGGREGATION_FACTS}, got {self.facts}"
-            )
-
-
-@dataclass(kw_only=True)
-class LoadedEval(_Eval):
-    """The cases of a benchmark file (`evals.loaders`), each run once: the file fixes them,
-    so `seed` and `samples` draw nothing. Cases over the same documents (a LOFT prompt's
-    queries) share one ingest; the report's task is the file's format."""
-
-    loaded: LoadedSet
-    task: str = "loaded"
-    # The file is the haystack: no text of its own to plant in.
-    haystack: Haystack = dataclasses.field(
-        default_factory=lambda: Haystack(passages=(), source="loaded")
-    )
-
-    def __post_init__(self) -> None:
-        self.task = self.loaded.format
-        self.haystack = Haystack(passages=(), source=self.loaded.source)
-
-    def cells(self, counter: TokenCounter) -> list[Cell]:
-        return [
-            Cell(
-                label=loaded_cell(case),
-                build=functools.partial(_fixed, case),
-                shares=f"documents {id(case.documents[0])}",  # cases built on one corpus
-            )
-            for case in self.loaded.cases
-        ]
-
-    def settings(self, counter: TokenCounter) -> dict[str, Any]:
-        cases = self.loaded.cases
-        return {
-            **super().settings(counter),
-            "haystack_tokens": max(case.tokens for case in cases),
-            "format": self.loaded.format,
-            "cases": len(cases),
-            "lengths": sorted({case.tokens for case in cases}),
-        }
-
-    def _draws(self, cells: Sequence[Cell]) -> Iterator[tuple[list[Cell], int]]:
-        together: dict[str, list[Cell]] = {}
-        for cell in cells:
-            together.setdefault(cell.shares or cell.label, []).append(cell)
-        for group in together.values():
-            yield group, self.seed
-
-
-def _fixed(case: Case, *, seed: int) -> Case:
-    return case
-
-
-EVALS: dict[str, type[_Eval]] = {
-    "niah": NiahEval,
-    "ruler": RulerEval,
-    "mrcr": MrcrEval,
-    "associative": AssociativeEval,
-    "multihop": MultiHopEval,
-    "aggregation": AggregationEval,
-}
