@@ -30,11 +30,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import os
 import shutil
-import socket
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -51,6 +47,7 @@ from bench_common import (
     machine_info,
     make_questions,
     reusable_store_folder,
+    windowpack_server,
     write_results,
 )
 
@@ -76,7 +73,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="wp-api-run-") as scratch:
             copy = Path(scratch) / "store"
             shutil.copytree(folder, copy)
-            with _server(copy) as url:
+            with windowpack_server(copy) as url:
                 figures = _run_phases(url, documents, args)
     figures["machine"] = machine_info()
     print(f"results: {write_results('api', figures)}")
@@ -261,31 +258,6 @@ def _finished_job(http: httpx.Client, job_id: str) -> dict[str, Any]:
         if job["status"] in {"succeeded", "failed"}:
             return job
         time.sleep(0.2)
-
-
-@contextlib.contextmanager
-def _server(folder: Path) -> Iterator[str]:
-    """`windowpack serve` on a free loopback port; its URL once /healthz answers."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    command = [sys.executable, "-c", "from windowpack.cli import main; main()", "serve"]
-    command += ["--store", str(folder), "--port", str(port)]
-    process = subprocess.Popen(command, env=dict(os.environ))
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(600):
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
-        else:
-            raise SystemExit("the server did not answer /healthz within a minute")
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=60)
 
 
 if __name__ == "__main__":

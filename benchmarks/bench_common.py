@@ -20,6 +20,7 @@ import platform
 import pstats
 import random
 import re
+import socket
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -428,3 +429,39 @@ def make_questions(sentences: Sequence[str], count: int, seed: int) -> list[str]
     if len(questions) < count:
         raise SystemExit(f"could only make {len(questions)} distinct questions from the corpus")
     return questions
+
+
+@contextlib.contextmanager
+def windowpack_server(folder: Path, *options: str) -> Iterator[str]:
+    """`windowpack serve --store folder [options]` on a free loopback port, as a separate
+    process; its URL once /healthz answers (its pid is last in `SERVER_PIDS`)."""
+    import subprocess
+    import sys
+
+    import httpx
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    command = [sys.executable, "-c", "from windowpack.cli import main; main()", "serve"]
+    command += ["--store", str(folder), "--port", str(port), *options]
+    process = subprocess.Popen(command, env=dict(os.environ))
+    SERVER_PIDS.append(process.pid)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(600):
+            try:
+                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        else:
+            raise SystemExit("the server did not answer /healthz within a minute")
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+
+
+SERVER_PIDS: list[int] = []
+"""Process ids of the servers `windowpack_server` started, latest last."""

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import pypdf
 import pytest
 from hypothesis import settings
 
@@ -96,3 +98,65 @@ def any_database_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterat
         store = wp.open(url, index_dir=tmp_path / "indexes", config=HASH_CONFIG)
     with store:
         yield store
+
+
+# --- PDF files (the parsing tests and the section-header tests build them) ---------------
+
+
+def _text_pdf(pages: list[str], *, title: str | None = None) -> bytes:
+    """A minimal valid PDF, one Helvetica text line per page, with exact xref offsets."""
+    page_ids = [4 + 2 * index for index in range(len(pages))]
+    kids = " ".join(f"{page_id} 0 R" for page_id in page_ids)
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>".encode(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    for page_id, text in zip(page_ids, pages, strict=True):
+        stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            f"/Resources << /Font << /F1 3 0 R >> >> /Contents {page_id + 1} 0 R >>".encode()
+        )
+        objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
+    info = ""
+    if title is not None:
+        objects.append(f"<< /Title ({title}) >>".encode())
+        info = f" /Info {len(objects)} 0 R"
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref_at = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R{info} >>\n".encode()
+    out += b"startxref\n%d\n%%%%EOF\n" % xref_at
+    return bytes(out)
+
+
+def _outlined_pdf(pages: list[str], outline: list[tuple[str, int, int]]) -> bytes:
+    """`_text_pdf` with an outline: (title, page, depth) entries, each under the last
+    shallower one."""
+    writer = pypdf.PdfWriter(clone_from=pypdf.PdfReader(io.BytesIO(_text_pdf(pages))))
+    parents: dict[int, object] = {}
+    for title, page, depth in outline:
+        parents[depth] = writer.add_outline_item(
+            title=title, page_number=page, parent=parents.get(depth - 1)
+        )
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+@pytest.fixture
+def text_pdf() -> Callable[..., bytes]:
+    """Builds a minimal PDF: one text line per page, an optional metadata title."""
+    return _text_pdf
+
+
+@pytest.fixture
+def outlined_pdf() -> Callable[[list[str], list[tuple[str, int, int]]], bytes]:
+    """Builds a text PDF with an outline of (title, page, depth) entries."""
+    return _outlined_pdf

@@ -26,6 +26,7 @@ from windowpack.config import DEFAULT_COLLECTION, DEFAULT_STORE
 from windowpack.errors import CollectionNotFoundError, InvalidArgumentError, WindowpackError
 
 if TYPE_CHECKING:
+    from windowpack.api.settings import ApiSettings
     from windowpack.service import Collection, Store
     from windowpack.types import CollectionStats, IngestProgress, IngestReport
 
@@ -38,7 +39,18 @@ app = typer.Typer(
 )
 
 StoreOption = Annotated[
-    Path, typer.Option("--store", envvar="WINDOWPACK_STORE", help="Store folder (embedded).")
+    str,
+    typer.Option(
+        "--store",
+        envvar="WINDOWPACK_STORE",
+        help="Store folder (embedded) or database URL (postgresql+psycopg://...).",
+    ),
+]
+IndexDirOption = Annotated[
+    str | None,
+    typer.Option(
+        "--index-dir", envvar="WINDOWPACK_INDEX_DIR", help="Index folder (needed with a URL)."
+    ),
 ]
 CollectionOption = Annotated[str, typer.Option("--collection", "-c", help="Collection name.")]
 EmbedderOption = Annotated[
@@ -73,7 +85,8 @@ def _root(
 @app.command()
 def ingest(
     paths: Annotated[list[Path], typer.Argument(help="Files and folders to add.")],
-    store: StoreOption = Path("wp-store"),
+    store: StoreOption = DEFAULT_STORE,
+    index_dir: IndexDirOption = None,
     collection: CollectionOption = "default",
     tokenizer: Annotated[str | None, typer.Option(help="Tokenizer of a new collection.")] = None,
     chunk_tokens: Annotated[
@@ -86,7 +99,7 @@ def ingest(
     ] = None,
 ) -> None:
     """Parse, chunk, embed and index files and folders (txt, md, html, pdf, json, jsonl)."""
-    col = _open(store, embedder).collection(
+    col = _open(store, index_dir, embedder).collection(
         collection, tokenizer=tokenizer, chunk_tokens=chunk_tokens
     )
     report = _add_with_progress(
@@ -99,13 +112,14 @@ def ingest(
 def search(
     query: Annotated[str, typer.Argument(help="The question or keywords.")],
     k: Annotated[int, typer.Option("-k", help="Number of hits.")] = 10,
-    store: StoreOption = Path("wp-store"),
+    store: StoreOption = DEFAULT_STORE,
+    index_dir: IndexDirOption = None,
     collection: CollectionOption = "default",
     as_json: Annotated[bool, typer.Option("--json", help="Print hits as JSON.")] = False,
     embedder: EmbedderOption = None,
 ) -> None:
     """Print the k most relevant verbatim chunks."""
-    hits = _read(store, embedder, collection).search(query, k=k)
+    hits = _read(store, index_dir, embedder, collection).search(query, k=k)
     if as_json:
         print(json.dumps([asdict(hit) for hit in hits], ensure_ascii=False, indent=2))
     else:
@@ -116,7 +130,8 @@ def search(
 def pack(
     query: Annotated[str, typer.Argument(help="The question the window is for.")],
     budget: Annotated[int, typer.Option("--budget", "-b", help="Token budget (1 to 10M).")],
-    store: StoreOption = Path("wp-store"),
+    store: StoreOption = DEFAULT_STORE,
+    index_dir: IndexDirOption = None,
     collection: CollectionOption = "default",
     tokenizer: Annotated[
         str, typer.Option(help="cl100k_base, o200k_base or a tokenizer.json path.")
@@ -143,7 +158,7 @@ def pack(
         raise InvalidArgumentError("--cache-control", "needs --messages")
     if not include_question and not messages:
         raise InvalidArgumentError("--no-include-question", "needs --messages")
-    col = _read(store, embedder, collection)
+    col = _read(store, index_dir, embedder, collection)
     aligned: bool | int = align_to if align_to is not None else align
     window = col.pack(query, budget=budget, tokenizer=tokenizer, align=aligned)
     chat = window.messages(cache_control=cache_control, include_question=include_question)
@@ -163,14 +178,15 @@ def pack(
 
 @app.command()
 def tree(
-    store: StoreOption = Path("wp-store"),
+    store: StoreOption = DEFAULT_STORE,
+    index_dir: IndexDirOption = None,
     collection: CollectionOption = "default",
     node: Annotated[int | None, typer.Option(help="Show this node: text and children.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
     embedder: EmbedderOption = None,
 ) -> None:
     """Show the summary tree: levels, node counts and tokens, or one node with its children."""
-    col = _read(store, embedder, collection)
+    col = _read(store, index_dir, embedder, collection)
     shown = col.node(node) if node is not None else col.tree()
     if as_json:
         print(json.dumps(asdict(shown), ensure_ascii=False, indent=2))
@@ -182,7 +198,8 @@ def tree(
 
 @app.command()
 def demo(
-    store: StoreOption = Path(DEFAULT_STORE),
+    store: StoreOption = DEFAULT_STORE,
+    index_dir: IndexDirOption = None,
     collection: CollectionOption = DEFAULT_COLLECTION,
     embedder: EmbedderOption = None,
 ) -> None:
@@ -193,7 +210,7 @@ def demo(
     """
     from windowpack.demo import PLANTED, demo_documents
 
-    col = _open(store, embedder).collection(collection)
+    col = _open(store, index_dir, embedder).collection(collection)
     documents = demo_documents()
     console.print(
         f"[bold]Ingesting[/] {len(documents)} generated documents into collection "
@@ -270,8 +287,10 @@ def eval_(
         "eval-results"
     ),
     store: Annotated[
-        Path | None, typer.Option("--store", help="Store to reuse (default: a temporary one).")
+        str | None,
+        typer.Option("--store", help="Store folder or URL to reuse (default: a temporary one)."),
     ] = None,
+    index_dir: IndexDirOption = None,
     seed: Annotated[int, typer.Option(help="Seed of every generator.")] = 0,
     samples: Annotated[
         int, typer.Option(help="Cases per cell (seeds seed, seed+1, ...): mean and 95% interval.")
@@ -332,55 +351,85 @@ def eval_(
         reader_model=reader_model,
         reader_key=reader_key,
     )
-    with _eval_store(store, embedder) as opened:
+    with _eval_store(store, index_dir, embedder) as opened:
         paths = run_evals(request, opened, out, command=" ".join(["windowpack", *sys.argv[1:]]))
     print(Path(paths[1]).read_text(encoding="utf-8"))
     console.print(f"Report written to {out}: " + ", ".join(path.name for path in paths))
 
 
 @contextlib.contextmanager
-def _eval_store(store: Path | None, embedder: str | None) -> Iterator[Store]:
+def _eval_store(store: str | None, index_dir: str | None, embedder: str | None) -> Iterator[Store]:
     """The given store, or a temporary one removed afterwards (one store per run, so the
     embedding cache serves every case of the run)."""
     with contextlib.ExitStack() as stack:
-        folder = store or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="wp-eval-")))
-        opened = stack.enter_context(_open(folder, embedder))
+        folder = store or stack.enter_context(tempfile.TemporaryDirectory(prefix="wp-eval-"))
+        opened = stack.enter_context(_open(folder, index_dir, embedder))
         yield opened
 
 
 @app.command()
 def serve(
     store: Annotated[
-        str, typer.Option(envvar="WINDOWPACK_STORE", help="Store folder or database URL.")
-    ] = "wp-store",
-    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
-    index_dir: Annotated[
-        str | None, typer.Option(help="Index folder (needed with a database URL).")
+        str | None, typer.Option(help="Store folder or database URL [env: WINDOWPACK_STORE].")
     ] = None,
-    embedder: EmbedderOption = None,
+    host: Annotated[
+        str | None, typer.Option(help="Address to listen on [env: WINDOWPACK_HOST; 127.0.0.1].")
+    ] = None,
+    port: Annotated[
+        int | None, typer.Option(help="Port to listen on [env: WINDOWPACK_PORT; 8000].")
+    ] = None,
+    index_dir: Annotated[
+        str | None,
+        typer.Option(help="Index folder, needed with a database URL [env: WINDOWPACK_INDEX_DIR]."),
+    ] = None,
+    embedder: Annotated[
+        str | None,
+        typer.Option(help="Embedding model name or path, or 'hash' [env: WINDOWPACK_EMBEDDER]."),
+    ] = None,
     log_level: Annotated[
-        LogLevel,
-        typer.Option(
-            envvar="WINDOWPACK_LOG_LEVEL", help="Server log level; at info every request is logged."
-        ),
-    ] = "info",
-    access_log: Annotated[bool, typer.Option(help="Log every request (at info).")] = True,
+        LogLevel | None,
+        typer.Option(help="Server log level; at info every request is logged [env: ...; info]."),
+    ] = None,
+    access_log: Annotated[
+        bool | None, typer.Option(help="Log every request, at info [env: WINDOWPACK_ACCESS_LOG].")
+    ] = None,
 ) -> None:
-    """Serve the REST API (docs at /docs, inspector at /ui); beyond 127.0.0.1 only with keys."""
+    """Serve the REST API (docs at /docs, inspector at /ui); beyond 127.0.0.1 only with keys.
+
+    Each setting comes from its flag, else from its WINDOWPACK_* environment variable, else
+    from its default: a flag left out never hides the environment.
+    """
     from windowpack.api.server import serve as run_server
+
+    flags = {
+        "store": store,
+        "host": host,
+        "port": port,
+        "index_dir": index_dir,
+        "embedder": embedder,
+        "log_level": log_level,
+        "access_log": access_log,
+    }
+    run_server(
+        _server_settings({name: value for name, value in flags.items() if value is not None})
+    )
+
+
+def _server_settings(flags: dict[str, object]) -> ApiSettings:
+    """The server's settings: `flags` given, the environment for the rest; a bad value is an
+    error naming the setting and its environment variable."""
+    import pydantic
+
     from windowpack.api.settings import ApiSettings
 
-    settings = ApiSettings(
-        store=store,
-        host=host,
-        port=port,
-        index_dir=index_dir,
-        embedder=embedder,
-        log_level=log_level,
-        access_log=access_log,
-    )
-    run_server(settings)
+    try:
+        return ApiSettings(**flags)  # type: ignore[arg-type]
+    except pydantic.ValidationError as error:
+        problem = error.errors()[0]
+        name = ".".join(str(part) for part in problem["loc"])
+        raise InvalidArgumentError(
+            f"--{name.replace('_', '-')} / WINDOWPACK_{name.upper()}", problem["msg"]
+        ) from None
 
 
 keys = typer.Typer(help="API keys of the REST service: create, list, revoke.", no_args_is_help=True)
@@ -394,18 +443,21 @@ def keys_create(
         list[str], typer.Option("--collection", "-c", help="A collection it may use; '*': all.")
     ],
     write: Annotated[bool, typer.Option("--write", help="Allow writes, not only reads.")] = False,
-    store: StoreOption = Path("wp-store"),
+    store: StoreOption = DEFAULT_STORE,
+    index_dir: IndexDirOption = None,
 ) -> None:
     """Create a key; its secret is printed once and stored only as a hash."""
-    created = _open(store, None).api_keys.create(name, collections=collection, can_write=write)
+    created = _open(store, index_dir, None).api_keys.create(
+        name, collections=collection, can_write=write
+    )
     errors.print(f"key {created.key.key_id} created; keep the secret, it is not shown again:")
     print(created.secret)
 
 
 @keys.command("list")
-def keys_list(store: StoreOption = Path("wp-store")) -> None:
+def keys_list(store: StoreOption = DEFAULT_STORE, index_dir: IndexDirOption = None) -> None:
     """List the keys (never their secrets)."""
-    for key in _open(store, None, create=False).api_keys.list():
+    for key in _open(store, index_dir, None, create=False).api_keys.list():
         access = "read-write" if key.can_write else "read-only"
         state = "revoked" if key.revoked else "active"
         print(f"{key.key_id}  {state}  {access}  {','.join(key.collections)}  {key.name}")
@@ -414,10 +466,11 @@ def keys_list(store: StoreOption = Path("wp-store")) -> None:
 @keys.command("revoke")
 def keys_revoke(
     key_id: Annotated[str, typer.Argument(help="The key id from `keys list`.")],
-    store: StoreOption = Path("wp-store"),
+    store: StoreOption = DEFAULT_STORE,
+    index_dir: IndexDirOption = None,
 ) -> None:
     """Revoke a key: it stops working at the next request."""
-    _open(store, None, create=False).api_keys.revoke(key_id)
+    _open(store, index_dir, None, create=False).api_keys.revoke(key_id)
     errors.print(f"key {key_id} revoked")
 
 
@@ -429,11 +482,12 @@ app.add_typer(collections, name="collections")
 
 @collections.command("list")
 def collections_list(
-    store: StoreOption = Path(DEFAULT_STORE),
+    store: StoreOption = DEFAULT_STORE,
+    index_dir: IndexDirOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
     """List the collections with their documents, chunks and tokens."""
-    stats = _open(store, None, create=False).stats()
+    stats = _open(store, index_dir, None, create=False).stats()
     if as_json:
         print(json.dumps([asdict(item) for item in stats], indent=2))
     elif not stats:
@@ -446,11 +500,12 @@ def collections_list(
 @collections.command("stats")
 def collections_stats(
     name: Annotated[str, typer.Argument(help="The collection.")] = DEFAULT_COLLECTION,
-    store: StoreOption = Path(DEFAULT_STORE),
+    store: StoreOption = DEFAULT_STORE,
+    index_dir: IndexDirOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
     """A collection's settings and size: documents, chunks, tokens, index version."""
-    stats = asdict(_stats_of(_open(store, None, create=False), name))
+    stats = asdict(_stats_of(_open(store, index_dir, None, create=False), name))
     print(
         json.dumps(stats, indent=2) if as_json else "\n".join(f"{k}: {v}" for k, v in stats.items())
     )
@@ -459,11 +514,12 @@ def collections_stats(
 @collections.command("delete")
 def collections_delete(
     name: Annotated[str, typer.Argument(help="The collection to delete.")],
-    store: StoreOption = Path(DEFAULT_STORE),
+    store: StoreOption = DEFAULT_STORE,
+    index_dir: IndexDirOption = None,
     yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
 ) -> None:
     """Delete a collection with its documents, summary tree and index files."""
-    opened = _open(store, None, create=False)
+    opened = _open(store, index_dir, None, create=False)
     documents = _stats_of(opened, name).documents
     if not yes and not typer.confirm(f"delete collection {name!r} ({documents:,} documents)?"):
         raise InvalidArgumentError("--yes", f"collection {name!r} kept: not confirmed")
@@ -478,18 +534,23 @@ def _stats_of(store: Store, name: str) -> CollectionStats:
     return found[0]
 
 
-def _open(store: Path, embedder: str | None, *, create: bool = True) -> Store:
-    """The store; read-only commands pass `create=False`, so a typo creates nothing."""
+def _open(store: str, index_dir: str | None, embedder: str | None, *, create: bool = True) -> Store:
+    """The store, a folder or a database URL as in `windowpack.open` (a URL needs
+    `--index-dir`); read-only commands pass `create=False`, so a typo creates nothing."""
     import windowpack
     from windowpack.config import StoreConfig
 
+    if "://" in store and index_dir is None:
+        raise InvalidArgumentError(
+            "--index-dir", "is required with a database URL as --store (or $WINDOWPACK_INDEX_DIR)"
+        )
     config = StoreConfig(embedder=embedder) if embedder else StoreConfig()
-    return windowpack.open(store, config=config, create=create)
+    return windowpack.open(store, config=config, create=create, index_dir=index_dir)
 
 
-def _read(store: Path, embedder: str | None, collection: str) -> Collection:
+def _read(store: str, index_dir: str | None, embedder: str | None, collection: str) -> Collection:
     """An existing collection of an existing store: the error names what exists."""
-    return _open(store, embedder, create=False).collection(collection, create=False)
+    return _open(store, index_dir, embedder, create=False).collection(collection, create=False)
 
 
 def _add_with_progress(

@@ -23,6 +23,13 @@ class StoreConfig:
     at most 256 word pieces (≈ 220 tiktoken tokens), so a default chunk is embedded whole.
     Longer chunks are still embedded completely, in windows (see `retrieval.embedder`).
     `fanout` is how many children a summary-tree node has (design §3).
+
+    `window_cache_bytes` bounds the memory of every cached window together (least recently
+    used go first; a 1M-token window weighs ~10 MB). `snapshot_reads`: a version of a
+    collection written by another process is loaded in the background while reads go on
+    with the version this process has (readers never wait); off (the default), a read waits
+    for it. Either way, a write made through this store is seen by every read that starts
+    after the write returns, and readers never wait for this store's own writes.
     """
 
     embedder: str = DEFAULT_EMBEDDER
@@ -32,6 +39,8 @@ class StoreConfig:
     ann_threshold: int = 100_000
     fanout: int = 8
     max_file_bytes: int = 64 * 1024 * 1024
+    window_cache_bytes: int = 256 * 1024 * 1024
+    snapshot_reads: bool = False
     # Text extraction, not the file's size, is what a PDF costs: 20,000 pages took ~20 s.
     max_pdf_pages: int = 5000
 
@@ -42,6 +51,7 @@ class StoreConfig:
         if self.fanout < 2:
             raise InvalidArgumentError("fanout", f"must be at least 2, got {self.fanout}")
         _require_positive("max_file_bytes", self.max_file_bytes)
+        _require_positive("window_cache_bytes", self.window_cache_bytes)
         _require_positive("max_pdf_pages", self.max_pdf_pages)
         if self.chunk_tokens < 16:
             raise InvalidArgumentError("chunk_tokens", "must be at least 16 tokens")

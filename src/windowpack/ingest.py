@@ -26,6 +26,7 @@ from windowpack.retrieval.indexes import IndexDelta, IndexStore
 from windowpack.storage import repository
 from windowpack.storage.schema import ChunkRow, DocumentRow, TreeNodeRow, new_row
 from windowpack.summarizer.base import Summarizer
+from windowpack.summarizer.outline import DocumentOutline, document_outline
 from windowpack.summarizer.persistence import (
     CommittingSummaryCache,
     SessionSummaryCache,
@@ -43,7 +44,7 @@ from windowpack.summarizer.tree import (
 )
 from windowpack.text.hashing import content_hash
 from windowpack.text.tokens import TokenCounter
-from windowpack.types import Document, IngestProgress, IngestReport
+from windowpack.types import Document, IngestProgress, IngestReport, Span
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -125,7 +126,13 @@ def ingest_documents(
     _announce_cost(target, [[chunk.tokens for chunk in item.chunks] for item in changed], tracker)
     builder = target.tree_builder(CommittingSummaryCache(target.sessions), tracker)
     for item in changed:
-        item.levels = builder.levels_above(item.leaves, label=item.external_id)
+        outline = document_outline(
+            text=item.document.text,
+            kind=item.document.kind,
+            units=item.document.units,
+            chunk_units=[chunk.unit for chunk in item.chunks],
+        )
+        item.levels = builder.levels_above(item.leaves, label=item.external_id, outline=outline)
     texts, hashes = _texts_to_index(changed)
     tracker.stage("embed")
     vectors, embedded = _embed(texts, hashes, target, tracker)
@@ -204,7 +211,11 @@ def rebuild_tree(target: IngestTarget, progress: ProgressCallback | None = None)
     _announce_cost(target, counts, tracker)
     builder = target.tree_builder(CommittingSummaryCache(target.sessions), tracker)
     levels = {
-        doc.id: builder.levels_above(_stored_chunk_items(chunks[doc.id]), label=doc.external_id)
+        doc.id: builder.levels_above(
+            _stored_chunk_items(chunks[doc.id]),
+            label=doc.external_id,
+            outline=_stored_outline(doc, chunks[doc.id]),
+        )
         for doc in documents
     }
     node_texts = [node.text for doc in documents for level in levels[doc.id] for node in level]
@@ -235,6 +246,15 @@ def rebuild_tree(target: IngestTarget, progress: ProgressCallback | None = None)
         embedded=embedded,
         summaries=tree.summarised,
         summary_failures=dict(tree.failures),
+    )
+
+
+def _stored_outline(document: DocumentRow, rows: Sequence[ChunkRow]) -> DocumentOutline | None:
+    return document_outline(
+        text=document.text,
+        kind=document.kind,
+        units=[Span(start=start, end=end) for start, end in document.units or []],
+        chunk_units=[row.unit for row in rows],
     )
 
 
@@ -418,6 +438,7 @@ def _merged(first: TreeStats, second: TreeStats) -> TreeStats:
     return TreeStats(
         summarised=first.summarised + second.summarised,
         cached=first.cached + second.cached,
+        outlined=first.outlined + second.outlined,
         failures={**first.failures, **second.failures},
     )
 

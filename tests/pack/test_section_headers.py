@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from pathlib import Path
 
 import windowpack as wp
 
@@ -43,3 +45,33 @@ def test_each_section_passage_carries_its_heading_path(empty_collection: wp.Coll
     options = next(item for item in window.items if "maxBuffer" in item.text)
     # The whole section, so the option's name, its default and the heading come together.
     assert "### options" in options.text and "If exceeded" in options.text
+
+
+def test_pdf_outline_gives_passages_their_heading_paths(
+    empty_collection: wp.Collection,
+    tmp_path: Path,
+    outlined_pdf: Callable[[list[str], list[tuple[str, int, int]]], bytes],
+) -> None:
+    outline = [("Intro", 0, 1), ("Methods", 1, 1), ("Setup", 2, 2)]
+    pages = ["Why we looked at tapirs.", "How we counted them.", "Cameras at each river."]
+    path = tmp_path / "paper.pdf"
+    path.write_bytes(outlined_pdf(pages, outline))
+    empty_collection.add_files([path])
+    window = empty_collection.pack("cameras at rivers", budget=100_000)
+    headers = re.findall(r"^\[([^·\]]*) · chunk", window.text, re.M)
+    assert headers == ["paper.pdf › Intro", "paper.pdf › Methods", "paper.pdf › Methods › Setup"]
+
+
+def test_html_headings_give_passages_their_heading_paths(
+    empty_collection: wp.Collection, tmp_path: Path
+) -> None:
+    path = tmp_path / "cp.html"
+    path.write_text(
+        "<h1>Child process</h1><p>The module spawns subprocesses.</p>"
+        "<h2>exec<a class='mark' href='#exec'>#</a></h2><p>Runs a command in a shell.</p>",
+        encoding="utf-8",
+    )
+    empty_collection.add_files([path])
+    window = empty_collection.pack("shell command", budget=100_000)
+    headers = re.findall(r"^\[([^·\]]*) · chunk", window.text, re.M)
+    assert headers == ["cp.html › Child process", "cp.html › Child process › exec"]

@@ -127,8 +127,9 @@ def _load(store: wp.Store, counter: TokenCounter, previous: PackingState | None)
 
 
 def _held_state(store: wp.Store) -> PackingState:
-    (state,) = store._context.packer._states.values()
-    return state
+    """The newest state held (the one before it is kept for readers still packing it)."""
+    states = store._context.packer._states
+    return states[max(states)]
 
 
 def _fresh_state(store: wp.Store, version: int) -> PackingState:

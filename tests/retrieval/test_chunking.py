@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from windowpack.errors import InvalidArgumentError
-from windowpack.retrieval.chunking import Chunk, chunk_document
+from windowpack.retrieval.chunking import Chunk, chunk_document, natural_units
 from windowpack.text.sentences import split_sentences
 from windowpack.text.tokens import TokenCounter, get_token_counter
 from windowpack.types import Document, Span
@@ -244,3 +244,91 @@ def test_overlapping_units_are_an_invalid_argument() -> None:
     with pytest.raises(InvalidArgumentError) as raised:
         chunk_document(document, counter(), 10)
     assert raised.value.argument == "units"
+
+
+# --- markdown blocks: lists and code ----------------------------------------------------------
+
+NODE_DOCS = Path("/usr/share/doc/nodejs/api")
+
+
+def _bullet_list(item_words: list[int], *, nested: bool) -> tuple[str, list[int]]:
+    """A tight markdown list (every other item nested when asked) and its items' starts."""
+    lines, starts, position = [], [], 0
+    for index, words in enumerate(item_words):
+        indent = "  " if nested and index % 2 else ""
+        body = " ".join(f"word{k}" for k in range(words))
+        line = f"{indent}* `option{index}` {{string}} {body}.\n{indent}  **Default:** `{index}`."
+        starts.append(position + len(indent))
+        lines.append(line)
+        position += len(line) + 1
+    return "\n".join(lines), starts
+
+
+@FAST
+@given(
+    item_words=st.lists(st.integers(min_value=1, max_value=40), min_size=2, max_size=25),
+    nested=st.booleans(),
+    target=st.integers(min_value=40, max_value=200),
+)
+def test_chunks_of_a_long_list_start_at_its_items(
+    item_words: list[int], nested: bool, target: int
+) -> None:
+    """A tight list has no blank lines: before, it was cut at sentences, mid-item."""
+    text, starts = _bullet_list(item_words, nested=nested)
+    document = Document(text=text, kind="markdown")
+    chunks = chunk_document(document, counter(), target)
+    assert_valid_chunks(document, counter(), target, chunks)
+    items = [*starts, len(text)]
+    for chunk in chunks:
+        # Inside an item only when that item alone is too big for a chunk.
+        item = max(i for i, start in enumerate(starts) if start <= chunk.start)
+        if chunk.start != starts[item]:
+            assert counter().count(text[starts[item] : items[item + 1]]) > target
+
+
+def test_a_fenced_code_block_with_blank_lines_stays_whole() -> None:
+    code = "```js\nconst a = 1;\n\nconst b = 2;\n\nconsole.log(a + b);\n```"
+    # Prose that leaves room for the code's first lines: cut at blank lines, the chunk after
+    # it would start inside the code.
+    prose = " ".join(f"Sentence {i} explains the example." for i in range(6))
+    document = Document(text=f"# Example\n\n{prose}\n\n{code}\n\nAfter the code.", kind="markdown")
+    texts = chunk_texts(document, 60)
+    assert any(code in text for text in texts), texts
+    assert not any(text.startswith(("const b", "console.log")) for text in texts)
+
+
+def test_a_code_block_too_big_for_a_chunk_is_cut_at_lines_and_starts_its_own_chunk() -> None:
+    code = (
+        "```\n"
+        + "\n".join(f"let value{i} = compute({i}); // step {i}" for i in range(40))
+        + "\n```"
+    )
+    document = Document(text=f"Intro sentence.\n\n{code}", kind="markdown")
+    chunks = chunk_document(document, counter(), 50)
+    assert_valid_chunks(document, counter(), 50, chunks)
+    code_start = document.text.index("```")
+    assert code_start in [chunk.start for chunk in chunks]
+    for chunk in chunks:  # every cut inside the block is at a line start
+        assert chunk.start == 0 or document.text[chunk.start - 1] == "\n"
+
+
+def test_node_exec_max_buffer_chunk_starts_at_its_list_item() -> None:
+    """The issue's example on Debian's Node.js docs: the chunk with exec's maxBuffer default
+    began mid-bullet ("If exceeded, ...") without the option's name."""
+    path = NODE_DOCS / "child_process.md"
+    if not path.is_file():
+        pytest.skip(f"Node.js docs absent: {path} (Debian's nodejs-doc package)")
+    text = path.read_text(encoding="utf-8")
+    document = Document(text=text, kind="markdown", units=natural_units_of(text))
+    chunks = chunk_document(document, counter("cl100k_base"), 200)
+    exec_section = text.index("### `child_process.exec(command[, options][, callback])`")
+    next_section = text.index("\n### ", exec_section + 1)
+    answer = text.index("Largest amount of data in bytes allowed", exec_section, next_section)
+    chunk = next(c for c in chunks if c.start <= answer < c.end)
+    assert text[chunk.start :].startswith("* `maxBuffer` {number}"), text[
+        chunk.start : chunk.start + 80
+    ]
+
+
+def natural_units_of(text: str) -> list[Span] | None:
+    return natural_units(Document(text=text, kind="markdown"))

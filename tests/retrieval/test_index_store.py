@@ -62,7 +62,7 @@ def _index_files(tmp_path: Path) -> set[str]:
 
 
 def _version_files(version: int) -> set[str]:
-    return {f"dense-v{version}.faiss", f"lexical-v{version}"}
+    return {f"dense-v{version}.faiss", f"lexical-v{version}", f"manifest-v{version}.json"}
 
 
 def _results(collection: wp.Collection) -> list[list[tuple[int, str, float]]]:

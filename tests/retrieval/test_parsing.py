@@ -6,6 +6,7 @@ import io
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pypdf
@@ -19,7 +20,11 @@ from windowpack.errors import (
     UnsupportedFileError,
 )
 from windowpack.retrieval.parsing import SUPPORTED_SUFFIXES, parse_file, parse_paths
+from windowpack.retrieval.sections import Heading, parse_heading
 from windowpack.types import Document, Span
+
+PdfMaker = Callable[..., bytes]
+OutlinedPdfMaker = Callable[[list[str], list[tuple[str, int, int]]], bytes]
 
 LIMIT = 1024 * 1024
 
@@ -37,39 +42,6 @@ def _one(path: Path, *, max_bytes: int = LIMIT) -> Document:
     documents = parse_file(path, max_bytes=max_bytes)
     assert len(documents) == 1
     return documents[0]
-
-
-def _text_pdf(pages: list[str], *, title: str | None = None) -> bytes:
-    """A minimal valid PDF, one Helvetica text line per page, with exact xref offsets."""
-    page_ids = [4 + 2 * index for index in range(len(pages))]
-    kids = " ".join(f"{page_id} 0 R" for page_id in page_ids)
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>".encode(),
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
-    for page_id, text in zip(page_ids, pages, strict=True):
-        stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
-        objects.append(
-            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-            f"/Resources << /Font << /F1 3 0 R >> >> /Contents {page_id + 1} 0 R >>".encode()
-        )
-        objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
-    info = ""
-    if title is not None:
-        objects.append(f"<< /Title ({title}) >>".encode())
-        info = f" /Info {len(objects)} 0 R"
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref_at = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R{info} >>\n".encode()
-    out += b"startxref\n%d\n%%%%EOF\n" % xref_at
-    return bytes(out)
 
 
 def _blank_pdf(*, password: str | None = None) -> bytes:
@@ -206,6 +178,23 @@ def test_html_becomes_markdown_titled_by_its_first_h1(tmp_path: Path) -> None:
     assert "color" not in document.text
 
 
+def test_html_headings_survive_as_markdown_headings(tmp_path: Path) -> None:
+    html = (
+        "<h1>Child process</h1><p>Spawns things.</p>"
+        "<h3 id='exec'><code>exec(command)</code><a class='mark' href='#exec'>#</a></h3>"
+        "<ul><li><code>maxBuffer</code> Largest amount of data.</li></ul>"
+    )
+    document = _one(_write(tmp_path / "cp.html", html))
+    assert document.kind == "markdown"
+    headings = [line for line in document.text.split("\n") if line.startswith("#")]
+    # html2text keeps the anchor's "#" mark; the heading path shows the title without it.
+    assert headings == ["# Child process", "### `exec(command)`#"]
+    assert [parse_heading(line) for line in headings] == [
+        Heading(level=1, title="Child process"),
+        Heading(level=3, title="exec(command)"),
+    ]
+
+
 def test_html_without_h1_uses_its_title_element(tmp_path: Path) -> None:
     html = "<title>Release Notes</title><h1><img src='logo.png'></h1><h2>Later</h2><p>x</p>"
     assert _one(_write(tmp_path / "n.html", html)).title == "Release Notes"
@@ -264,8 +253,8 @@ def test_html_without_text_is_empty(tmp_path: Path) -> None:
 # --- PDF -------------------------------------------------------------------------------------
 
 
-def test_pdf_text_and_metadata_title(tmp_path: Path) -> None:
-    path = _write(tmp_path / "paper.pdf", _text_pdf(["Hello windowpack"], title="A Paper"))
+def test_pdf_text_and_metadata_title(tmp_path: Path, text_pdf: PdfMaker) -> None:
+    path = _write(tmp_path / "paper.pdf", text_pdf(["Hello windowpack"], title="A Paper"))
     document = _one(path)
     assert "Hello windowpack" in document.text
     assert document.title == "A Paper"
@@ -273,12 +262,33 @@ def test_pdf_text_and_metadata_title(tmp_path: Path) -> None:
     assert document.metadata == {"path": path.as_posix(), "format": "pdf", "pages": 1}
 
 
-def test_pdf_pages_are_joined_by_blank_lines(tmp_path: Path) -> None:
-    path = _write(tmp_path / "two.pdf", _text_pdf(["First page", "Second page"]))
+def test_pdf_pages_are_joined_by_blank_lines(tmp_path: Path, text_pdf: PdfMaker) -> None:
+    path = _write(tmp_path / "two.pdf", text_pdf(["First page", "Second page"]))
     document = _one(path)
     assert document.text == "First page\n\nSecond page"
     assert document.title == "two.pdf"
     assert document.metadata["pages"] == 2
+
+
+def test_pdf_outline_entries_become_headings_where_their_pages_start(
+    tmp_path: Path, outlined_pdf: OutlinedPdfMaker
+) -> None:
+    outline = [("Intro", 0, 1), ("Methods", 1, 1), ("Setup", 1, 2), ("Results", 3, 1)]
+    pages = ["Why we looked.", "How we worked.", "", "What we found."]
+    document = _one(_write(tmp_path / "paper.pdf", outlined_pdf(pages, outline)))
+    assert document.kind == "markdown"
+    assert document.text == (
+        "# Intro\n\nWhy we looked.\n\n# Methods\n\n## Setup\n\nHow we worked."
+        "\n\n# Results\n\nWhat we found."
+    )
+
+
+def test_pdf_outline_entry_on_a_blank_page_leads_the_next_page(
+    tmp_path: Path, outlined_pdf: OutlinedPdfMaker
+) -> None:
+    pages = ["First words.", "", "Last words."]
+    document = _one(_write(tmp_path / "p.pdf", outlined_pdf(pages, [("End", 1, 1)])))
+    assert document.text == "First words.\n\n# End\n\nLast words."
 
 
 def test_pdf_without_text_is_empty(tmp_path: Path) -> None:

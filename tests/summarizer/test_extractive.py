@@ -176,8 +176,8 @@ def check_summary(
 
 def test_implements_the_protocol_with_a_parameterised_id() -> None:
     assert isinstance(SUMMARIZER, Summarizer)
-    assert SUMMARIZER.summarizer_id == "extractive-v1-d0.3"
-    assert ExtractiveSummarizer(diversity=1).summarizer_id == "extractive-v1-d1.0"
+    assert SUMMARIZER.summarizer_id == "extractive-v2-d0.3"
+    assert ExtractiveSummarizer(diversity=1).summarizer_id == "extractive-v2-d1.0"
     assert ExtractiveSummarizer(diversity=0.5).summarizer_id != SUMMARIZER.summarizer_id
 
 
@@ -360,3 +360,39 @@ def test_real_essay_chunks_are_covered_within_target(encoding: str) -> None:
     assert 150 <= tokens.count(summary) <= 200
     assert len({excerpt.child for excerpt in excerpts}) >= 3
     assert "Zebras" not in summary
+
+
+# --- prose over markup ----------------------------------------------------------------------
+
+
+def test_a_code_heavy_section_is_summarized_by_its_heading_and_first_prose_sentence() -> None:
+    """zlib's root summary was `(err, buffer) => { ### zlib constants`: code won on words."""
+    code = "\n".join(
+        f"zlib.deflate(input{i}, (err, buffer) => {{ use(buffer{i}); }});" for i in range(30)
+    )
+    children = [
+        f"### Compressing streams\n\n```js\n{code}\n```",
+        "The callback receives the compressed buffer once the input is consumed. "
+        f"It is called once.\n\n```js\n{code}\n```",
+    ]
+    summary = SUMMARIZER.summarize(children, target_tokens=60, counter=counter("o200k_base"))
+    assert summary == (
+        "Compressing streams\n"
+        "The callback receives the compressed buffer once the input is consumed."
+    )
+
+
+def test_prose_sentences_are_preferred_to_table_and_link_lines() -> None:
+    table = "\n".join(
+        f"| <kbd>Ctrl</kbd>+<kbd>{k}</kbd> | Moves the cursor {k} |" for k in "ABCDEFGH"
+    )
+    links = "\n".join(f"* [Module {i}](module{i}.md)" for i in range(12))
+    prose = (
+        "The readline module reads a stream one line at a time. "
+        "Its interface emits a line event for every line it reads. "
+        "Keyboard shortcuts move the cursor and edit the current line."
+    )
+    children = [f"{table}\n\n{prose}", links, f"{prose}\n\n{table}"]
+    summary = SUMMARIZER.summarize(children, target_tokens=40, counter=counter("o200k_base"))
+    assert summary and "|" not in summary and "](" not in summary and "<kbd>" not in summary
+    assert all(sentence in prose for sentence in summary.split("\n"))

@@ -13,11 +13,10 @@ from windowpack import __version__
 from windowpack.api.deps import ApiContext
 from windowpack.api.docs import install_docs
 from windowpack.api.errors import UnexpectedErrors, install_error_handlers
-from windowpack.api.limits import BodySizeLimit
+from windowpack.api.limits import BodySizeLimit, JsonShapeLimit
 from windowpack.api.metrics import Metrics, RequestMetrics
 from windowpack.api.routes import ERRORS, collections, documents, jobs, ops, query, ui
 from windowpack.api.settings import ApiSettings
-from windowpack.config import StoreConfig
 from windowpack.errors import InvalidArgumentError
 from windowpack.jobs import JobRunner
 from windowpack.service import Store
@@ -75,6 +74,9 @@ def create_app(settings: ApiSettings | None = None, *, store: Store | None = Non
     app.include_router(ui.router)
     install_error_handlers(app)
     app.add_middleware(
+        JsonShapeLimit, max_values=settings.max_json_values, max_depth=settings.max_json_depth
+    )
+    app.add_middleware(
         BodySizeLimit, max_bytes=settings.max_request_bytes, body_timeout=settings.body_timeout_s
     )
     app.add_middleware(RequestMetrics, metrics=metrics)
@@ -94,5 +96,4 @@ def check_binding(settings: ApiSettings, store: Store) -> None:
 
 
 def _open(settings: ApiSettings) -> Store:
-    config = StoreConfig(embedder=settings.embedder) if settings.embedder else StoreConfig()
-    return open_store(settings.store, index_dir=settings.index_dir, config=config)
+    return open_store(settings.store, index_dir=settings.index_dir, config=settings.store_config())

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from windowpack.config import StoreConfig
 
 MIB = 1024 * 1024
 
@@ -19,6 +22,11 @@ class ApiSettings(BaseSettings):
     anyway once a key was ever created in the store, even after every key is revoked, unless
     `allow_anonymous_after_revocation` says otherwise; binding beyond loopback without keys
     is refused.
+
+    `window_cache_bytes` bounds the memory of cached windows; `snapshot_reads` (on) serves
+    reads from the version loaded while a newer one loads (`StoreConfig`). A JSON body holds
+    at most `max_json_values` values (objects, arrays, scalars) nested `max_json_depth` deep:
+    parsed, a body takes many times its size (57 MiB of `{}` took 2.15 GB).
     """
 
     model_config = SettingsConfigDict(env_prefix="WINDOWPACK_", frozen=True)
@@ -33,6 +41,12 @@ class ApiSettings(BaseSettings):
     # revoked every key on purpose and wants anonymous loopback access back sets this.
     allow_anonymous_after_revocation: bool = False
     max_request_bytes: int = Field(default=64 * MIB, gt=0)
+    max_json_values: int = Field(default=1_000_000, gt=0)
+    # Well above what the schemas accept (metadata: MAX_METADATA_DEPTH), so that their errors
+    # name the field; below what Python's recursive parser survives.
+    max_json_depth: int = Field(default=512, gt=0)
+    window_cache_bytes: int = Field(default=256 * MIB, gt=0)
+    snapshot_reads: bool = True
     # Seconds a request body may go without a byte arriving before it is answered 408.
     body_timeout_s: float = Field(default=30.0, gt=0)
     max_budget: int = Field(default=1_000_000, gt=0)
@@ -45,6 +59,13 @@ class ApiSettings(BaseSettings):
     # uvicorn's levels; at info (the default) every request is logged by its access log.
     log_level: Literal["critical", "error", "warning", "info", "debug", "trace"] = "info"
     access_log: bool = True
+
+    def store_config(self) -> StoreConfig:
+        """The options the server opens its store with."""
+        config = StoreConfig(
+            window_cache_bytes=self.window_cache_bytes, snapshot_reads=self.snapshot_reads
+        )
+        return dataclasses.replace(config, embedder=self.embedder) if self.embedder else config
 
     @property
     def loopback_only(self) -> bool:

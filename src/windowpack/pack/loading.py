@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from windowpack.pack.layout import DocumentView, NodeView
 from windowpack.pack.state import PackingState, state_from_views
+from windowpack.retrieval.sections import section_paths
 from windowpack.storage import repository
 from windowpack.text.tokens import TokenCounter
-from windowpack.types import copied
+from windowpack.types import Span, copied
 
 # What a window calls the units of each kind of document in its passage headers.
 _UNIT_NAMES = {"conversation": "turn", "records": "record", "markdown": "section"}
-_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")
-# A heading path longer than this is shortened in the middle: it is a header, not content.
-_PATH_CHARS = 120
 
 
 def load_state(
@@ -72,7 +69,8 @@ def _document_view(row: Any, spans: list[Any]) -> DocumentView:
         "chunk_units": [c.unit for c in spans],
     }
     units = {"units": len(row.units or []), "unit_name": _UNIT_NAMES.get(row.kind, "part")}
-    titles = _section_paths(row) if row.kind == "markdown" else []
+    sections = [Span(start=start, end=end) for start, end in row.units or []]
+    titles = section_paths(row.external_id, row.text, sections) if row.kind == "markdown" else []
     return copied(
         DocumentView,
         row,
@@ -82,27 +80,6 @@ def _document_view(row: Any, spans: list[Any]) -> DocumentView:
         chunk_tokens=[],
         metadata=dict(row.meta),
     )
-
-
-def _section_paths(row: Any) -> list[str]:
-    """Each section's heading path, `guide.md › exec › options`: the document, then the
-    headings the section lies under (its own last). A section before any heading has the
-    document alone."""
-    paths: list[str] = []
-    open_headings: list[tuple[int, str]] = []  # (level, title), outermost first
-    for start, end in row.units or []:
-        line = row.text[start:end].split("\n", 1)[0]
-        heading = _HEADING.match(line)
-        if heading is not None:
-            level = len(heading.group(1))
-            open_headings = [(lv, t) for lv, t in open_headings if lv < level]
-            open_headings.append((level, heading.group(2).strip()))
-        path = " › ".join([row.external_id, *(title for _, title in open_headings)])
-        if len(path) > _PATH_CHARS:
-            half = _PATH_CHARS // 2 - 1
-            path = f"{path[:half]}…{path[-half:]}"
-        paths.append(path)
-    return paths
 
 
 def _node_views(

@@ -3,18 +3,21 @@
 Everything a pack needs that does not depend on the question — document texts and chunk
 spans, the tree as arrays, token costs in the requested tokenizer — is loaded once per
 (collection, index version, tokenizer) and shared by every request of the process; a new
-version simply keys a new state. Finished windows are cached by (version, request).
+version simply keys a new state. Finished windows are cached by (version, request), within
+a bound in bytes (`window_cache`).
+
+`prepare` loads a new version's states before the index store makes that version current
+(see `retrieval.indexes`): a write pays for them, and readers go on packing the previous
+version, whose states are kept until the next one lands, instead of waiting.
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
-from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -25,6 +28,7 @@ from windowpack.pack.request import PackRequest
 from windowpack.pack.scoring import scored_corpora
 from windowpack.pack.state import PackingState
 from windowpack.pack.window import Part, lossless_estimate, lossless_window, pack_parts
+from windowpack.pack.window_cache import WindowCache
 from windowpack.retrieval.indexes import CollectionIndexes
 from windowpack.retrieval.search import QueryEmbeddingCache
 from windowpack.storage import repository
@@ -33,9 +37,8 @@ from windowpack.types import Window
 
 # Packs tried before giving up on a collection that a stream of writes keeps changing.
 _MAX_ATTEMPTS = 5
-# Lossless windows kept (one per collection version and tokenizer): they are as large as the
-# collections, which fit the budgets that asked for them.
-_WHOLE_WINDOWS = 8
+# The default bound of every cached window together (StoreConfig.window_cache_bytes).
+DEFAULT_WINDOW_CACHE_BYTES = 256 * 1024 * 1024
 
 Source = tuple[int, str, CollectionIndexes]
 """A collection to pack from: its id, its name and its current indexes."""
@@ -50,17 +53,16 @@ class Packer:
         *,
         query_vectors: QueryEmbeddingCache,
         writes_paused: AbstractContextManager[object] | None = None,
-        cache_size: int = 256,
+        cache_bytes: int = DEFAULT_WINDOW_CACHE_BYTES,
     ) -> None:
         """`writes_paused` (the store's write lock) is held for a last attempt when writes
-        keep landing during every load."""
+        keep landing during every load. Cached windows, lossless ones included, weigh at
+        most `cache_bytes` together."""
         self._sessions = sessions
         self._query_vectors = query_vectors
         self._writes_paused = writes_paused or contextlib.nullcontext()
         self._states: dict[tuple[int, int, str], PackingState] = {}
-        self._windows: OrderedDict[tuple[Any, ...], Window] = OrderedDict()
-        self._whole: dict[tuple[Any, ...], Window] = {}
-        self._cache_size = cache_size
+        self._windows = WindowCache(cache_bytes)
         self._lock = threading.Lock()
         self._loading: dict[tuple[int, int, str], threading.Lock] = {}
         self.cache_hits = 0
@@ -89,11 +91,11 @@ class Packer:
         self, sources: Sequence[Source], request: PackRequest, counter: TokenCounter
     ) -> Window | None:
         key = (tuple((cid, indexes.version) for cid, _, indexes in sources), request)
-        with self._lock:
-            if key in self._windows:
-                self._windows.move_to_end(key)
+        cached = self._windows.get(key)
+        if cached is not None:
+            with self._lock:
                 self.cache_hits += 1
-                return self._windows[key]
+            return cached
         states = []
         for collection_id, name, indexes in sources:
             state = self._state(collection_id, name, indexes.version, counter)
@@ -108,11 +110,20 @@ class Packer:
                 for (state, _), corpus in zip(states, corpora, strict=True)
             ]
             window = pack_parts(parts, request, counter)
-        with self._lock:
-            self._windows[key] = window
-            while len(self._windows) > self._cache_size:
-                self._windows.popitem(last=False)
+        self._windows.put(key, window)
         return window
+
+    def prepare(self, collection_id: int, version: int) -> bool:
+        """Load `version`'s states, in every tokenizer one is held in, before the version is
+        published: the writer pays for them and readers never wait. False when one could not
+        be loaded (another process moved the collection past `version` meanwhile)."""
+        with self._lock:
+            held = {(k[2], s.name) for k, s in self._states.items() if k[0] == collection_id}
+        loaded = [
+            self._state(collection_id, name, version, get_token_counter(tokenizer))
+            for tokenizer, name in held
+        ]
+        return all(state is not None for state in loaded)
 
     def forget(self, collection_id: int) -> None:
         """Drop all that is held for a deleted collection: SQLite hands its id to the next
@@ -120,10 +131,7 @@ class Packer:
         with self._lock:
             for key in [k for k in self._states if k[0] == collection_id]:
                 del self._states[key]
-            for key in [k for k in self._windows if any(c == collection_id for c, _ in k[0])]:
-                del self._windows[key]
-            for key in [k for k in self._whole if any(c == collection_id for c, _ in k[0])]:
-                del self._whole[key]
+        self._windows.discard_if(lambda key: _names_collection(key, collection_id))
 
     def _lossless(
         self,
@@ -134,20 +142,17 @@ class Packer:
     ) -> Window | None:
         """The whole collection verbatim, when it fits: the same for every question, so it is
         rendered once per version and answered without embedding or searching anything."""
-        key = (versions, counter.name)
+        key = ("lossless", versions, counter.name)
         parts = [Part(state=state, corpus=state.corpus) for state in states]
         # The rule pack_parts applies, whatever is cached: the estimate and the exact count
         # both within the budget (the same request must give the same window everywhere).
         if lossless_estimate(parts) > request.budget:
             return None
-        window = self._whole.get(key)
+        window = self._windows.get(key)
         if window is None:
             window = lossless_window(parts, request, counter)
             assert window is not None  # the estimate fits
-            with self._lock:
-                self._whole[key] = window
-                while len(self._whole) > _WHOLE_WINDOWS:
-                    self._whole.pop(next(iter(self._whole)))
+            self._windows.put(key, window)
         if window.tokens > request.budget:
             return None
         return replace(window, budget=request.budget, query=request.query)
@@ -198,12 +203,13 @@ class Packer:
         if self._version(collection_id) != version:
             return None
         with self._lock:
-            # Older versions of this collection are no longer asked for. Those in other
-            # tokenizers stay until their own next version replaces them: they lend it counts.
-            for old in [k for k in self._states if k[0] == collection_id and k[1] != version]:
-                if old[2] == tokenizer:
-                    del self._states[old]
             self._states[key] = state
+            # The version before this one stays: readers go on packing it until this one is
+            # published (`prepare`). Older ones are no longer asked for. Those in other
+            # tokenizers stay until their own next version replaces them: they lend it counts.
+            held = sorted(k for k in self._states if k[0] == collection_id and k[2] == tokenizer)
+            for old in held[:-2]:
+                del self._states[old]
         return state
 
     def _latest(self, collection_id: int, tokenizer: str) -> PackingState | None:
@@ -215,3 +221,10 @@ class Packer:
     def _version(self, collection_id: int) -> int:
         with self._sessions() as session:
             return repository.index_version(session, collection_id)
+
+
+def _names_collection(key: Hashable, collection_id: int) -> bool:
+    """Whether a window cache key (`_pack_at`'s or `_lossless`'s) involves the collection."""
+    assert isinstance(key, tuple)
+    versions = key[1] if key[0] == "lossless" else key[0]
+    return any(cid == collection_id for cid, _ in versions)

@@ -1,11 +1,12 @@
 """Token-aware chunking on natural boundaries.
 
 A document is cut into regions that no chunk may cross (units, the text between units,
-markdown sections). A region that does not fit in `target_tokens` is split into paragraphs,
-a paragraph into sentences, a sentence into lines and a line at token boundaries, each level
-only where the one above is too big. The resulting pieces are packed greedily into chunks,
-whose exact token count is then checked (a concatenation may count differently from the sum
-of its parts) and pieces are backed off until the chunk fits.
+markdown sections). A region that does not fit in `target_tokens` is split into paragraphs
+(in markdown: its blocks and list items, see `blocks`), a paragraph into sentences, a
+sentence into lines and a line at token boundaries, each level only where the one above is
+too big. The resulting pieces are packed greedily into chunks, whose exact token count is
+then checked (a concatenation may count differently from the sum of its parts) and pieces
+are backed off until the chunk fits.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import re
 from dataclasses import dataclass
 
 from windowpack.errors import InvalidArgumentError
+from windowpack.retrieval.blocks import Block, markdown_blocks
 from windowpack.retrieval.conversation import message_starts, transcript_turns
+from windowpack.retrieval.sections import heading_starts
 from windowpack.text.sentences import append_trimmed, split_sentences
 from windowpack.text.tokens import TokenCounter
 from windowpack.types import Document, Span
@@ -38,9 +41,6 @@ _REGION, _PARAGRAPH, _SENTENCE, _LINE = 0, 1, 2, 3
 
 _BLANK_LINE = re.compile(r"\n\s*\n")
 _NEWLINE = re.compile("\n")
-_MARKDOWN_LINE = re.compile(
-    r"^(?:(?P<fence> {0,3}(?:```|~~~))|(?P<heading> {0,3}#{1,6})(?=\s|$))", re.M
-)
 _HEADING_AT = re.compile(r"#{1,6}(?=\s|$)")
 # Prose averages about 4 chars a token: a span with more than this many chars per token of
 # the target is taken as too big without counting it (if it was not, it is merely split).
@@ -56,6 +56,7 @@ class _Piece:
     barrier_before: int = _NO_BARRIER
     barrier_after: int = _NO_BARRIER
     heading: bool = False
+    code: bool = False
     tokens: int = 0
 
 
@@ -132,14 +133,7 @@ def _heading_starts(
     """Where markdown headings start in `[start, end)` (at `start` itself only if asked)."""
     if document.kind != "markdown":
         return []
-    starts: list[int] = []
-    in_fence = False
-    for match in _MARKDOWN_LINE.finditer(document.text, start, end):
-        if match.group("fence"):
-            in_fence = not in_fence  # a "#" line inside a code block is a comment, not a heading
-        elif not in_fence and (match.start() > start or include_start):
-            starts.append(match.start())
-    return starts
+    return heading_starts(document.text, start, end, include_start=include_start)
 
 
 def _fit_pieces(
@@ -169,11 +163,27 @@ def _fit_pieces(
 
 
 def _split(document: Document, piece: _Piece, counter: TokenCounter, target: int) -> list[_Piece]:
-    for level in range(piece.level, _LINE + 1):
+    first_level = piece.level
+    if piece.level == _REGION and document.kind == "markdown":
+        blocks = markdown_blocks(document.text, piece.start, piece.end)
+        if len(blocks) > 1:
+            return _block_children(document, piece, blocks)
+        # One block: split it as its kind says (code at lines, anything else at sentences).
+        first_level = _SENTENCE if blocks and blocks[0].code else _PARAGRAPH
+    for level in range(first_level, _LINE + 1):
         spans = _split_spans(document, piece, level, counter, target)
         if len(spans) > 1:
             return _children(document, piece, spans, min(level + 1, _LINE))
     return []
+
+
+def _block_children(document: Document, piece: _Piece, blocks: list[Block]) -> list[_Piece]:
+    """A markdown section's blocks as pieces: a code block too big is split at its lines."""
+    children = _children(document, piece, [block.span for block in blocks], _PARAGRAPH)
+    for child, block in zip(children, blocks, strict=True):
+        if block.code:
+            child.level, child.code = _SENTENCE, True
+    return children
 
 
 def _split_spans(
@@ -197,15 +207,8 @@ def _split_spans(
 
 
 def _paragraphs(document: Document, start: int, end: int) -> list[Span]:
-    text = document.text
-    spans: list[Span] = []
-    if _starts_with_heading(document, start):
-        # A section's heading line is its own piece, so it can lead the first chunk alone.
-        line_end = text.find("\n", start, end)
-        heading_start, start = start, end if line_end < 0 else line_end
-        append_trimmed(spans, text, heading_start, start)
-    blank_lines = [m.start() for m in _BLANK_LINE.finditer(text, start, end)]
-    return spans + _separated(text, [start, *blank_lines, end])
+    blank_lines = [m.start() for m in _BLANK_LINE.finditer(document.text, start, end)]
+    return _separated(document.text, [start, *blank_lines, end])
 
 
 def _starts_with_heading(document: Document, position: int) -> bool:
@@ -231,8 +234,9 @@ def _children(document: Document, parent: _Piece, spans: list[Span], level: int)
     children[-1].barrier_after = parent.barrier_after
     if parent.level == _REGION:
         children[0].heading = _starts_with_heading(document, parent.start)
-    if parent.level == _PARAGRAPH:
-        # A paragraph too big for one chunk starts and ends its own run of chunks.
+    if parent.level == _PARAGRAPH or parent.code:
+        # A paragraph or code block too big for one chunk starts and ends its own run of
+        # chunks, so no chunk starts inside it when its own start is a boundary at hand.
         children[0].barrier_before = max(children[0].barrier_before, _GROUP_BARRIER)
         children[-1].barrier_after = max(children[-1].barrier_after, _GROUP_BARRIER)
     return children

@@ -4,14 +4,29 @@ Both indexes hold the chunks and the summary-tree nodes, in the one id space of 
 
 The database is the source of truth. Index files are named by the collection's index
 version; a file whose version differs from the database's (or a missing one) is rebuilt
-from the chunk table and the embedding cache. Loaded indexes are shared by all requests of
-a process and swapped atomically when a new version is published.
+from the chunk table and the embedding cache, and so is a damaged or wrong-shaped one (the
+manifest of `index_files`, then the dimension and counts against the database). Loaded
+indexes are shared by all requests of a process and swapped atomically when a new version
+is published.
+
+Readers never wait for this process's writer: while a write publishes version v+1 (it has
+committed, so the database already says v+1), `current` keeps answering v, and the new
+version becomes current only once it is whole, after the `prepare` hook (the packer loads
+its states for it) has run. The write returns after that, so its own next read sees it.
+With `snapshot_reads`, a version written by another process is loaded in the background
+while v goes on being served; without it (the library's default) the read waits for it.
 """
 
 from __future__ import annotations
 
+import logging
+import os
+import re
 import shutil
 import threading
+import time
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +36,12 @@ from sqlalchemy.orm import Session, sessionmaker
 from windowpack.errors import StorageError
 from windowpack.retrieval.embedder import Embedder, Vectors
 from windowpack.retrieval.embedding_cache import embed_with_cache
+from windowpack.retrieval.index_files import (
+    IndexShape,
+    manifest_path,
+    verified_shape,
+    write_manifest,
+)
 from windowpack.retrieval.index_ids import node_index_id
 from windowpack.retrieval.index_kinds import (
     Ids,
@@ -32,6 +53,16 @@ from windowpack.retrieval.index_kinds import (
     load_vector_index,
 )
 from windowpack.storage import repository
+
+_LOG = logging.getLogger("windowpack")
+# Index files are named `...-v{version}...`; a process saves into `.staging-{pid}-{random}`.
+_VERSION = re.compile(r"-v(\d+)\b")
+_STAGING = ".staging-"
+_ABANDONED_AFTER_S = 3600
+
+Prepare = Callable[[int, int], bool]
+"""Called with (collection id, version) before a loaded version becomes current; False when
+it could not make everything ready (the database moved past the version meanwhile)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,46 +101,105 @@ class IndexStore:
         embedder: Embedder,
         *,
         ann_threshold: int,
+        snapshot_reads: bool = False,
     ) -> None:
         self._dir = index_dir
         self._sessions = sessions
         self._embedder = embedder
         self._ann_threshold = ann_threshold
+        self._snapshot_reads = snapshot_reads
         self._loaded: dict[int, CollectionIndexes] = {}
-        self._lock = threading.RLock()
+        self._lock = threading.Lock()  # guards the dicts below; held only briefly
+        self._gates: dict[int, threading.Lock] = {}  # one loader or publisher per collection
+        self._publishing: set[int] = set()
+        self._prepare: Prepare = lambda _collection_id, _version: True
+
+    def prepare_with(self, prepare: Prepare) -> None:
+        """Run `prepare` for each version before it becomes current (the packer's states)."""
+        self._prepare = prepare
 
     def current(self, collection_id: int) -> CollectionIndexes:
-        """The indexes at the database's current version: from memory, from disk or rebuilt."""
-        with self._sessions() as session:
-            version = repository.index_version(session, collection_id)
+        """The indexes at the database's current version: from memory, from disk or rebuilt
+        (or the last whole version while a newer one is being published; see the module)."""
+        version = self._version(collection_id)
         loaded = self._loaded.get(collection_id)
         if loaded is not None and loaded.version == version:
             return loaded
-        with self._lock:
-            loaded = self._loaded.get(collection_id)
-            if loaded is None or loaded.version != version:
-                loaded = self._load_or_rebuild(collection_id, version)
-                self._loaded[collection_id] = loaded
+        if loaded is not None and collection_id in self._publishing:
+            return loaded  # this process's writer makes the next version whole: not yet
+        if loaded is not None and self._snapshot_reads:
+            self._refresh_in_background(collection_id)
             return loaded
+        with self._gate(collection_id):
+            self._bring_current(collection_id)
+            return self._loaded[collection_id]
 
     def publish(self, collection_id: int, version: int, delta: IndexDelta) -> CollectionIndexes:
         """Make `version` current after a committed write, applying `delta` when possible."""
         with self._lock:
-            previous = self._loaded.get(collection_id)
-            if previous is not None and previous.version == version - 1:
-                indexes = self._apply_delta(collection_id, version, previous, delta)
-            else:
-                indexes = self._rebuild(collection_id, version)
-            self._save(collection_id, indexes)
-            self._loaded[collection_id] = indexes
-            self._remove_files_except(collection_id, version)
-            return indexes
+            self._publishing.add(collection_id)
+        try:
+            with self._gate(collection_id):
+                previous = self._loaded.get(collection_id)
+                if previous is not None and previous.version == version - 1:
+                    indexes = self._apply_delta(collection_id, version, previous, delta)
+                else:
+                    indexes = self._rebuild(collection_id, version)
+                self._save(collection_id, indexes)
+                self._make_current(collection_id, indexes)
+                self._remove_older_files(collection_id, version)
+                return indexes
+        finally:
+            with self._lock:
+                self._publishing.discard(collection_id)
 
     def forget(self, collection_id: int) -> None:
         """Drop a deleted collection's indexes from memory and disk."""
-        with self._lock:
+        with self._gate(collection_id):
             self._loaded.pop(collection_id, None)
             shutil.rmtree(self._collection_dir(collection_id), ignore_errors=True)
+
+    def _gate(self, collection_id: int) -> threading.Lock:
+        with self._lock:
+            return self._gates.setdefault(collection_id, threading.Lock())
+
+    def _bring_current(self, collection_id: int, *, only_if_ready: bool = False) -> None:
+        """Load the database's version unless it is loaded already (caller holds the gate).
+        `only_if_ready`: keep the loaded version when the new one could not be prepared
+        (readers are being served meanwhile; a later read tries again)."""
+        version = self._version(collection_id)
+        loaded = self._loaded.get(collection_id)
+        if loaded is None or loaded.version != version:
+            loaded = self._load_or_rebuild(collection_id, version)
+            self._make_current(collection_id, loaded, only_if_ready=only_if_ready)
+
+    def _refresh_in_background(self, collection_id: int) -> None:
+        """Load a version another process wrote in a thread, unless a load is under way."""
+        gate = self._gate(collection_id)
+        if not gate.acquire(blocking=False):
+            return
+
+        def refresh() -> None:
+            try:
+                self._bring_current(collection_id, only_if_ready=True)
+            except Exception:  # readers go on with the version they have
+                _LOG.exception("loading collection %s's new index version failed", collection_id)
+            finally:
+                gate.release()
+
+        threading.Thread(target=refresh, name=f"windowpack-refresh-{collection_id}").start()
+
+    def _make_current(
+        self, collection_id: int, indexes: CollectionIndexes, *, only_if_ready: bool = False
+    ) -> None:
+        if not self._prepare(collection_id, indexes.version) and only_if_ready:
+            return
+        with self._lock:
+            self._loaded[collection_id] = indexes
+
+    def _version(self, collection_id: int) -> int:
+        with self._sessions() as session:
+            return repository.index_version(session, collection_id)
 
     def _apply_delta(
         self, collection_id: int, version: int, previous: CollectionIndexes, delta: IndexDelta
@@ -125,19 +215,64 @@ class IndexStore:
         )
 
     def _load_or_rebuild(self, collection_id: int, version: int) -> CollectionIndexes:
+        loaded = self._load_checked(collection_id, version)
+        if loaded is not None:
+            return loaded
+        indexes = self._rebuild(collection_id, version)
+        self._save(collection_id, indexes)
+        return indexes
+
+    def _load_checked(self, collection_id: int, version: int) -> CollectionIndexes | None:
+        """The saved version when its files match their manifest and the database; None (to
+        rebuild) when they are missing, damaged or of another shape."""
         dense_path, lexical_path = self._paths(collection_id, version)
-        if dense_path.exists() and lexical_path.exists():
+        if not dense_path.exists() and not lexical_path.exists():
+            return None
+        problem: str | None = "its manifest is missing or a file does not match it"
+        shape = verified_shape(manifest_path(dense_path, version), [dense_path, lexical_path])
+        if shape is not None:
             try:
-                return CollectionIndexes(
+                indexes = CollectionIndexes(
                     version=version,
                     dense=load_vector_index(dense_path),
                     lexical=load_lexical_index(lexical_path),
                 )
-            except StorageError:
-                pass  # a damaged derived file is rebuilt from the database below
-        indexes = self._rebuild(collection_id, version)
-        self._save(collection_id, indexes)
-        return indexes
+                problem = self._shape_problem(collection_id, indexes, shape)
+                if problem is None:
+                    return indexes
+            except StorageError as error:
+                problem = str(error)
+        _LOG.warning(
+            "rebuilding index version %s of collection %s: %s", version, collection_id, problem
+        )
+        return None
+
+    def _shape_problem(
+        self, collection_id: int, indexes: CollectionIndexes, shape: IndexShape
+    ) -> str | None:
+        """What does not match between loaded indexes, their manifest and the database."""
+        units = self._unit_count(collection_id)
+        dimension = self._expected_dimension()
+        found = (indexes.version, indexes.dense.dimension, indexes.dense.size)
+        if found != (shape.version, shape.dimension, shape.dense_size):
+            return f"the files hold (version, dimension, size) {found}, the manifest {shape}"
+        if indexes.lexical.size != shape.lexical_size:
+            return f"the lexical index holds {indexes.lexical.size} units, not {shape.lexical_size}"
+        if dimension is not None and indexes.dense.dimension != dimension:
+            return f"vectors of dimension {indexes.dense.dimension}, the embedder's is {dimension}"
+        if indexes.dense.size != units:
+            return f"{indexes.dense.size} vectors for {units} chunks and nodes in the database"
+        return None
+
+    def _unit_count(self, collection_id: int) -> int:
+        with self._sessions() as session:
+            return repository.unit_count(session, collection_id)
+
+    def _expected_dimension(self) -> int | None:
+        """The cached vectors' dimension for this embedder (None when nothing is cached yet:
+        asking the embedder would load a model for nothing)."""
+        with self._sessions() as session:
+            return repository.embedding_dimension(session, self._embedder.model_id)
 
     def _rebuild(self, collection_id: int, version: int) -> CollectionIndexes:
         chunk_ids, hashes, texts = self._units(collection_id)
@@ -167,21 +302,60 @@ class IndexStore:
         return ids, chunk_hashes + node_hashes, chunk_texts + node_texts
 
     def _save(self, collection_id: int, indexes: CollectionIndexes) -> None:
-        dense_path, lexical_path = self._paths(collection_id, indexes.version)
+        """Write a version's files, or log why not: they are derived, and a write that has
+        committed must not fail for them (the next process to load rebuilds them)."""
         try:
-            indexes.dense.save(dense_path)
-            indexes.lexical.save(lexical_path)
+            self._save_staged(collection_id, indexes)
         except OSError as error:
-            raise StorageError(f"cannot write index files under {self._dir}: {error}") from error
+            _LOG.warning("cannot write index files under %s: %s", self._dir, error)
 
-    def _remove_files_except(self, collection_id: int, version: int) -> None:
-        keep = {path.name for path in self._paths(collection_id, version)}
-        for path in self._collection_dir(collection_id).iterdir():
-            if path.name not in keep:
-                if path.is_dir():
-                    shutil.rmtree(path, ignore_errors=True)
+    def _save_staged(self, collection_id: int, indexes: CollectionIndexes) -> None:
+        """Write into a folder of this process's own, then move into place: two processes
+        saving the same version never share a temporary file (they did, and one failed)."""
+        dense_path, lexical_path = self._paths(collection_id, indexes.version)
+        manifest = manifest_path(dense_path, indexes.version)
+        staging = dense_path.parent / f"{_STAGING}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        staged = [staging / dense_path.name, staging / lexical_path.name]
+        shape = IndexShape(
+            version=indexes.version,
+            dimension=indexes.dense.dimension,
+            dense_size=indexes.dense.size,
+            lexical_size=indexes.lexical.size,
+        )
+        try:
+            indexes.dense.save(staged[0])
+            indexes.lexical.save(staged[1])
+            write_manifest(staging / manifest.name, shape, staged)
+            os.replace(staged[0], dense_path)
+            if lexical_path.exists():  # another process saved this version too: ours wins
+                os.replace(lexical_path, staging / "replaced")
+            os.replace(staged[1], lexical_path)
+            # Last: a version whose manifest is there was saved whole.
+            os.replace(staging / manifest.name, manifest)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def _remove_older_files(self, collection_id: int, version: int) -> None:
+        """Remove older versions' files and abandoned staging folders. A newer version's
+        files, or a folder another process is saving into, are left alone."""
+        now = time.time()
+        try:
+            paths = list(self._collection_dir(collection_id).iterdir())
+        except OSError:
+            return  # nothing saved (or the folder is gone): nothing to remove
+        for path in paths:
+            try:
+                if path.name.startswith(_STAGING):
+                    stale = now - path.stat().st_mtime > _ABANDONED_AFTER_S
                 else:
+                    found = _VERSION.search(path.name)
+                    stale = found is not None and int(found.group(1)) < version
+                if stale and path.is_dir():
+                    shutil.rmtree(path, ignore_errors=True)
+                elif stale:
                     path.unlink(missing_ok=True)
+            except OSError:
+                continue  # another process removed or moved it meanwhile
 
     def _collection_dir(self, collection_id: int) -> Path:
         return self._dir / f"collection-{collection_id}"

@@ -324,18 +324,46 @@ def _parse_html(data: bytes, path: Path, name: str) -> Document:
 
 
 def _parse_pdf(data: bytes, path: Path, name: str, *, max_pages: int) -> Document:
-    pages, title = _read_pdf(data, name, max_pages)
+    pages, title, outline = _read_pdf(data, name, max_pages)
     # Blank pages are dropped so they do not leave runs of empty lines between pages.
-    text = "\n\n".join(page for page in pages if page.strip())
+    text = "\n\n".join(_with_headings(pages, outline))
     if not text:
         raise EmptyDocumentError(name, "PDF has no extractable text (scanned images?)")
+    # With an outline the text is markdown: its heading lines make sections, heading paths
+    # and a table of contents exactly as a markdown file's do.
+    kind: DocumentKind = "markdown" if outline else "text"
     return _document(
-        text, path, file_format="pdf", kind="text", title=title, extra={"pages": len(pages)}
+        text, path, file_format="pdf", kind=kind, title=title, extra={"pages": len(pages)}
     )
 
 
-def _read_pdf(data: bytes, name: str, max_pages: int) -> tuple[list[str], str | None]:
-    """Each page's text and the metadata title; any failure is an unreadable PDF."""
+@dataclass(frozen=True, kw_only=True)
+class _OutlineEntry:
+    page: int
+    depth: int
+    title: str
+
+
+def _with_headings(pages: list[str], outline: list[_OutlineEntry]) -> list[str]:
+    """The non-blank pages, each led by a `#` heading line per outline entry starting on it
+    (an entry on a blank page leads the next page with text)."""
+    waiting = sorted(outline, key=lambda entry: entry.page)  # stable: outline order kept
+    parts: list[str] = []
+    for number, page in enumerate(pages):
+        if not page.strip():
+            continue
+        here = [entry for entry in waiting if entry.page <= number]
+        waiting = waiting[len(here) :]
+        headings = [f"{'#' * min(entry.depth, 6)} {entry.title}" for entry in here]
+        parts.append("\n\n".join([*headings, page]))
+    return parts
+
+
+def _read_pdf(
+    data: bytes, name: str, max_pages: int
+) -> tuple[list[str], str | None, list[_OutlineEntry]]:
+    """Each page's text, the metadata title and the outline; any failure is an unreadable
+    PDF (a damaged outline only loses the outline)."""
     import pypdf
 
     try:
@@ -356,7 +384,29 @@ def _read_pdf(data: bytes, name: str, max_pages: int) -> tuple[list[str], str | 
     except Exception as error:
         raise UnsupportedFileError(name, f"is not a readable PDF: {error}") from error
     clean_title = " ".join(title.split()) if isinstance(title, str) else ""
-    return pages, clean_title or None
+    return pages, clean_title or None, _outline(reader)
+
+
+def _outline(reader: PdfReader) -> list[_OutlineEntry]:
+    """The outline's entries in order, each with its 0-based page and depth (1 = top)."""
+    entries: list[_OutlineEntry] = []
+
+    def walk(items: list[Any], depth: int) -> None:
+        for item in items:
+            if isinstance(item, list):
+                walk(item, depth + 1)
+                continue
+            page = reader.get_destination_page_number(item)
+            title = " ".join(str(item.title or "").split())
+            if title and page is not None and page >= 0:
+                entries.append(_OutlineEntry(page=page, depth=depth, title=title))
+
+    try:
+        walk(reader.outline, 1)
+    # An outline that does not parse is not worth refusing the PDF for: its text still is.
+    except Exception:
+        return []
+    return entries
 
 
 def _unlock(reader: PdfReader, name: str) -> None:

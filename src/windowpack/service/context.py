@@ -93,14 +93,28 @@ class StoreContext:
         query_vectors = QueryEmbeddingCache(embedder)
         write_lock = threading.Lock()
         extractive = ExtractiveSummarizer()
+        indexes = IndexStore(
+            index_dir,
+            sessions,
+            embedder,
+            ann_threshold=config.ann_threshold,
+            snapshot_reads=config.snapshot_reads,
+        )
+        packer = Packer(
+            sessions,
+            query_vectors=query_vectors,
+            writes_paused=write_lock,
+            cache_bytes=config.window_cache_bytes,
+        )
+        indexes.prepare_with(packer.prepare)  # a new version's states load before it is current
         return cls(
             config=config,
             engine=engine,
             sessions=sessions,
             embedder=embedder,
-            indexes=IndexStore(index_dir, sessions, embedder, ann_threshold=config.ann_threshold),
+            indexes=indexes,
             query_vectors=query_vectors,
-            packer=Packer(sessions, query_vectors=query_vectors, writes_paused=write_lock),
+            packer=packer,
             write_lock=write_lock,
             summarizer=summarizer or extractive,
             extractive=extractive,

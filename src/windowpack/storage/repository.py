@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from windowpack.storage.schema import (
@@ -19,6 +21,8 @@ from windowpack.storage.schema import (
 
 # Keep IN (...) lists well under SQLite's and PostgreSQL's parameter limits.
 _IN_BATCH = 500
+# Dialects whose INSERT has ON CONFLICT DO NOTHING (`insert_ignoring_duplicates`).
+_UPSERT_DIALECTS: dict[str, Any] = {"sqlite": sqlite.insert, "postgresql": postgresql.insert}
 
 
 def get_collection(session: Session, name: str) -> CollectionRow | None:
@@ -129,17 +133,21 @@ def delete_document(session: Session, document: DocumentRow) -> list[int]:
 
 
 def claim_positions(session: Session, collection_id: int, count: int) -> int:
-    """Reserve `count` consecutive document positions; returns the first one."""
-    first = session.scalar(
-        select(CollectionRow.next_position).where(CollectionRow.id == collection_id)
-    )
-    assert first is not None
+    """Reserve `count` consecutive document positions; returns the first one.
+
+    The update comes first: it locks the row, so that two writers (processes, on PostgreSQL)
+    never read the same next position.
+    """
     session.execute(
         update(CollectionRow)
         .where(CollectionRow.id == collection_id)
         .values(next_position=CollectionRow.next_position + count)
     )
-    return int(first)
+    after = session.scalar(
+        select(CollectionRow.next_position).where(CollectionRow.id == collection_id)
+    )
+    assert after is not None
+    return int(after) - count
 
 
 def chunk_texts_and_ids(session: Session, collection_id: int) -> tuple[list[int], list[str]]:
@@ -205,12 +213,40 @@ def store_embeddings(
     session: Session, model_id: str, dimension: int, vectors: dict[str, bytes]
 ) -> None:
     """Add cache entries; hashes already cached (e.g. by a concurrent ingest) are skipped."""
-    existing = cached_embeddings(session, model_id, vectors)
-    session.add_all(
-        EmbeddingRow(model_id=model_id, text_hash=text_hash, dimension=dimension, vector=vector)
+    rows = [
+        {"model_id": model_id, "text_hash": text_hash, "dimension": dimension, "vector": vector}
         for text_hash, vector in vectors.items()
-        if text_hash not in existing
-    )
+    ]
+    insert_ignoring_duplicates(session, EmbeddingRow, rows)
+
+
+def insert_ignoring_duplicates(session: Session, table: Any, rows: list[dict[str, Any]]) -> None:
+    """Insert `rows`, skipping any whose primary key is already there.
+
+    A cache row may be written by another process between any check and the insert (a reader
+    rebuilding an index embeds what a writer has just committed): a check-then-insert raised
+    `IntegrityError` there, failing a write that had committed. `ON CONFLICT DO NOTHING`
+    settles the race inside the database, on SQLite and PostgreSQL alike.
+    """
+    if not rows:
+        return
+    dialect = session.get_bind().dialect.name
+    if dialect not in _UPSERT_DIALECTS:
+        _insert_unless_present(session, table, rows)
+        return
+    statement = _UPSERT_DIALECTS[dialect](table).on_conflict_do_nothing()
+    for start in range(0, len(rows), _IN_BATCH):
+        session.execute(statement, rows[start : start + _IN_BATCH])
+
+
+def _insert_unless_present(session: Session, table: Any, rows: list[dict[str, Any]]) -> None:
+    """Other databases: one savepoint per row, a duplicate rolled back alone (slow, rare)."""
+    for row in rows:
+        try:
+            with session.begin_nested():
+                session.execute(insert(table), [row])
+        except IntegrityError:
+            continue
 
 
 def _batches(items: list[str] | list[int]) -> Iterable[Sequence[str] | Sequence[int]]:
@@ -231,12 +267,9 @@ def cached_summaries(session: Session, children_hashes: Iterable[str]) -> dict[s
 
 
 def store_summaries(session: Session, summaries: dict[str, str]) -> None:
-    existing = cached_summaries(session, summaries)
-    session.add_all(
-        SummaryRow(children_hash=children_hash, text=text)
-        for children_hash, text in summaries.items()
-        if children_hash not in existing
-    )
+    """Add summary cache entries; those already cached (by any process) are skipped."""
+    rows = [{"children_hash": key, "text": text} for key, text in summaries.items()]
+    insert_ignoring_duplicates(session, SummaryRow, rows)
 
 
 def node_ids_of_document(session: Session, document_id: int) -> list[int]:
@@ -310,6 +343,14 @@ def document_ids(session: Session, collection_id: int) -> list[int]:
     return list(session.scalars(query.order_by(DocumentRow.position)))
 
 
+def document_titles(session: Session, collection_id: int) -> dict[int, str]:
+    """Each document's title (its id where it has none), by document id."""
+    query = select(DocumentRow.id, DocumentRow.title, DocumentRow.external_id).where(
+        DocumentRow.collection_id == collection_id
+    )
+    return {row.id: row.title or row.external_id for row in session.execute(query)}
+
+
 def set_parent(session: Session, node_ids: Sequence[int], parent_id: int | None) -> None:
     for batch in _batches(list(node_ids)):
         session.execute(
@@ -366,3 +407,23 @@ def chunk_spans(session: Session, collection_id: int) -> dict[int, list[Any]]:
     for row in rows:
         spans.setdefault(row.document_id, []).append(row)
     return spans
+
+
+def unit_count(session: Session, collection_id: int) -> int:
+    """Chunks plus summary nodes of a collection: what its indexes must hold."""
+    total = 0
+    for table in (ChunkRow, TreeNodeRow):
+        total += (
+            session.scalar(
+                select(func.count()).select_from(table).where(table.collection_id == collection_id)
+            )
+            or 0
+        )
+    return total
+
+
+def embedding_dimension(session: Session, model_id: str) -> int | None:
+    """The dimension of `model_id`'s cached vectors (None when none is cached)."""
+    return session.scalar(
+        select(EmbeddingRow.dimension).where(EmbeddingRow.model_id == model_id).limit(1)
+    )

@@ -4,10 +4,14 @@ A node's summary is a selection of whole sentences of its children, verbatim and
 order, chosen for coverage of the node's content and fitted to a token target.
 
 Method
-    1. The children are split into sentences with `split_sentences` (the chunker's rules). A
-       sentence that alone counts more than the target is split further at its line breaks
-       (code, tables and lists often have no sentence punctuation); each line is then a unit
-       like a sentence. Units are counted with `count_many`.
+    1. The children's prose is split into sentences with `split_sentences` (the chunker's
+       rules): code blocks, HTML comments, table markup, headings and link lists are not
+       prose (`prose`), and a summary of technical docs must not quote them. Only when a node
+       has no prose sentence at all are all its sentences units. A sentence that alone counts
+       more than the target is split further at its line breaks; each line is then a unit
+       like a sentence. Units are counted with `count_many`. A code-heavy node (prose under a
+       third of its tokens) is summarized by its first heading's title and its first prose
+       sentence, in that order, instead of steps 2-4.
     2. Each unit becomes a TF-IDF vector over its lowercased words (`\\w+`, English stop words
        and one-letter ASCII words dropped), with sublinear term frequency and a smoothed IDF
        computed over the node's own units, L2-normalised. Vectors are kept sparse (COO
@@ -56,6 +60,8 @@ import numpy as np
 import numpy.typing as npt
 
 from windowpack.errors import InvalidArgumentError
+from windowpack.retrieval.sections import heading_starts
+from windowpack.summarizer.prose import STOP_WORDS, prose_sentences
 from windowpack.text.sentences import split_sentences
 from windowpack.text.tokens import TokenCounter
 from windowpack.types import Span
@@ -63,20 +69,10 @@ from windowpack.types import Span
 _WORD = re.compile(r"\w+")
 _MIN_WORDS = 3
 _MIN_CHARS = 20
+# A node whose prose sentences hold less than a third of its tokens is "code-heavy".
+_CODE_HEAVY = 3
 # Tokens allowed for each separator (" " or "\n") in the estimate before the exact count.
 _SEPARATOR_TOKENS = 1
-_STOP_WORD_LIST = """
-    a about above after again against all also am an and any are aren as at be because been
-    before being below between both but by can cannot could couldn did didn do does doesn doing
-    don down during each few for from further had hadn has hasn have haven having he her here
-    hers herself him himself his how i if in into is isn it its itself just let ll me might
-    more most much must mustn my myself no nor not now of off on once one only or other ought
-    our ours ourselves out over own re s same shan she should shouldn so some such t than that
-    the their theirs them themselves then there these they this those through to too under
-    until up us ve very was wasn we were weren what when where which while who whom why will
-    with won would wouldn yet you your yours yourself yourselves
-"""
-_STOP_WORDS = frozenset(_STOP_WORD_LIST.split())
 
 _Floats = npt.NDArray[np.float64]
 _Ints = npt.NDArray[np.int64]
@@ -113,7 +109,7 @@ class ExtractiveSummarizer:
 
     @property
     def summarizer_id(self) -> str:
-        return f"extractive-v1-d{self._diversity}"
+        return f"extractive-v2-d{self._diversity}"
 
     def summarize(
         self, children: Sequence[str], *, target_tokens: int, counter: TokenCounter
@@ -133,9 +129,15 @@ class ExtractiveSummarizer:
             for index, child in enumerate(children)
             if (span := _trimmed(child, 0, len(child))) is not None
         ]
-        if not whole or counter.count(render_excerpts(children, whole)) <= target_tokens:
+        total = counter.count(render_excerpts(children, whole)) if whole else 0
+        if not whole or total <= target_tokens:
             return whole
-        units = _units(children, whole, counter, target_tokens)
+        prose = _units(children, whole, counter, target_tokens, prose_only=True)
+        if prose and sum(unit.tokens for unit in prose) * _CODE_HEAVY < total:
+            lead = _heading_and_lead(children, whole, prose, counter, target_tokens)
+            if lead:
+                return lead
+        units = prose or _units(children, whole, counter, target_tokens, prose_only=False)
         relevance, similarity_to = _similarities([unit.text for unit in units])
         chosen = self._choose(units, relevance, similarity_to, target_tokens)
         if not chosen:
@@ -211,15 +213,20 @@ def _is_short(text: str) -> bool:
 
 
 def _units(
-    children: Sequence[str], whole: list[Excerpt], counter: TokenCounter, target: int
+    children: Sequence[str],
+    whole: list[Excerpt],
+    counter: TokenCounter,
+    target: int,
+    *,
+    prose_only: bool,
 ) -> list[_Unit]:
-    """The sentences of the children, in order; a sentence over `target` is split into lines."""
+    """The sentences of the children (only prose ones if asked), in order; a sentence over
+    `target` is split into lines."""
+    split = prose_sentences if prose_only else split_sentences
     spans = [
         (excerpt.child, sentence)
         for excerpt in whole
-        for sentence in split_sentences(
-            children[excerpt.child], excerpt.span.start, excerpt.span.end
-        )
+        for sentence in split(children[excerpt.child], excerpt.span.start, excerpt.span.end)
     ]
     texts = [children[child][span.start : span.end] for child, span in spans]
     counts = counter.count_many(texts)
@@ -246,6 +253,37 @@ def _units(
             line_text = children[child][line.start : line.end]
             units.append(_Unit(child, line.start, line.end, line_text, next(line_counts)))
     return units
+
+
+def _heading_and_lead(
+    children: Sequence[str],
+    whole: list[Excerpt],
+    prose: list[_Unit],
+    counter: TokenCounter,
+    target: int,
+) -> list[Excerpt]:
+    """A code-heavy node's summary: its first heading's title and its first prose sentence
+    (the lead alone if both do not fit; [] if not even that does)."""
+    lead = Excerpt(child=prose[0].child, span=Span(start=prose[0].start, end=prose[0].end))
+    heading = _first_heading(children, whole)
+    for excerpts in ([heading, lead] if heading is not None else [], [lead]):
+        ordered = sorted(excerpts, key=lambda e: (e.child, e.span.start))
+        if ordered and counter.count(render_excerpts(children, ordered)) <= target:
+            return ordered
+    return []
+
+
+def _first_heading(children: Sequence[str], whole: list[Excerpt]) -> Excerpt | None:
+    """The title of the first markdown heading in the children, outside code blocks."""
+    for excerpt in whole:
+        text = children[excerpt.child]
+        for start in heading_starts(text, excerpt.span.start, excerpt.span.end, include_start=True):
+            line_end = text.find("\n", start, excerpt.span.end)
+            line_end = excerpt.span.end if line_end < 0 else line_end
+            title_start = start + len(text[start:line_end]) - len(text[start:line_end].lstrip(" #"))
+            if (span := _trimmed(text, title_start, line_end)) is not None:
+                return Excerpt(child=excerpt.child, span=span)
+    return None
 
 
 def _lines(text: str, span: Span) -> list[Span]:
@@ -284,7 +322,7 @@ def _similarities(texts: list[str]) -> tuple[_Floats, _SimilarityTo]:
     cols: list[int] = []
     for index, text in enumerate(texts):
         for word in _WORD.findall(text.lower()):
-            if word in _STOP_WORDS or (len(word) == 1 and word.isascii()):
+            if word in STOP_WORDS or (len(word) == 1 and word.isascii()):
                 continue
             rows.append(index)
             cols.append(vocabulary.setdefault(word, len(vocabulary)))

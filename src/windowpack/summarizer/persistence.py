@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from windowpack.storage import repository
 from windowpack.storage.schema import TreeNodeRow, new_row
+from windowpack.summarizer.outline import collection_outline
 from windowpack.summarizer.tree import BuiltNode, TreeBuilder, TreeItem
 from windowpack.text.hashing import content_hash
 
@@ -146,7 +147,11 @@ def rebuild_collection_levels(
     repository.delete_nodes(session, [row.id for row in old])
     roots = document_roots(session, collection_id)
     items = [root.item for root in roots]
-    levels = builder.levels_above(items, label="collection", balanced=False)
+    titles = repository.document_titles(session, collection_id)
+    outline = collection_outline(
+        [(titles.get(root.document_id) or "", root.item.text) for root in roots]
+    )
+    levels = builder.levels_above(items, label="collection", balanced=False, outline=outline)
     rows = insert_levels(
         session, levels, collection_id=collection_id, document_id=None, summarizer_id=summarizer_id
     )

@@ -16,6 +16,7 @@ that node and is reported, not raised.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -23,11 +24,14 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from windowpack.summarizer.base import Summarizer
+from windowpack.summarizer.outline import DocumentOutline
 from windowpack.text.tokens import TokenCounter
 
 DEFAULT_FANOUT = 8
 # Below this a summary cannot say anything useful; a node's target never goes lower.
 _MIN_TARGET_TOKENS = 32
+# Versions the outline rendering in node identities: a change to it recomputes the nodes.
+_OUTLINE_ID = "outline-v1"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,10 +67,12 @@ class SummaryCache(Protocol):
 
 @dataclass
 class TreeStats:
-    """What a build did: nodes summarised afresh, taken from cache, and failures by node."""
+    """What a build did: nodes summarised afresh, taken from cache, rendered from the
+    document's outline, and failures by node."""
 
     summarised: int = 0
     cached: int = 0
+    outlined: int = 0
     failures: dict[str, str] = field(default_factory=dict)
 
 
@@ -92,31 +98,56 @@ class TreeBuilder:
         self.stats = TreeStats()
 
     def levels_above(
-        self, items: Sequence[TreeItem], *, label: str, balanced: bool = True
+        self,
+        items: Sequence[TreeItem],
+        *,
+        label: str,
+        balanced: bool = True,
+        outline: DocumentOutline | None = None,
     ) -> list[list[BuiltNode]]:
         """Levels built over `items` (bottom first) until one item remains; [] for 0 or 1.
 
         `balanced=False` groups in fixed runs of the fan-out from the start, so appending an
         item changes only the last run of each level: the collection levels use it, since
-        documents are mostly appended.
+        documents are mostly appended. With the document's `outline` (its request index or
+        table of contents), a node in which an outline entry starts is that outline of its
+        chunks, and the summarizer summarizes only the others.
         """
         levels: list[list[BuiltNode]] = []
         current: Sequence[TreeItem] = items
+        below = _TokensBelow(items, self._fanout)
         while len(current) > 1:
             level = self._build_level(
-                current, label=f"{label} level {len(levels) + 1}", balanced=balanced
+                current,
+                label=f"{label} level {len(levels) + 1}",
+                balanced=balanced,
+                outline=_LevelOutline(outline, below, len(levels) + 1) if outline else None,
             )
             levels.append(level)
             current = level
         return levels
 
     def _build_level(
-        self, items: Sequence[TreeItem], *, label: str, balanced: bool
+        self,
+        items: Sequence[TreeItem],
+        *,
+        label: str,
+        balanced: bool,
+        outline: _LevelOutline | None,
     ) -> list[BuiltNode]:
         grouping = even_groups if balanced else fixed_groups
         groups = grouping(len(items), self._fanout)
-        hashes = [self.children_hash(items[start:end]) for start, end in groups]
-        texts = self._summaries(items, groups, hashes, label)
+        spans = [(items[start].leaf_start, items[end - 1].leaf_end) for start, end in groups]
+        keys = [outline.outline.key(*span) if outline is not None else None for span in spans]
+        hashes = [
+            self.children_hash(items[start:end], outline_key=key)
+            for (start, end), key in zip(groups, keys, strict=True)
+        ]
+        # A node with an outline is not summarized: an LLM would be paid for nothing.
+        to_summarize = [None if key else h for h, key in zip(hashes, keys, strict=True)]
+        texts = self._summaries(items, groups, to_summarize, label)
+        if outline is not None:
+            texts = self._outlined(items, groups, texts, outline, keys)
         counts = self._counter.count_many(texts)
         level = 1 + max(item.level for item in items)
         nodes = []
@@ -139,35 +170,67 @@ class TreeBuilder:
             )
         return nodes
 
-    def children_hash(self, children: Sequence[TreeItem]) -> str:
+    def children_hash(self, children: Sequence[TreeItem], *, outline_key: str | None = None) -> str:
         key = [self._summarizer.summarizer_id, self._counter.name, self._fanout]
         key.extend(child.content_hash for child in children)
+        if outline_key is not None:
+            key.append(f"{_OUTLINE_ID}:{outline_key}")
         return hashlib.sha256(json.dumps(key).encode("utf-8")).hexdigest()
+
+    def _outlined(
+        self,
+        items: Sequence[TreeItem],
+        groups: Sequence[tuple[int, int]],
+        texts: list[str],
+        outline: _LevelOutline,
+        keys: Sequence[str | None],
+    ) -> list[str]:
+        """`texts` with each node that has outline entries replaced by its outline."""
+        outlined = list(texts)
+        for position, ((start, end), key) in enumerate(zip(groups, keys, strict=True)):
+            if key is None:
+                continue
+            first, last = items[start].leaf_start, items[end - 1].leaf_end
+            rendered = outline.outline.render(
+                first, last, target=outline.target(first, last), counter=self._counter
+            )
+            if rendered is not None:
+                # Not a summary: the report's `summaries` counts the summarizer's work.
+                outlined[position] = rendered
+                self.stats.outlined += 1
+        return outlined
+
+    def _target(self, children: Sequence[TreeItem]) -> int:
+        return max(_MIN_TARGET_TOKENS, math.ceil(sum(c.tokens for c in children) / self._fanout))
 
     def _summaries(
         self,
         items: Sequence[TreeItem],
         groups: Sequence[tuple[int, int]],
-        hashes: Sequence[str],
+        hashes: Sequence[str | None],
         label: str,
     ) -> list[str]:
-        cached = self._cache.get_many(hashes)
+        """The summarizer's text of each group; "" for a group whose hash is None (it has an
+        outline instead)."""
+        wanted = [h for h in hashes if h is not None]
+        cached = self._cache.get_many(wanted)
         jobs: dict[str, _Job] = {}
         for position, ((start, end), children_hash) in enumerate(zip(groups, hashes, strict=True)):
+            if children_hash is None:
+                continue
             if children_hash in cached or children_hash in jobs:
                 self.stats.cached += 1
                 continue
             children = items[start:end]
-            target = math.ceil(sum(child.tokens for child in children) / self._fanout)
             jobs[children_hash] = _Job(
                 texts=[child.text for child in children],
-                target=max(_MIN_TARGET_TOKENS, target),
+                target=self._target(children),
                 label=f"{label} node {position}",
             )
         fresh = self._run(jobs)
         if fresh:
             self._cache.put_many(fresh)
-        return [cached.get(children_hash) or fresh[children_hash] for children_hash in hashes]
+        return ["" if h is None else cached.get(h) or fresh[h] for h in hashes]
 
     def _run(self, jobs: dict[str, _Job]) -> dict[str, str]:
         """Summarise every job; a summarizer with `summarize_many` gets them as one batch."""
@@ -199,6 +262,35 @@ class TreeBuilder:
     def _fall_back(self, job: _Job, error: BaseException) -> str:
         self.stats.failures[job.label] = f"{type(error).__name__}: {error}"
         return self._fallback.summarize(job.texts, target_tokens=job.target, counter=self._counter)
+
+
+class _TokensBelow:
+    """Tokens of the items a tree is built over, summed over any run of them."""
+
+    def __init__(self, items: Sequence[TreeItem], fanout: int) -> None:
+        self.fanout = fanout
+        self._first = items[0].leaf_start if items else 0
+        self._prefix = [0, *itertools.accumulate(item.tokens for item in items)]
+
+    def between(self, leaf_start: int, leaf_end: int) -> int:
+        return self._prefix[leaf_end - self._first] - self._prefix[leaf_start - self._first]
+
+
+@dataclass(frozen=True)
+class _LevelOutline:
+    """A document's outline at one level of its tree, with that level's targets."""
+
+    outline: DocumentOutline
+    below: _TokensBelow
+    depth: int
+
+    def target(self, leaf_start: int, leaf_end: int) -> int:
+        """The nominal target of a node at this depth: its leaves' tokens / fan-out^depth.
+        An outline is usually shorter than its target, so a target taken from the children
+        (as for summaries) would shrink level by level far faster than the fan-out; the
+        tree still costs no more than its nominal ~1/(fan-out - 1) of the corpus."""
+        tokens = self.below.between(leaf_start, leaf_end)
+        return max(_MIN_TARGET_TOKENS, math.ceil(tokens / float(self.below.fanout) ** self.depth))
 
 
 @dataclass(frozen=True, kw_only=True)

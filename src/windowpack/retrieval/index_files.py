@@ -1,0 +1,77 @@
+"""The manifest beside a collection's index files: what a saved version must look like.
+
+Index files are derived and may be damaged on disk: truncated by a full disk, overwritten by
+another version's file, or garbage. FAISS and bm25s read many of those without complaint (a
+FAISS file of another dimension loads; an ids file of the wrong length loads and fails at the
+first search), so a load cannot be trusted to fail. The manifest, written last and
+atomically, records each file's SHA-256 and what the indexes held; a version is loaded only
+when every file matches it and the shape matches the database (`IndexStore`), and is rebuilt
+otherwise. A version without a manifest (an interrupted save) is rebuilt too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True, kw_only=True)
+class IndexShape:
+    """What one saved version holds: checked against the database before it is used."""
+
+    version: int
+    dimension: int
+    dense_size: int
+    lexical_size: int
+
+
+def manifest_path(dense_path: Path, version: int) -> Path:
+    return dense_path.with_name(f"manifest-v{version}.json")
+
+
+def write_manifest(path: Path, shape: IndexShape, files: list[Path]) -> None:
+    """Record `shape` and the digest of every file under `files` (atomically, after them)."""
+    digests = {str(file.relative_to(path.parent)): _digest(file) for file in _every_file(files)}
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(json.dumps({**asdict(shape), "files": digests}, sort_keys=True))
+    os.replace(temporary, path)
+
+
+def verified_shape(path: Path, files: list[Path]) -> IndexShape | None:
+    """The recorded shape when the manifest is there and every file matches it; else None."""
+    try:
+        recorded = json.loads(path.read_text())
+        digests = recorded.pop("files")
+        shape = IndexShape(**recorded)
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    present = {str(file.relative_to(path.parent)) for file in _every_file(files)}
+    if present != set(digests):
+        return None
+    for name, digest in digests.items():
+        if _digest(path.parent / name) != digest:
+            return None
+    return shape
+
+
+def _every_file(paths: list[Path]) -> list[Path]:
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found.extend(sorted(p for p in path.rglob("*") if p.is_file()))
+        elif path.exists():
+            found.append(path)
+    return found
+
+
+def _digest(path: Path) -> str:
+    hasher = hashlib.sha256()
+    with path.open("rb") as file:
+        while block := file.read(_CHUNK):
+            hasher.update(block)
+    return hasher.hexdigest()
