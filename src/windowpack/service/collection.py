@@ -254,6 +254,15 @@ class Collection:
         vectors, _ = embed_with_cache(sessions, self._context.embedder, texts, hashes)
         return texts, vectors
 
+    def summary_vectors(self) -> tuple[list[str], Vectors]:
+        """Every summary node's text, by id, with the vector it was indexed under (from the
+        embedding cache, as `chunk_vectors`): for a baseline that retrieves over the tree."""
+        sessions = self._context.sessions
+        with sessions() as session:
+            _, hashes, texts = repository.nodes_for_index(session, self.collection_id)
+        vectors, _ = embed_with_cache(sessions, self._context.embedder, texts, hashes)
+        return texts, vectors
+
     def __len__(self) -> int:
         with self._context.sessions() as session:
             return repository.count_documents(session, self.collection_id)
