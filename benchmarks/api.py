@@ -244,7 +244,7 @@ def _tagged(documents: list[wp.Document], tag: str) -> list[dict[str, Any]]:
     """The documents again under new ids, each paragraph tagged: every chunk is new text."""
     return [
         {
-            "id": f"{tag}/{doc.id}",
+            "id": f"{tag}/{doc.id.lstrip('/')}",
             "title": doc.title,
             "text": "\n\n".join(f"[{tag}] {part}" for part in doc.text.split("\n\n")),
         }

@@ -364,7 +364,9 @@ def essay_corpus(
             if total >= target_tokens:
                 break
             documents.append(
-                dataclasses.replace(doc, id=f"copy-{copies}/{doc.id}", title=f"{doc.title} (copy)")
+                dataclasses.replace(
+                    doc, id=f"copy-{copies}/{doc.id.lstrip('/')}", title=f"{doc.title} (copy)"
+                )
             )
             total += count
             copied_docs += 1

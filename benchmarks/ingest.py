@@ -43,8 +43,16 @@ What is measured (tokens/s are corpus tokens, o200k_base, over each stage's wall
   Also timed: the same re-ingest from a new process (a second `windowpack add`: the store is
   opened afresh and the model is not loaded), reported beside it.
 
-`--direct-embed` also times `embed_with_cache` called directly on the same texts on a second
-fresh database (one more model pass). Figures are printed as a table and written to
+`--chat` ingests one conversation instead: `windowpack.evals.mrcr_gdm.gdm_mrcr_case` over
+CORPUS (the essays), seed 1, 8 needles, of `--limit-tokens` tokens (default 150K), the shape
+of the 1M-token chat of issue 16; compare its tokens/s with a prose run of the same size:
+
+    .venv/bin/python benchmarks/ingest.py --chat --limit-tokens 150000 --no-raw
+    .venv/bin/python benchmarks/ingest.py --limit-tokens 150000 --no-raw
+
+`--no-raw` skips the raw encode (and so the overhead figure). `--direct-embed` also times
+`embed_with_cache` called directly on the same texts on a second fresh database (one more
+model pass). Figures are printed as a table and written to
 `benchmarks/results/ingest.json`.
 """
 
@@ -95,6 +103,7 @@ from windowpack.types import Document
 COLLECTION = "ingest-bench"
 EMBED_OVERHEAD_TARGET_PCT = 10.0
 REINGEST_TARGET_FRACTION = 0.05
+CHAT_TOKENS = 150_000
 # Calls timed inside the index stage (module globals / class attributes looked up per call).
 INDEX_CALLS: dict[str, tuple[object, str]] = {
     "commit": (ingest_module, "_commit"),
@@ -172,7 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     distinct_texts = list(dict.fromkeys(embed_texts))
 
     window_seconds, window_pieces, raw_seconds, raw_cpu_seconds = None, None, None, None
-    if isinstance(embedder, SentenceTransformerEmbedder):
+    if isinstance(embedder, SentenceTransformerEmbedder) and not args.no_raw:
         started = time.perf_counter()
         pieces, _ = embedder._split_into_windows(distinct_texts)
         window_seconds, window_pieces = time.perf_counter() - started, len(pieces)
@@ -190,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         raw_seconds = time.perf_counter() - started
         raw_cpu_seconds = time.process_time() - cpu_started
-    else:
+    elif not args.no_raw:
         console.print(
             f"[yellow]{config.embedder!r} is not a sentence-transformers model: no raw encode"
         )
@@ -319,6 +328,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _load_documents(args: argparse.Namespace, config: StoreConfig) -> tuple[Corpus, list[Document]]:
+    if args.chat:
+        return _chat_corpus(args, config)
     corpus = load_corpus(
         [args.corpus], max_bytes=config.max_file_bytes, split_chars=args.split_chars
     )
@@ -329,10 +340,36 @@ def _load_documents(args: argparse.Namespace, config: StoreConfig) -> tuple[Corp
     return corpus, documents
 
 
+def _chat_corpus(args: argparse.Namespace, config: StoreConfig) -> tuple[Corpus, list[Document]]:
+    """One GDM-MRCR-shaped conversation over the essays, of `--limit-tokens` tokens."""
+    from windowpack.evals import load_haystack
+    from windowpack.evals.mrcr_gdm import gdm_mrcr_case
+
+    length = args.limit_tokens or CHAT_TOKENS
+    started = time.perf_counter()
+    counter = get_token_counter(config.tokenizer)
+    case = gdm_mrcr_case(load_haystack(args.corpus), counter, length=length, needles=8, seed=1)
+    seconds = time.perf_counter() - started
+    description = (
+        f"a {case.params['turns']:,}-turn GDM-MRCR-shaped conversation (one transcript "
+        f"document, seed 1, 8 needles) of <= {length:,} tokens over {args.corpus}"
+    )
+    corpus = Corpus(
+        documents=list(case.documents),
+        description=description,
+        parse_seconds=seconds,
+        split_seconds=0.0,
+        files=1,
+    )
+    return corpus, corpus.documents
+
+
 def _reingest_in_new_process(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     """Re-ingest as a second `windowpack add` would: a new process, the model not loaded."""
     command = [sys.executable, __file__, str(args.corpus), "--reingest-child", str(folder)]
     command += ["--embedder", args.embedder, "--split-chars", str(args.split_chars)]
+    if args.chat:
+        command.append("--chat")
     if args.limit_tokens is not None:
         command += ["--limit-tokens", str(args.limit_tokens)]
     finished = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -392,6 +429,15 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--direct-embed",
         action="store_true",
         help="also time embed_with_cache directly on a fresh database (one more model pass)",
+    )
+    parser.add_argument(
+        "--chat",
+        action="store_true",
+        help="ingest one MRCR-shaped conversation over CORPUS (the essays) instead, of "
+        f"--limit-tokens tokens (default {CHAT_TOKENS:,})",
+    )
+    parser.add_argument(
+        "--no-raw", action="store_true", help="skip the raw model encode (one model pass less)"
     )
     parser.add_argument("--reingest-child", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

@@ -206,7 +206,7 @@ def _writes(documents: list[wp.Document]) -> Iterator[list[dict[str, Any]]]:
         tag = f"write {number}"
         yield [
             {
-                "id": f"{tag}/{doc.id}",
+                "id": f"{tag}/{doc.id.lstrip('/')}",
                 "text": "\n\n".join(f"[{tag}] {part}" for part in doc.text.split("\n\n")),
             }
             for doc in documents[2 * number % 40 : 2 * number % 40 + 2]

@@ -203,7 +203,7 @@ def _variant(doc: Document, copy: int, rng: random.Random, sentences: list[str])
         return doc
     paragraphs = _PARAGRAPH.split(doc.text)
     text = "\n\n".join(f"{rng.choice(sentences)} {paragraph}" for paragraph in paragraphs)
-    return dataclasses.replace(doc, text=text, id=f"variant-{copy}/{doc.id}")
+    return dataclasses.replace(doc, text=text, id=f"variant-{copy}/{doc.id.lstrip('/')}")
 
 
 def _has_documents(collection: wp.Collection) -> bool:

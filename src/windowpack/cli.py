@@ -7,7 +7,7 @@ import json
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -97,9 +97,20 @@ def ingest(
         Path | None,
         typer.Option(help="Folder file ids are relative to (default: the store's parent)."),
     ] = None,
+    ray: Annotated[
+        bool, typer.Option("--ray", help="Parse, chunk and embed on Ray (extra 'ray').")
+    ] = False,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            envvar="WINDOWPACK_RAY_ADDRESS",
+            help="The Ray cluster for --ray ('auto', 'ray://head:10001'); default: a local one.",
+        ),
+    ] = None,
 ) -> None:
     """Parse, chunk, embed and index files and folders (txt, md, html, pdf, json, jsonl)."""
-    col = _open(store, index_dir, embedder).collection(
+    executor = "ray" if ray else "local"
+    col = _open(store, index_dir, embedder, executor=executor, ray_address=ray_address).collection(
         collection, tokenizer=tokenizer, chunk_tokens=chunk_tokens
     )
     report = _add_with_progress(
@@ -238,7 +249,14 @@ _DEMO_BUDGET = 700
 
 @app.command(name="eval")
 def eval_(
-    tasks: Annotated[list[str], typer.Argument(help="niah, ruler and/or mrcr.")],
+    tasks: Annotated[
+        list[str],
+        typer.Argument(
+            help="niah, ruler, mrcr, associative, multihop and/or aggregation; or "
+            "`load FILE...` to run benchmark files (LOFT prompt, OpenAI MRCR JSONL, "
+            "GDM MRCR v2 CSV, RULER JSONL)."
+        ),
+    ],
     budgets: Annotated[str, typer.Option(help="Budgets, e.g. 2k,8k,32k,128k (K = 1024).")],
     haystack: Annotated[
         Path | None, typer.Option(help="Folder of .txt, JSON {text}, JSONL; generated if none.")
@@ -250,10 +268,32 @@ def eval_(
     mrcr_lengths: Annotated[
         str | None, typer.Option(help="MRCR conversation lengths (default: --lengths).")
     ] = None,
+    associative_lengths: Annotated[
+        str | None, typer.Option(help="Associative haystack lengths (default: --lengths).")
+    ] = None,
+    multihop_lengths: Annotated[
+        str | None, typer.Option(help="Multi-hop haystack lengths (default: --lengths).")
+    ] = None,
+    aggregation_lengths: Annotated[
+        str | None, typer.Option(help="Aggregation haystack lengths (default: --lengths).")
+    ] = None,
+    aggregation_facts: Annotated[
+        int, typer.Option(help="Office openings planted per aggregation case.")
+    ] = 16,
+    load: Annotated[
+        list[Path] | None, typer.Option(help="A benchmark file to run beside the tasks.")
+    ] = None,
+    load_format: Annotated[
+        str | None,
+        typer.Option("--format", help="Format of the loaded files (default: detected)."),
+    ] = None,
+    load_limit: Annotated[
+        int | None, typer.Option(help="At most this many rows of each loaded file.")
+    ] = None,
     depths: Annotated[str, typer.Option(help="NIAH needle depths in %.")] = "0,25,50,75,100",
     systems: Annotated[
         str, typer.Option(help="Systems compared side by side.")
-    ] = "windowpack,truncation,dense,bm25,llama-index",
+    ] = "windowpack,truncation,dense,bm25,llama-index,llama-index-reorder,raptor",
     out: Annotated[Path, typer.Option(help="Folder for the report and plots.")] = Path(
         "eval-results"
     ),
@@ -285,21 +325,37 @@ def eval_(
     ] = None,
     embedder: EmbedderOption = None,
 ) -> None:
-    """Run NIAH, RULER-style and MRCR-style evals; write JSON, markdown and PNG plots."""
+    """Run NIAH, RULER-style, MRCR-style, associative, multi-hop and aggregation evals;
+    write JSON, markdown and PNG plots."""
     from windowpack.evals.cli_run import EvalRequest, run_evals
 
+    # `eval load FILE...` runs benchmark files alone; `--load FILE` runs one beside tasks.
+    loading = tasks[0] == "load"
+    files = [Path(name) for name in tasks[1:]] if loading else []
+    if loading and not files:
+        raise typer.BadParameter("name the file(s) to load", param_hint="tasks")
     request = EvalRequest(
-        tasks=tasks,
+        tasks=[] if loading else tasks,
         budgets=budgets,
         haystack=haystack,
         lengths=lengths,
-        task_lengths={"ruler": ruler_lengths, "mrcr": mrcr_lengths},
+        task_lengths={
+            "ruler": ruler_lengths,
+            "mrcr": mrcr_lengths,
+            "associative": associative_lengths,
+            "multihop": multihop_lengths,
+            "aggregation": aggregation_lengths,
+        },
         depths=depths,
         systems=systems,
         seed=seed,
         samples=samples,
         mrcr_shapes=mrcr_shapes,
         mrcr_needles=mrcr_needles,
+        aggregation_facts=aggregation_facts,
+        loads=[*files, *(load or [])],
+        load_format=load_format,
+        load_limit=load_limit,
         keep_collections=keep_collections,
         tokenizer=tokenizer,
         reader_url=reader_url,
@@ -489,7 +545,15 @@ def _stats_of(store: Store, name: str) -> CollectionStats:
     return found[0]
 
 
-def _open(store: str, index_dir: str | None, embedder: str | None, *, create: bool = True) -> Store:
+def _open(
+    store: str,
+    index_dir: str | None,
+    embedder: str | None,
+    *,
+    create: bool = True,
+    executor: str = "local",
+    ray_address: str | None = None,
+) -> Store:
     """The store, a folder or a database URL as in `windowpack.open` (a URL needs
     `--index-dir`); read-only commands pass `create=False`, so a typo creates nothing."""
     import windowpack
@@ -499,7 +563,9 @@ def _open(store: str, index_dir: str | None, embedder: str | None, *, create: bo
         raise InvalidArgumentError(
             "--index-dir", "is required with a database URL as --store (or $WINDOWPACK_INDEX_DIR)"
         )
-    config = StoreConfig(embedder=embedder) if embedder else StoreConfig()
+    config = StoreConfig(executor=executor, ray_address=ray_address)
+    if embedder:
+        config = replace(config, embedder=embedder)
     return windowpack.open(store, config=config, create=create, index_dir=index_dir)
 
 

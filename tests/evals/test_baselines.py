@@ -105,3 +105,57 @@ def test_baselines_see_a_chat_request_joined_to_its_reply_as_a_generic_chunker_w
     ]
     assert np.allclose(pooled[0], (vectors[0] + vectors[1]) / np.sqrt(2))
     assert np.allclose(pooled[1:], vectors[2:])
+
+
+def _target(store: wp.Store, collection: wp.Collection, chunks: ChunkView) -> Target:
+    counter = get_token_counter("o200k_base")
+    return Target(store=store, collection=collection, counter=counter, chunks=lambda: chunks)
+
+
+def test_raptor_ranks_chunks_and_summaries_in_one_index_in_similarity_order(
+    view: tuple[wp.Store, wp.Collection, ChunkView, _CountingEmbedder],
+) -> None:
+    from windowpack.evals.systems import CollapsedTreeSystem
+
+    store, collection, chunks, _ = view
+    summaries, vectors = collection.summary_vectors()
+    assert summaries and vectors.shape == (len(summaries), chunks.vectors.shape[1])
+    system = CollapsedTreeSystem()
+    system.prepare(_target(store, collection, chunks))
+    question = "when was the boiler checked?"
+    ranked = system.ranking(question, 10_000)
+    assert sorted(ranked) == list(range(len(chunks.texts) + len(summaries)))
+    context = system.context(question, 60)
+    assert 0 < context.tokens <= 60
+    # The window is the top of the ranking, in that order (not document order).
+    items = [*chunks.texts, *summaries]
+    assert context.text.split("\n\n") == [
+        items[i] for i in ranked[: context.text.count("\n\n") + 1]
+    ]
+    whole = system.context(question, 100_000).text
+    assert all(summary in whole for summary in summaries)  # the tree's levels are in it
+    store.close()
+
+
+def test_long_context_reorder_keeps_the_top_k_and_puts_the_best_at_the_ends(
+    view: tuple[wp.Store, wp.Collection, ChunkView, _CountingEmbedder],
+) -> None:
+    from windowpack.evals.llama_baseline import LlamaIndexReorderSystem, LlamaIndexSystem
+
+    store, collection, chunks, _ = view
+    target = _target(store, collection, chunks)
+    plain, reorder = LlamaIndexSystem(), LlamaIndexReorderSystem()
+    plain.prepare(target)
+    reorder.prepare(target)
+    question = "is the ferry late?"
+    in_order = plain.context(question, 120).text.split("\n\n")
+    reordered = reorder.context(question, 120).text.split("\n\n")
+    assert sorted(in_order) == sorted(reordered) and len(reordered) >= 3
+    score = {
+        chunks.texts[int(hit.node.node_id)]: float(hit.score)
+        for hit in reorder._retriever.hits(question, 120)
+    }
+    ends, middle = [reordered[0], reordered[-1]], reordered[1:-1]
+    assert min(score[text] for text in ends) >= max(score[text] for text in middle)
+    assert reordered != in_order  # document order is not kept
+    store.close()

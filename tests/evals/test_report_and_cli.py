@@ -133,6 +133,18 @@ def test_headline_table_has_a_row_per_task_metric_and_system() -> None:
     ]
 
 
+def test_the_llm_reader_column_appears_only_when_a_reader_ran() -> None:
+    without = {"windowpack": {"2048": {"needle_recall": 1.0}}}
+    result = {"task": "associative", "settings": {"budgets": [2048]}, "summary": without}
+    assert "LLM score" not in headline_table([result])
+    with_reader = {"windowpack": {"2048": {"needle_recall": 1.0, "llm_score": 0.5}}}
+    lines = headline_table([{**result, "summary": with_reader}]).splitlines()
+    assert lines[2:] == [
+        "| associative (needle recall) | windowpack | 1.00 |",
+        "| associative (LLM score) | windowpack | 0.50 |",
+    ]
+
+
 def test_budget_labels() -> None:
     assert [budget_label(n) for n in (2048, 131072, 1 << 20, 3000)] == ["2K", "128K", "1M", "3000"]
 

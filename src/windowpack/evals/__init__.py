@@ -17,7 +17,8 @@ from windowpack.evals.mrcr import grade_mrcr, mrcr_case
 from windowpack.evals.mrcr_gdm import gdm_mrcr_case, grade_mrcr_gdm
 from windowpack.evals.needles import RULER_TASKS, niah_case, ruler_case
 from windowpack.evals.readers import DeterministicReader, OpenAIReader, Reader, score_reply
-from windowpack.evals.runner import EVALS, MRCR_SHAPES, MrcrEval, NiahEval, Progress, RulerEval
+from windowpack.evals.registry import EVALS
+from windowpack.evals.runner import MRCR_SHAPES, MrcrEval, NiahEval, Progress, RulerEval
 from windowpack.evals.stats import mean_interval
 from windowpack.evals.systems import SYSTEMS
 

@@ -11,9 +11,10 @@ from windowpack.types import Document
 
 _WHITESPACE = re.compile(r"\s+")
 
-# How a reply to a case is graded: the share of expected values it states (NIAH, RULER),
-# or the MRCR grade of OpenAI's rule or of GDM's MRCR v2 rule.
-Grading = Literal["values", "mrcr-openai", "mrcr-gdm"]
+# How a reply to a case is graded: the share of expected values it states (NIAH, RULER;
+# "facts": the same share, where a value is a fact's answer, as for the associative,
+# multi-hop and aggregation tasks), or the MRCR grade of OpenAI's rule or of GDM's MRCR v2.
+Grading = Literal["values", "facts", "mrcr-openai", "mrcr-gdm"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,7 +44,7 @@ class Case:
 
     @property
     def is_mrcr(self) -> bool:
-        return self.grading != "values"
+        return self.grading.startswith("mrcr")
 
     def needle_recall(self, window_text: str) -> float:
         """The share of this case's needles found verbatim in `window_text`.

@@ -12,7 +12,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from windowpack.errors import InvalidArgumentError
+from windowpack.evals.fact_evals import AggregationEval, LoadedEval
 from windowpack.evals.haystack import load_haystack
+from windowpack.evals.loaders import LOAD_FORMATS, load_cases
 from windowpack.evals.options import (
     parse_budgets,
     parse_counts,
@@ -21,10 +23,12 @@ from windowpack.evals.options import (
     parse_token_sizes,
 )
 from windowpack.evals.readers import OpenAIReader, Reader
+from windowpack.evals.registry import EVALS
 from windowpack.evals.report import write_report
-from windowpack.evals.runner import EVALS, MRCR_SHAPES, MrcrEval, NiahEval
+from windowpack.evals.runner import MRCR_SHAPES, MrcrEval, NiahEval
 from windowpack.evals.systems import SYSTEMS
 from windowpack.evals.timing import is_part
+from windowpack.text.tokens import get_token_counter
 
 if TYPE_CHECKING:
     from windowpack.service import Store
@@ -46,6 +50,10 @@ class EvalRequest:
     samples: int = 1
     mrcr_shapes: str = "gdm"
     mrcr_needles: str = "2,4,8"
+    aggregation_facts: int = 16
+    loads: Sequence[Path] = ()  # benchmark files run beside the tasks (`eval load FILE`)
+    load_format: str | None = None
+    load_limit: int | None = None
     keep_collections: bool = False
     reader_url: str | None = None
     reader_model: str | None = None
@@ -53,8 +61,9 @@ class EvalRequest:
 
 
 def run_evals(request: EvalRequest, store: Store, out: Path, *, command: str) -> list[Path]:
-    """Run each requested eval over `store` and write the report under `out`."""
-    tasks = parse_names(",".join(request.tasks), "tasks", tuple(EVALS))
+    """Run each requested eval, then each loaded benchmark file, over `store` and write the
+    report under `out`."""
+    tasks = parse_names(",".join(request.tasks), "tasks", tuple(EVALS)) if request.tasks else []
     common: dict[str, Any] = {
         "haystack": load_haystack(request.haystack, seed=request.seed),
         "budgets": parse_budgets(request.budgets),
@@ -68,10 +77,14 @@ def run_evals(request: EvalRequest, store: Store, out: Path, *, command: str) ->
     depths = parse_depths(request.depths)
     # Every option is checked before the first case runs: a typo fails now, not an hour in.
     extras = {task: _task_options(request, task, depths) for task in tasks}
+    evaluations = [EVALS[task](**common, **extras[task]) for task in tasks]
+    evaluations += _loaded_evals(request, common)
+    if not evaluations:
+        raise InvalidArgumentError("tasks", "name a task, or `load FILE`")
     results = []
     console = Console(stderr=True)
-    for task in tasks:
-        evaluation = EVALS[task](**common, **extras[task])
+    for evaluation in evaluations:
+        task = evaluation.task
         started = time.perf_counter()
         with _RichProgress(console, task) as progress:
             result = evaluation(store, progress=progress)
@@ -80,6 +93,21 @@ def run_evals(request: EvalRequest, store: Store, out: Path, *, command: str) ->
         console.print(f"  where the time went: {_stages(result['timing'])}")
         results.append(result)
     return write_report(results, out, command=command)
+
+
+def _loaded_evals(request: EvalRequest, common: Mapping[str, Any]) -> list[LoadedEval]:
+    """An eval per benchmark file, every file parsed before the first case runs."""
+    if request.load_format is not None:
+        parse_names(request.load_format, "format", LOAD_FORMATS)
+    counter = get_token_counter(request.tokenizer)
+    options = {key: value for key, value in common.items() if key != "haystack"}
+    return [
+        LoadedEval(
+            loaded=load_cases(path, counter, format_=request.load_format, limit=request.load_limit),
+            **options,
+        )
+        for path in request.loads
+    ]
 
 
 def _task_options(request: EvalRequest, task: str, depths: list[float]) -> dict[str, Any]:
@@ -92,6 +120,8 @@ def _task_options(request: EvalRequest, task: str, depths: list[float]) -> dict[
     if EVALS[task] is MrcrEval:
         options["shapes"] = parse_names(request.mrcr_shapes, "mrcr-shapes", tuple(MRCR_SHAPES))
         options["needles"] = parse_counts(request.mrcr_needles, "mrcr-needles", largest=8)
+    if EVALS[task] is AggregationEval:
+        options["facts"] = request.aggregation_facts
     return options
 
 

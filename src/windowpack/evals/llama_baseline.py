@@ -19,7 +19,14 @@ from typing import Any
 from windowpack.config import DEFAULT_EMBEDDER
 from windowpack.errors import MissingDependencyError
 from windowpack.evals.chunk_view import ChunkView
-from windowpack.evals.systems import SEPARATOR, Context, Target, exact_context, fill_to_budget
+from windowpack.evals.systems import (
+    SEPARATOR,
+    Context,
+    Target,
+    choose_to_budget,
+    exact_context,
+    fill_to_budget,
+)
 from windowpack.retrieval.embedder import HASH_EMBEDDER, Embedder, bundled_model_path
 from windowpack.text.tokens import TokenCounter
 
@@ -66,17 +73,32 @@ class LlamaIndexRetriever:
         return max(1, min(self.nodes, math.ceil(TOP_K_OVER_BUDGET * budget / self.mean_tokens)))
 
     def ranking(self, question: str, budget: int) -> list[int]:
-        """Chunk positions best first, as llama-index's retriever returns them. A question
-        asked at several budgets is embedded once (llama-index takes the vector in its
-        `QueryBundle`), as windowpack's query vector cache does."""
+        """Chunk positions best first, as llama-index's retriever returns them."""
+        return [int(hit.node.node_id) for hit in self.hits(question, budget)]
+
+    def hits(self, question: str, budget: int) -> list[Any]:
+        """llama-index's `NodeWithScore` hits, best first. A question asked at several
+        budgets is embedded once (llama-index takes the vector in its `QueryBundle`), as
+        windowpack's query vector cache does."""
         from llama_index.core.schema import QueryBundle
 
         if self._query is None or self._query.query_str != question:
             embedding = self.embed_model.get_query_embedding(question)
             self._query = QueryBundle(query_str=question, embedding=embedding)
         retriever = self.index.as_retriever(similarity_top_k=self.top_k(budget))
-        hits = retriever.retrieve(self._query)
-        return [int(hit.node.node_id) for hit in hits]
+        return list(retriever.retrieve(self._query))
+
+    def reordered(self, question: str, budget: int) -> str:
+        """The hits that fit the budget, best first, laid out by llama-index's
+        `LongContextReorder` (best at the start and the end, weakest in the middle)."""
+        from llama_index.core.postprocessor import LongContextReorder
+
+        hits = self.hits(question, budget)
+        positions = [int(hit.node.node_id) for hit in hits]
+        chosen = set(choose_to_budget(positions, self.costs, self.separator, budget))
+        fitting = [hit for hit, at in zip(hits, positions, strict=True) if at in chosen]
+        ordered = LongContextReorder().postprocess_nodes(fitting)
+        return SEPARATOR.join(self.chunks.texts[int(hit.node.node_id)] for hit in ordered)
 
     def fill(self, question: str, budget: int) -> tuple[str, bool]:
         """The context for `question`, and whether the hits ran out before the budget did."""
@@ -109,6 +131,19 @@ class LlamaIndexSystem:
     def context(self, question: str, budget: int) -> Context:
         started = time.perf_counter()
         text, _ = self._retriever.fill(question, budget)
+        return exact_context(text, self._retriever.counter, started, budget)
+
+
+class LlamaIndexReorderSystem(LlamaIndexSystem):
+    """The llama-index top-k filled to the budget, then in `LongContextReorder`'s order
+    instead of document order: what the same chunks look like to a reader laid out the way
+    llama-index recommends against "lost in the middle"."""
+
+    name = "llama-index-reorder"
+
+    def context(self, question: str, budget: int) -> Context:
+        started = time.perf_counter()
+        text = self._retriever.reordered(question, budget)
         return exact_context(text, self._retriever.counter, started, budget)
 
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 from windowpack.errors import InvalidArgumentError
 from windowpack.evals.cases import Case
-from windowpack.evals.haystack import Haystack, insert_at_depth, passages_of_length
+from windowpack.evals.haystack import Haystack
+from windowpack.evals.planting import plant
 from windowpack.text.tokens import TokenCounter
-from windowpack.types import Document
 
 RULER_TASKS = ("multikey-number", "multikey-uuid", "multivalue", "multiquery")
 MULTIKEY_NEEDLES = 8  # one asked, seven distractors with other keys
@@ -140,21 +140,19 @@ def _build_case(
     depth: float | None,
 ) -> Case:
     # The needles' own tokens come out of the length, so the case holds `length` tokens.
-    needle_tokens = sum(counter.count(" " + needle.sentence) for needle, _ in planted)
-    passages = passages_of_length(haystack, max(1, length - needle_tokens), counter)
-    for needle, at in planted:
-        passages = insert_at_depth(passages, counter, needle.sentence, at)
-    documents = tuple(
-        Document(text=text, id=f"passage-{index:05d}", title=f"passage {index + 1}")
-        for index, text in enumerate(passages)
+    planted_case = plant(
+        haystack,
+        counter,
+        length=length,
+        sentences=[(needle.sentence, at) for needle, at in planted],
     )
     return Case(
         task=task,
         name=name,
         length=length,
-        tokens=sum(counter.count_many(list(passages))),
+        tokens=planted_case.tokens,
         depth=depth,
-        documents=documents,
+        documents=planted_case.documents,
         question=question,
         needles=tuple(needle.sentence for needle in asked),
         answers=tuple(needle.value for needle in asked),

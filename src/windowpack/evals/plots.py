@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from windowpack.errors import MissingDependencyError
-from windowpack.evals.report import METRIC_LABEL, budget_label, headline_metrics
+from windowpack.evals.report import budget_label, metric_label, shown_metrics
 from windowpack.evals.summary import summarise
 
 _MAX_PANELS = 4  # more lengths than this are pooled into one panel
@@ -31,7 +31,7 @@ def plot_result(result: Mapping[str, Any], out: Path) -> list[Path]:
 def _metrics(result: Mapping[str, Any]) -> list[str]:
     cells = [cell for by_budget in result["summary"].values() for cell in by_budget.values()]
     present = {metric for cell in cells for metric in cell}
-    return [metric for metric in headline_metrics(result["task"]) if metric in present]
+    return [metric for metric in shown_metrics(result) if metric in present]
 
 
 def _pyplot() -> Any:
@@ -66,10 +66,12 @@ def plot_metric_vs_budget(result: Mapping[str, Any], metric: str, out: Path) -> 
         axis.set_xlabel("budget (tokens)")
         axis.set_title(title, fontsize=10)
         axis.grid(alpha=0.3)
-    axes[0][0].set_ylabel(METRIC_LABEL[metric])
+    axes[0][0].set_ylabel(metric_label(result["task"], metric))
     handles, labels = axes[0][0].get_legend_handles_labels()
     figure.legend(handles, labels, loc="center right", fontsize=8)
-    figure.suptitle(f"{result['task']}: {METRIC_LABEL[metric]} vs budget (95% intervals)")
+    figure.suptitle(
+        f"{result['task']}: {metric_label(result['task'], metric)} vs budget (95% intervals)"
+    )
     figure.tight_layout(rect=(0.0, 0.0, 1.0 - 1.4 / figure.get_figwidth(), 1.0))
     name = "score" if metric == "score" else metric.replace("_", "-")
     path = out / f"{result['task']}-{name}-vs-budget.png"

@@ -1,13 +1,15 @@
 """Readers turn a window and a question into a reply, and scoring turns a reply into a number.
 
 `DeterministicReader` answers from the window alone, with no model: for NIAH and RULER it
-reads the values stated for the asked keys, for MRCR it finds the k-th instance of the asked
-request in the window (by a passage header's instance label where the window has them, as
-any LLM reader could read them, else by counting copies of the request in window order) and
-returns the reply after it, with the random prefix. Whatever it
-cannot see it cannot answer, so its score bounds what any LLM reader could do with that
-window. `OpenAIReader` asks a real model through an OpenAI-compatible endpoint; both are
-graded by `score_reply`.
+reads the values stated for the asked keys; for the fact tasks (associative, multi-hop,
+aggregation) it gives a fact's answer when every sentence the fact needs is in the window
+(a reader that knows Dresden has the Semperoper, and chains two facts, needs no more); for
+MRCR it finds the k-th instance of the asked request in the window (by a passage header's
+instance label where the window has them, as any LLM reader could read them, else by
+counting copies of the request in window order) and returns the reply after it, with the
+random prefix. Whatever it cannot see it cannot answer, so its score bounds what any LLM
+reader could do with that window. `OpenAIReader` asks a real model through an
+OpenAI-compatible endpoint; both are graded by `score_reply`.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import re
 from typing import TYPE_CHECKING, Any, Protocol
 
 from windowpack.errors import InvalidArgumentError, MissingDependencyError
-from windowpack.evals.cases import Case
+from windowpack.evals.cases import Case, normalise_whitespace
 from windowpack.evals.mrcr import grade_mrcr, request
 from windowpack.evals.mrcr_gdm import grade_mrcr_gdm
 
@@ -48,12 +50,25 @@ class DeterministicReader:
     def answer(self, case: Case, context: str) -> str:
         if case.is_mrcr:
             return _mrcr_reply(case, context)
+        if case.grading == "facts":
+            return _facts_reply(case, context)
         values = [
             match.group(1)
             for key in case.params["keys"]
             for match in _needle_pattern(str(case.params["kind"]), str(key)).finditer(context)
         ]
         return ", ".join(dict.fromkeys(values))
+
+
+def _facts_reply(case: Case, context: str) -> str:
+    """The answers of the facts whose sentences are all in `context`."""
+    text = normalise_whitespace(context)
+    answers = [
+        str(fact["answer"])
+        for fact in case.params["facts"]
+        if all(normalise_whitespace(needle) in text for needle in fact["needles"])
+    ]
+    return ", ".join(answers)
 
 
 def _needle_pattern(kind: str, key: str) -> re.Pattern[str]:

@@ -22,12 +22,28 @@ HEADLINE_METRICS = {
     "niah": ("needle_recall",),
     "ruler": ("needle_recall",),
     "mrcr": ("ordinal_complete", "score"),
+    "associative": ("needle_recall",),
+    "multihop": ("needle_recall", "score"),
+    "aggregation": ("needle_recall",),
+    "loft": ("needle_recall",),
+    "openai-mrcr": ("ordinal_complete", "score"),
+    "gdm-mrcr": ("ordinal_complete", "score"),
 }
 METRIC_LABEL = {
     "needle_recall": "needle recall",
     "score": "MRCR score",
     "ordinal_complete": "ordinal-complete",
     "llm_score": "LLM score",
+}
+# What a metric means in a task where it is not the generic one above.
+TASK_METRIC_LABEL = {
+    ("associative", "score"): "reader score",
+    ("multihop", "needle_recall"): "share of the 2 facts",
+    ("multihop", "score"): "both facts",
+    ("aggregation", "needle_recall"): "coverage",
+    ("aggregation", "score"): "reader score",
+    ("loft", "needle_recall"): "gold passage recall",
+    ("loft", "score"): "reader score",
 }
 INTERVAL_NOTE = (
     "Cells: mean [95% interval] over the cases (Wilson score interval for 0/1 metrics such "
@@ -40,8 +56,21 @@ def budget_label(tokens: int) -> str:
     return size_label(tokens).replace(",", "")
 
 
+def metric_label(task: str, metric: str) -> str:
+    """What `metric` is called in `task`'s tables and plots."""
+    return TASK_METRIC_LABEL.get((task, metric), METRIC_LABEL[metric])
+
+
 def headline_metrics(task: str) -> tuple[str, ...]:
     return HEADLINE_METRICS.get(task, ("score",))
+
+
+def shown_metrics(result: Mapping[str, Any]) -> tuple[str, ...]:
+    """The task's headline metrics, and the LLM reader's score where a run had a reader
+    (`--reader-url`): its column appears only then."""
+    cells = [cell for by_budget in result["summary"].values() for cell in by_budget.values()]
+    llm = ("llm_score",) if any("llm_score" in cell for cell in cells) else ()
+    return headline_metrics(result["task"]) + llm
 
 
 def write_report(results: Sequence[Mapping[str, Any]], out: Path, *, command: str) -> list[Path]:
@@ -65,9 +94,10 @@ def markdown_report(results: Sequence[Mapping[str, Any]], *, command: str) -> st
     parts += [headline_table(results), ""]
     for result in results:
         parts += [f"## {result['task']}", "", _settings_line(result), "", detail_table(result)]
-        for metric in headline_metrics(result["task"]):
+        for metric in shown_metrics(result):
             if "cells" in result:
-                parts += ["", f"{METRIC_LABEL[metric]} per cell:", "", cell_table(result, metric)]
+                label = metric_label(result["task"], metric)
+                parts += ["", f"{label} per cell:", "", cell_table(result, metric)]
         if "timing" in result:
             parts += ["", timing_table(result)]
         parts.append("")
@@ -82,8 +112,8 @@ def headline_table(results: Sequence[Mapping[str, Any]]) -> str:
         "|---|---|" + "---:|" * len(budgets),
     ]
     for result in results:
-        for metric in headline_metrics(result["task"]):
-            label = f"{result['task']} ({METRIC_LABEL[metric]})"
+        for metric in shown_metrics(result):
+            label = f"{result['task']} ({metric_label(result['task'], metric)})"
             for system, cells in result["summary"].items():
                 shown = [with_interval(cells.get(str(b), {}), metric) for b in budgets]
                 lines.append(f"| {label} | {system} | " + " | ".join(shown) + " |")
@@ -120,7 +150,8 @@ def detail_table(result: Mapping[str, Any]) -> str:
     cells = [cell for by_budget in result["summary"].values() for cell in by_budget.values()]
     order = ("needle_recall", "ordinal_complete", "score", "llm_score")
     metrics = [metric for metric in order if any(metric in cell for cell in cells)]
-    header = "| system | budget | cases | " + " | ".join(METRIC_LABEL[m] for m in metrics)
+    labels = [metric_label(result["task"], metric) for metric in metrics]
+    header = "| system | budget | cases | " + " | ".join(labels)
     header += " | tokens used (mean / max) | latency p50 / p95 ms |"
     lines = [header, "|---|---:|---:|" + "---:|" * len(metrics) + "---:|---:|"]
     for system, by_budget in result["summary"].items():

@@ -8,7 +8,10 @@ exactly in the run's tokenizer:
   vectors as windowpack), taken best first while they fit.
 - `bm25`: chunks ranked by BM25 (bm25s, English stop words, Snowball stems; whole chunks,
   unlike windowpack's sentence-level index), taken best first while they fit.
-- `llama-index`: see `evals.llama_baseline`.
+- `llama-index`, `llama-index-reorder` (its `LongContextReorder` over the same top-k): see
+  `evals.llama_baseline`.
+- `raptor`: RAPTOR's collapsed-tree retrieval over windowpack's own summary tree (chunks and
+  summaries in one index, top-k by cosine, filled to the budget in similarity order).
 The retrieval baselines use windowpack's own chunks, so only the selection differs, and
 put what they took back in document order (a "k-th" question needs order).
 """
@@ -27,7 +30,15 @@ if TYPE_CHECKING:
     from windowpack.retrieval.embedder import Vectors
     from windowpack.service import Collection, Store
 
-SYSTEMS = ("windowpack", "truncation", "dense", "bm25", "llama-index")
+SYSTEMS = (
+    "windowpack",
+    "truncation",
+    "dense",
+    "bm25",
+    "llama-index",
+    "llama-index-reorder",
+    "raptor",
+)
 SEPARATOR = "\n\n"
 _HEAD_CHARS_PER_TOKEN = 8  # English runs ~4.5 chars a token in o200k and cl100k
 
@@ -148,6 +159,40 @@ class DenseTopKSystem(_RankedChunksSystem):
         return [int(i) for i in ids]
 
 
+class CollapsedTreeSystem(DenseTopKSystem):
+    """RAPTOR's collapsed-tree retrieval over windowpack's own summary tree: every chunk and
+    every summary node in one flat index, the most similar taken while they fit, in
+    similarity order (as RAPTOR concatenates them). The summaries' vectors are the ones
+    windowpack indexed them under, from the store's embedding cache."""
+
+    name = "raptor"
+
+    def prepare(self, target: Target) -> None:
+        import numpy as np
+
+        from windowpack.evals.chunk_view import ChunkView
+
+        chunks = target.chunks()
+        texts, vectors = target.collection.summary_vectors()
+        self._chunks = ChunkView(
+            texts=[*chunks.texts, *texts],
+            vectors=np.vstack([chunks.vectors, vectors]) if texts else chunks.vectors,
+            embedder=chunks.embedder,
+        )
+        self._counter = target.counter
+        self._costs = target.counter.count_many(self._chunks.texts)
+        self._separator = target.counter.count(SEPARATOR)
+        self._build()
+
+    def context(self, question: str, budget: int) -> Context:
+        started = time.perf_counter()
+        chosen = choose_to_budget(
+            self.ranking(question, budget), self._costs, self._separator, budget
+        )
+        text = SEPARATOR.join(self._chunks.texts[index] for index in chosen)
+        return exact_context(text, self._counter, started, budget)
+
+
 class BM25TopKSystem(_RankedChunksSystem):
     name = "bm25"
 
@@ -177,9 +222,17 @@ class BM25TopKSystem(_RankedChunksSystem):
 def fill_to_budget(
     ranked: Sequence[int], texts: Sequence[str], costs: Sequence[int], separator: int, budget: int
 ) -> str:
-    """Chunks taken best first while they fit (each costs its tokens plus a separator), then
-    joined in document order. Stops at the first chunk that does not fit, as a top-k
-    retriever filled to a budget does."""
+    """Chunks taken best first while they fit (`choose_to_budget`), joined in document order."""
+    chosen = choose_to_budget(ranked, costs, separator, budget)
+    return SEPARATOR.join(texts[index] for index in sorted(chosen))
+
+
+def choose_to_budget(
+    ranked: Sequence[int], costs: Sequence[int], separator: int, budget: int
+) -> list[int]:
+    """The leading items of `ranked` that fit in `budget` (each costs its tokens plus a
+    separator), best first. Stops at the first that does not fit, as a top-k retriever
+    filled to a budget does."""
     chosen: list[int] = []
     used = 0
     for index in ranked:
@@ -188,7 +241,7 @@ def fill_to_budget(
             break
         chosen.append(index)
         used += cost
-    return SEPARATOR.join(texts[index] for index in sorted(chosen))
+    return chosen
 
 
 def exact_context(
@@ -208,14 +261,15 @@ def _since(started: float) -> float:
 
 def make_system(name: str) -> System:
     """The system called `name` (one of `SYSTEMS`)."""
-    if name == "llama-index":
-        from windowpack.evals.llama_baseline import LlamaIndexSystem
+    if name in ("llama-index", "llama-index-reorder"):
+        from windowpack.evals.llama_baseline import LlamaIndexReorderSystem, LlamaIndexSystem
 
-        return LlamaIndexSystem()
+        return LlamaIndexSystem() if name == "llama-index" else LlamaIndexReorderSystem()
     factories: dict[str, Callable[[], System]] = {
         "windowpack": WindowpackSystem,
         "truncation": TruncationSystem,
         "dense": DenseTopKSystem,
         "bm25": BM25TopKSystem,
+        "raptor": CollapsedTreeSystem,
     }
     return factories[name]()

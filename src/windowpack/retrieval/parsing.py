@@ -65,6 +65,7 @@ def parse_paths(
     max_bytes: int,
     root: Path | None = None,
     max_pdf_pages: int = MAX_PDF_PAGES,
+    parse_many: ParseMany | None = None,
 ) -> ParseResult:
     """Parse files and folders (walked recursively, in sorted order, hidden entries skipped).
 
@@ -75,15 +76,18 @@ def parse_paths(
     sources, error messages, `skipped`) are paths relative to it, the same from any working
     directory (a file outside it keeps its absolute path); files uploaded to a temporary
     folder keep the names the client gave them. A PDF of more than `max_pdf_pages` pages is
-    a `FileTooLargeError`, refused before any page is read.
+    a `FileTooLargeError`, refused before any page is read. `parse_many` parses the files
+    found (an executor's `parse_files`, which may spread them over processes); by default,
+    one by one.
     """
+    limits = ParseLimits(max_bytes=max_bytes, max_pdf_pages=max_pdf_pages)
     if root is None:
-        return _parse_paths(paths, max_bytes=max_bytes, max_pdf_pages=max_pdf_pages)
+        return _parse_paths(paths, limits=limits, parse_many=parse_many)
     # Absolute, normalised paths ("..", "." resolved; links kept) from any working directory.
     prefix = Path(os.path.abspath(root)).as_posix().rstrip("/") + "/"
     absolute = [os.path.abspath(path) for path in paths]
     try:
-        result = _parse_paths(absolute, max_bytes=max_bytes, max_pdf_pages=max_pdf_pages)
+        result = _parse_paths(absolute, limits=limits, parse_many=parse_many)
     except FileInputError as error:
         raise type(error)(str(error.path).removeprefix(prefix), str(error.problem)) from None
     except InputPathNotFoundError as error:
@@ -109,26 +113,61 @@ def _relative(document: Document, prefix: str) -> Document:
 
 
 def _parse_paths(
-    paths: Sequence[str | os.PathLike[str]], *, max_bytes: int, max_pdf_pages: int
+    paths: Sequence[str | os.PathLike[str]], *, limits: ParseLimits, parse_many: ParseMany | None
 ) -> ParseResult:
-    _require_positive_max_bytes(max_bytes)
+    _require_positive_max_bytes(limits.max_bytes)
     given = [Path(path) for path in paths]
     for path in given:
         # `exists()` follows links, so a dangling link counts as missing too.
         if not path.exists():
             raise InputPathNotFoundError(os.fspath(path))
-    documents: dict[str, Document] = {}
     skipped: dict[str, str] = {}
-    for path in given:
-        if path.is_dir():
-            parsed = _parse_folder(
-                path, max_bytes=max_bytes, max_pdf_pages=max_pdf_pages, skipped=skipped
-            )
-        else:
-            parsed = parse_file(path, max_bytes=max_bytes, max_pdf_pages=max_pdf_pages)
+    # Every file first (named ones flagged), then one batch parse: an executor may spread it.
+    files = [
+        (file, not path.is_dir())
+        for path in given
+        for file in (_walk(path, skipped) if path.is_dir() else [path])
+    ]
+    parse = parse_many or _parse_each
+    documents: dict[str, Document] = {}
+    for (path, named), parsed in zip(files, parse([f for f, _ in files], limits), strict=True):
+        if isinstance(parsed, Exception):
+            # A named file that cannot be parsed is an error; one found in a folder (even one
+            # removed while the folder is walked) is skipped like any other bad file.
+            if named or not isinstance(parsed, FileInputError | InputPathNotFoundError):
+                raise parsed
+            skipped[path.as_posix()] = parsed.message
+            continue
         for document in parsed:
             documents.setdefault(document.id or "", document)
     return ParseResult(documents=list(documents.values()), skipped=skipped)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ParseLimits:
+    """What one file may cost: its size, and a PDF's pages."""
+
+    max_bytes: int
+    max_pdf_pages: int = MAX_PDF_PAGES
+
+
+ParsedFile = list[Document] | Exception
+"""What parsing one file gave: its documents, or the error to raise or record as skipped."""
+
+ParseMany = Callable[[Sequence[Path], ParseLimits], Sequence[ParsedFile]]
+"""Parses files within the limits and returns each one's result, in order."""
+
+
+def _parse_each(paths: Sequence[Path], limits: ParseLimits) -> list[ParsedFile]:
+    return [parse_or_error(path, limits) for path in paths]
+
+
+def parse_or_error(path: Path, limits: ParseLimits) -> ParsedFile:
+    """`parse_file`, with an input error returned instead of raised (it may cross a process)."""
+    try:
+        return parse_file(path, max_bytes=limits.max_bytes, max_pdf_pages=limits.max_pdf_pages)
+    except (FileInputError, InputPathNotFoundError) as error:
+        return error
 
 
 def parse_file(path: Path, *, max_bytes: int, max_pdf_pages: int = MAX_PDF_PAGES) -> list[Document]:
@@ -138,6 +177,12 @@ def parse_file(path: Path, *, max_bytes: int, max_pdf_pages: int = MAX_PDF_PAGES
     `EmptyDocumentError` (no text) or `FileTooLargeError` (over `max_bytes`, checked with
     `stat` before reading; a PDF over `max_pdf_pages` pages); all name the file.
     """
+    data = read_file(path, max_bytes=max_bytes)
+    return parse_bytes(data, path, max_pdf_pages=max_pdf_pages)
+
+
+def read_file(path: Path, *, max_bytes: int) -> bytes:
+    """A file's bytes, checked for a supported type and size first (errors as `parse_file`)."""
     _require_positive_max_bytes(max_bytes)
     name = path.as_posix()
     suffix = path.suffix.lower()
@@ -146,8 +191,13 @@ def parse_file(path: Path, *, max_bytes: int, max_pdf_pages: int = MAX_PDF_PAGES
         raise UnsupportedFileError(
             name, f"has an unsupported file type {suffix!r} (supported: {supported})"
         )
-    data = _read_bytes(path, name, max_bytes)
-    file_format = _format_of(suffix)
+    return _read_bytes(path, name, max_bytes)
+
+
+def parse_bytes(data: bytes, path: Path, *, max_pdf_pages: int = MAX_PDF_PAGES) -> list[Document]:
+    """Parse the bytes `read_file` read from `path` (no file access: any process can do it)."""
+    name = path.as_posix()
+    file_format = _format_of(path.suffix.lower())
     if file_format == "pdf":
         return [_parse_pdf(data, path, name, max_pages=max_pdf_pages)]
     return [_PARSERS[file_format](data, path, name)]
@@ -159,19 +209,6 @@ def _require_positive_max_bytes(max_bytes: int) -> None:
 
 
 # --- folders ---------------------------------------------------------------------------------
-
-
-def _parse_folder(
-    folder: Path, *, max_bytes: int, max_pdf_pages: int, skipped: dict[str, str]
-) -> list[Document]:
-    documents: list[Document] = []
-    for path in _walk(folder, skipped):
-        try:
-            documents.extend(parse_file(path, max_bytes=max_bytes, max_pdf_pages=max_pdf_pages))
-        # A file removed while the folder is walked is skipped like any other bad file.
-        except (FileInputError, InputPathNotFoundError) as error:
-            skipped[path.as_posix()] = error.message
-    return documents
 
 
 def _walk(folder: Path, skipped: dict[str, str]) -> Iterator[Path]:

@@ -116,7 +116,11 @@ class Collection:
         base = Path(root) if root is not None else self._context.root
         config = self._context.config
         parsed = parse_paths(
-            paths, max_bytes=config.max_file_bytes, root=base, max_pdf_pages=config.max_pdf_pages
+            paths,
+            max_bytes=config.max_file_bytes,
+            root=base,
+            max_pdf_pages=config.max_pdf_pages,
+            parse_many=self._context.executor.parse_files,
         )
         return self._ingest(parsed.documents, progress=progress, skipped=parsed.skipped)
 
@@ -247,6 +251,15 @@ class Collection:
         with sessions() as session:
             _, texts = repository.chunk_texts_and_ids(session, self.collection_id)
         hashes = [content_hash(t) for t in texts]
+        vectors, _ = embed_with_cache(sessions, self._context.embedder, texts, hashes)
+        return texts, vectors
+
+    def summary_vectors(self) -> tuple[list[str], Vectors]:
+        """Every summary node's text, by id, with the vector it was indexed under (from the
+        embedding cache, as `chunk_vectors`): for a baseline that retrieves over the tree."""
+        sessions = self._context.sessions
+        with sessions() as session:
+            _, hashes, texts = repository.nodes_for_index(session, self.collection_id)
         vectors, _ = embed_with_cache(sessions, self._context.embedder, texts, hashes)
         return texts, vectors
 

@@ -22,6 +22,7 @@ from windowpack.errors import CollectionNotFoundError, ConflictError, StoreNotFo
 from windowpack.ingest import IngestTarget
 from windowpack.pack import Packer, PackRequest, Source
 from windowpack.retrieval.embedder import Embedder, get_embedder
+from windowpack.retrieval.executor import IngestExecutor, make_executor
 from windowpack.retrieval.indexes import IndexStore
 from windowpack.retrieval.search import (
     QueryEmbeddingCache,
@@ -66,6 +67,8 @@ class StoreContext:
     extractive: Summarizer
     root: Path
     """File ids are paths relative to this folder (`Collection.add_files`)."""
+    executor: IngestExecutor
+    """Where ingest parses, chunks and embeds (`StoreConfig.executor`); started on first use."""
 
     @classmethod
     def connect(
@@ -119,6 +122,7 @@ class StoreContext:
             summarizer=summarizer or extractive,
             extractive=extractive,
             root=Path(os.path.abspath(root or Path.cwd())),
+            executor=make_executor(config),
         )
 
     def collection_names(self) -> list[str]:
@@ -225,7 +229,8 @@ class StoreContext:
             collection_id=collection.collection_id,
             counter=get_token_counter(collection.tokenizer),
             chunk_tokens=collection.chunk_tokens,
-            embedder=self.embedder,
+            embedder=self.executor.embedder(self.embedder),
+            executor=self.executor,
             indexes=self.indexes,
             sessions=self.sessions,
             summarizer=summarizer or self.summarizer,

@@ -213,6 +213,7 @@ class Store:
         self._context.packer.forget(collection_id)
 
     def close(self) -> None:
+        self._context.executor.close()
         self._context.engine.dispose()
 
     def __enter__(self) -> Store:
