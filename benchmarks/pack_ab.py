@@ -1,0 +1,59 @@
+"""Pack cost of one checkout against another on the same store: wall and process-CPU p50.
+
+Run it once per checkout, each on its own copy of one store (a checkout may rebuild index
+files in its own format), and compare the printed JSON lines:
+
+    cp -r /tmp/wp-pack-1m /tmp/ab-old && cp -r /tmp/wp-pack-1m /tmp/ab-new
+    PYTHONPATH=<old checkout>/src .venv/bin/python benchmarks/pack_ab.py /tmp/ab-old old
+    PYTHONPATH=<new checkout>/src .venv/bin/python benchmarks/pack_ab.py /tmp/ab-new new
+
+The store is `benchmarks/pack.py`'s (collection `pack-bench`). Per budget (8K, 128K, 1M), 20
+questions never asked before (seeded random essay words, so every pack misses the window
+cache) after one warm-up pack that loads state and indexes. Process CPU time is reported
+beside wall time because it moves less when the machine is shared; only the public API is
+used, so the script runs against older checkouts too (it was used for the issue-11 re-cut).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import windowpack as wp
+
+ESSAYS = Path(__file__).resolve().parents[2] / "shared/data/ruler/PaulGrahamEssays.json"
+BUDGETS = (8_192, 131_072, 1_048_576)
+QUESTIONS = 20
+
+
+def main() -> None:
+    store_path, label = sys.argv[1], sys.argv[2]
+    vocabulary = sorted(set(re.findall(r"[a-z]{6,}", ESSAYS.read_text("utf-8").lower())))
+    rng = random.Random(7)
+    questions = [" ".join(rng.sample(vocabulary, 4)) + "?" for _ in range(QUESTIONS)]
+    figures: dict[str, object] = {"label": label}
+    with wp.open(store_path) as store:
+        collection = store.collection("pack-bench")
+        collection.pack("warm up the state", budget=BUDGETS[0])
+        for budget in BUDGETS:
+            cpu, wall = [], []
+            for question in questions:
+                cpu_start, wall_start = time.process_time(), time.perf_counter()
+                window = collection.pack(f"{question} ({budget})", budget=budget)
+                cpu.append((time.process_time() - cpu_start) * 1000)
+                wall.append((time.perf_counter() - wall_start) * 1000)
+                assert window.tokens <= budget
+            figures[str(budget)] = {
+                "cpu_p50_ms": round(statistics.median(cpu), 1),
+                "wall_p50_ms": round(statistics.median(wall), 1),
+            }
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
