@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
-from sqlalchemy import inspect, select
+from sqlalchemy import Engine, inspect, select
 
 import windowpack as wp
 from windowpack import ingest as ingest_module
@@ -40,6 +41,32 @@ def test_migrating_twice_is_a_no_op(tmp_path: Path) -> None:
     migrate(engine)
     migrate(engine)
     assert current_revision(engine) == "0003"
+
+
+def test_replicas_migrating_a_new_postgresql_database_at_once_all_succeed(
+    postgres_url: str,
+) -> None:
+    """Two servers started together on an empty database: both used to create the schema
+    and one failed on a duplicate table; now one migrates and the other waits for it."""
+    engines = [create_database_engine(postgres_url) for _ in range(4)]
+    start, errors = threading.Barrier(len(engines)), []
+
+    def run(engine: Engine) -> None:
+        start.wait()
+        try:
+            migrate(engine)
+        except Exception as error:  # collected: an assertion in a thread would be lost
+            errors.append(error)
+
+    threads = [threading.Thread(target=run, args=(engine,)) for engine in engines]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert errors == []
+    assert {current_revision(engine) for engine in engines} == {"0003"}
+    for engine in engines:
+        engine.dispose()
 
 
 def test_sqlite_runs_in_wal_mode(hash_store: wp.Store) -> None:

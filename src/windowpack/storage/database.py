@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, make_url
+from sqlalchemy import Engine, create_engine, event, make_url, text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -50,6 +50,9 @@ def _configure_sqlite(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+_MIGRATION_LOCK = 0x77696E646F77  # "window": PostgreSQL advisory lock key of migrations
+
+
 def migrate(engine: Engine) -> None:
     """Bring the schema to the latest alembic revision (creates it on an empty database)."""
     from alembic import command
@@ -59,6 +62,12 @@ def migrate(engine: Engine) -> None:
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     try:
         with engine.begin() as connection:
+            if connection.dialect.name == "postgresql":
+                # Replicas starting at once on a new database: one migrates, the others wait
+                # here and then find the schema at head (both creating it failed).
+                connection.execute(
+                    text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK}
+                )
             config.attributes["connection"] = connection
             command.upgrade(config, "head")
     except SQLAlchemyError as error:
