@@ -39,6 +39,10 @@ class StoreConfig:
     (unset: `$WINDOWPACK_RAY_ADDRESS`) names the cluster to join (`"auto"`,
     `"ray://host:10001"`; unset: Ray's default, a new local instance), and `ray_workers` how
     many model workers to start (unset: one per CPU of the cluster).
+    `watch_interval_s` (unset: off) starts a thread that brings every collection this process
+    has read to each version another process writes, without waiting for a read: it wakes
+    at once on PostgreSQL (LISTEN/NOTIFY) and checks every that many seconds anyway (the
+    only way on SQLite). Replicas of the REST service run with it (1 s).
     """
 
     embedder: str = DEFAULT_EMBEDDER
@@ -55,6 +59,7 @@ class StoreConfig:
     executor: str = "local"
     ray_address: str | None = None
     ray_workers: int | None = None
+    watch_interval_s: float | None = None
 
     def __post_init__(self) -> None:
         if self.executor not in EXECUTORS:
@@ -71,6 +76,11 @@ class StoreConfig:
         _require_positive("max_file_bytes", self.max_file_bytes)
         _require_positive("window_cache_bytes", self.window_cache_bytes)
         _require_positive("max_pdf_pages", self.max_pdf_pages)
+        if self.watch_interval_s is not None and not self.watch_interval_s > 0:
+            raise InvalidArgumentError(
+                "watch_interval_s",
+                f"must be a positive number of seconds, got {self.watch_interval_s}",
+            )
         if self.chunk_tokens < 16:
             raise InvalidArgumentError("chunk_tokens", "must be at least 16 tokens")
 

@@ -47,6 +47,9 @@ class ApiSettings(BaseSettings):
     max_json_depth: int = Field(default=512, gt=0)
     window_cache_bytes: int = Field(default=256 * MIB, gt=0)
     snapshot_reads: bool = True
+    # Replicas on one database: seconds between checks for versions other processes wrote
+    # (on PostgreSQL a NOTIFY wakes the check at once); 0 turns the watcher off.
+    watch_interval_s: float = Field(default=1.0, ge=0)
     # Seconds a request body may go without a byte arriving before it is answered 408.
     body_timeout_s: float = Field(default=30.0, gt=0)
     max_budget: int = Field(default=1_000_000, gt=0)
@@ -63,7 +66,9 @@ class ApiSettings(BaseSettings):
     def store_config(self) -> StoreConfig:
         """The options the server opens its store with."""
         config = StoreConfig(
-            window_cache_bytes=self.window_cache_bytes, snapshot_reads=self.snapshot_reads
+            window_cache_bytes=self.window_cache_bytes,
+            snapshot_reads=self.snapshot_reads,
+            watch_interval_s=self.watch_interval_s or None,
         )
         return dataclasses.replace(config, embedder=self.embedder) if self.embedder else config
 

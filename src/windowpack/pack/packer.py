@@ -67,22 +67,28 @@ class Packer:
         self._loading: dict[tuple[int, int, str], threading.Lock] = {}
         self.cache_hits = 0
 
-    def pack(self, resolve_sources: Callable[[], Sequence[Source]], request: PackRequest) -> Window:
+    def pack(
+        self, resolve_sources: Callable[[bool], Sequence[Source]], request: PackRequest
+    ) -> Window:
         """One window over one or more collections: (collection id, name, indexes) each.
 
-        `resolve_sources` gives each collection's current indexes. It is called again when a
-        write publishes a new version while this request reads the old one, so a window is
-        always built from one version of each collection, never from a half-published one.
+        `resolve_sources(fresh)` gives each collection's current indexes. It is called again
+        when a write publishes a new version while this request reads the old one, so a
+        window is always built from one version of each collection, never from a
+        half-published one. Then `fresh` is True: a version the database has left can no
+        longer be loaded, so the indexes must be the database's own, even if that means
+        waiting for them (a replica serving the previous version of another process's write
+        to a request whose state it never loaded).
         """
         counter = get_token_counter(request.tokenizer)
-        for _ in range(_MAX_ATTEMPTS):
-            window = self._pack_at(resolve_sources(), request, counter)
+        for attempt in range(_MAX_ATTEMPTS):
+            window = self._pack_at(resolve_sources(attempt > 0), request, counter)
             if window is not None:
                 return window
         # Writes land faster than a state loads: load once more with writes held off (they
         # wait for this one load), so a stream of ingests cannot starve readers.
         with self._writes_paused:
-            window = self._pack_at(resolve_sources(), request, counter)
+            window = self._pack_at(resolve_sources(True), request, counter)
         if window is None:
             raise StorageError("the collection changed while writes were paused; retry")
         return window

@@ -15,6 +15,13 @@ version becomes current only once it is whole, after the `prepare` hook (the pac
 its states for it) has run. The write returns after that, so its own next read sees it.
 With `snapshot_reads`, a version written by another process is loaded in the background
 while v goes on being served; without it (the library's default) the read waits for it.
+
+Such a version is caught up by what changed when this process holds an older one (each
+version keeps its `UnitKeys`: ids and text hashes): only the units added since are read and
+indexed, as the writer itself did, so a replica's switch costs what the write added. Else it
+is loaded from this process's index folder, or rebuilt. `refresh_stale` (the replica's
+watcher, `version_watch`) starts that for every loaded collection that another process moved
+on, without waiting for a read to notice.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -42,7 +49,12 @@ from windowpack.retrieval.index_files import (
     verified_shape,
     write_manifest,
 )
-from windowpack.retrieval.index_ids import node_index_id
+from windowpack.retrieval.index_ids import (
+    is_node_index_id,
+    node_id_of,
+    node_index_id,
+    split_index_ids,
+)
 from windowpack.retrieval.index_kinds import (
     Ids,
     LexicalIndex,
@@ -52,7 +64,9 @@ from windowpack.retrieval.index_kinds import (
     load_lexical_index,
     load_vector_index,
 )
+from windowpack.retrieval.unit_keys import UnitKeys, hash_keys
 from windowpack.storage import repository
+from windowpack.text.hashing import content_hash
 
 _LOG = logging.getLogger("windowpack")
 # Index files are named `...-v{version}...`; a process saves into `.staging-{pid}-{random}`.
@@ -72,6 +86,8 @@ class CollectionIndexes:
     version: int
     dense: VectorIndex
     lexical: LexicalIndex
+    keys: UnitKeys | None = None
+    """What the indexes hold, for catching up with a later version (None: not known)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -117,21 +133,24 @@ class IndexStore:
         self._gates: dict[int, threading.Lock] = {}  # one loader or publisher per collection
         self._publishing: set[int] = set()
         self._prepare: Prepare = lambda _collection_id, _version: True
+        self._forgotten: Callable[[int], None] = lambda _collection_id: None
 
-    def prepare_with(self, prepare: Prepare) -> None:
-        """Run `prepare` for each version before it becomes current (the packer's states)."""
-        self._prepare = prepare
+    def prepare_with(self, prepare: Prepare, forgotten: Callable[[int], None]) -> None:
+        """Run `prepare` for each version before it becomes current, and `forgotten` for a
+        collection another process deleted (the packer's states)."""
+        self._prepare, self._forgotten = prepare, forgotten
 
-    def current(self, collection_id: int) -> CollectionIndexes:
+    def current(self, collection_id: int, *, wait: bool = False) -> CollectionIndexes:
         """The indexes at the database's current version: from memory, from disk or rebuilt
-        (or the last whole version while a newer one is being published; see the module)."""
+        (or the last whole version while a newer one is being published; see the module).
+        `wait`: a version another process wrote is waited for even with `snapshot_reads`."""
         version = self._version(collection_id)
         loaded = self._loaded.get(collection_id)
         if loaded is not None and loaded.version == version:
             return loaded
         if loaded is not None and collection_id in self._publishing:
             return loaded  # this process's writer makes the next version whole: not yet
-        if loaded is not None and self._snapshot_reads:
+        if loaded is not None and self._snapshot_reads and not wait:
             self._refresh_in_background(collection_id)
             return loaded
         with self._gate(collection_id):
@@ -157,6 +176,32 @@ class IndexStore:
             with self._lock:
                 self._publishing.discard(collection_id)
 
+    def loaded_version(self, collection_id: int) -> int | None:
+        """The version this process serves now (None before the collection was read)."""
+        loaded = self._loaded.get(collection_id)
+        return None if loaded is None else loaded.version
+
+    def refresh_stale(self) -> list[int]:
+        """Bring every loaded collection that another process moved on to its database
+        version, serving the loaded one meanwhile; a collection deleted elsewhere is
+        forgotten. Returns the ids brought up to date (or forgotten) by this call."""
+        with self._lock:
+            loaded = {cid: idx.version for cid, idx in self._loaded.items()}
+            busy = set(self._publishing)
+        with self._sessions() as session:
+            versions = repository.index_versions(session, list(loaded))
+        done = []
+        for collection_id, version in loaded.items():
+            if collection_id in busy or versions.get(collection_id) == version:
+                continue
+            if collection_id not in versions:
+                self.forget(collection_id)
+                self._forgotten(collection_id)
+            elif not self._refresh_now(collection_id):
+                continue
+            done.append(collection_id)
+        return done
+
     def forget(self, collection_id: int) -> None:
         """Drop a deleted collection's indexes from memory and disk."""
         with self._gate(collection_id):
@@ -174,24 +219,40 @@ class IndexStore:
         version = self._version(collection_id)
         loaded = self._loaded.get(collection_id)
         if loaded is None or loaded.version != version:
-            loaded = self._load_or_rebuild(collection_id, version)
-            self._make_current(collection_id, loaded, only_if_ready=only_if_ready)
+            caught_up = self._caught_up(collection_id, loaded) if loaded is not None else None
+            if caught_up is not None:
+                self._save(collection_id, caught_up)
+                self._remove_older_files(collection_id, caught_up.version)
+            fresh = caught_up or self._load_or_rebuild(collection_id, version)
+            self._make_current(collection_id, fresh, only_if_ready=only_if_ready)
 
     def _refresh_in_background(self, collection_id: int) -> None:
         """Load a version another process wrote in a thread, unless a load is under way."""
         gate = self._gate(collection_id)
-        if not gate.acquire(blocking=False):
-            return
+        if gate.acquire(blocking=False):
+            threading.Thread(
+                target=self._refresh_holding,
+                args=(collection_id, gate),
+                name=f"windowpack-refresh-{collection_id}",
+            ).start()
 
-        def refresh() -> None:
-            try:
-                self._bring_current(collection_id, only_if_ready=True)
-            except Exception:  # readers go on with the version they have
-                _LOG.exception("loading collection %s's new index version failed", collection_id)
-            finally:
-                gate.release()
+    def _refresh_now(self, collection_id: int) -> bool:
+        """Load the database's version here unless a load is under way; False if one was,
+        or if loading failed."""
+        gate = self._gate(collection_id)
+        return gate.acquire(blocking=False) and self._refresh_holding(collection_id, gate)
 
-        threading.Thread(target=refresh, name=f"windowpack-refresh-{collection_id}").start()
+    def _refresh_holding(self, collection_id: int, gate: threading.Lock) -> bool:
+        """Bring the collection current with `gate` held, then release it; readers go on
+        with the version they have meanwhile, and if loading fails."""
+        try:
+            self._bring_current(collection_id, only_if_ready=True)
+            return True
+        except Exception:
+            _LOG.exception("loading collection %s's new index version failed", collection_id)
+            return False
+        finally:
+            gate.release()
 
     def _make_current(
         self, collection_id: int, indexes: CollectionIndexes, *, only_if_ready: bool = False
@@ -214,13 +275,72 @@ class IndexStore:
         dense = previous.dense.copy()  # readers keep searching the old one
         dense.remove(delta.removed_ids)
         dense.add(delta.added_ids, delta.added_vectors)
+        keys = None
         if len(delta.added_texts) != len(delta.added_ids):
             lexical = self._build_lexical(collection_id)
         else:  # a new segment and tombstones: the write costs what it changes
             lexical = previous.lexical.copy()
             lexical.remove(delta.removed_ids)
             lexical.add(delta.added_ids, delta.added_texts)
-        return CollectionIndexes(version=version, dense=dense, lexical=lexical)
+            if previous.keys is not None:
+                added = UnitKeys.of(delta.added_ids, [content_hash(t) for t in delta.added_texts])
+                keys = previous.keys.changed(delta.removed_ids, added)
+        return CollectionIndexes(version=version, dense=dense, lexical=lexical, keys=keys)
+
+    def _caught_up(self, collection_id: int, loaded: CollectionIndexes) -> CollectionIndexes | None:
+        """The database's version made from `loaded` by what changed since (another process
+        wrote it); None when the keys are unknown or the database would not hold still."""
+        if loaded.keys is None:
+            return None
+        for _ in range(3):  # a write committing meanwhile: look again
+            version, keys = self._keys_now(collection_id)
+            if keys is None or version < loaded.version:
+                continue
+            added, removed = loaded.keys.delta_to(keys)
+            found = self._texts_of(collection_id, added)
+            if found is None or not np.array_equal(
+                hash_keys(found[1]), keys.hashes[np.searchsorted(keys.ids, added)]
+            ):
+                continue  # deleted or rewritten since the keys were read
+            texts, hashes = found
+            vectors, _ = embed_with_cache(self._sessions, self._embedder, texts, hashes)
+            delta = IndexDelta(
+                added_ids=added, added_vectors=vectors, removed_ids=removed, added_texts=texts
+            )
+            caught_up = self._apply_delta(collection_id, version, loaded, delta)
+            return replace(caught_up, keys=keys)
+        return None
+
+    def _keys_now(self, collection_id: int) -> tuple[int, UnitKeys | None]:
+        """The database's version and the keys of what it holds; None keys when a write
+        committed between the reads (versions only grow, so equal versions mean none did)."""
+        with self._sessions() as session:
+            before = repository.index_version(session, collection_id)
+            (chunk_ids, chunk_hashes), (node_ids, node_hashes) = repository.unit_hashes(
+                session, collection_id
+            )
+            after = repository.index_version(session, collection_id)
+        if before != after:
+            return after, None
+        ids = chunk_ids + [node_index_id(node_id) for node_id in node_ids]
+        return after, UnitKeys.of(ids, chunk_hashes + node_hashes)
+
+    def _texts_of(self, collection_id: int, index_ids: Ids) -> tuple[list[str], list[str]] | None:
+        """The texts and content hashes of these units, in order; None when one was
+        deleted meanwhile."""
+        is_chunk, node_ids = split_index_ids(index_ids)
+        with self._sessions() as session:
+            chunks, nodes = repository.unit_texts_by_id(
+                session, collection_id, index_ids[is_chunk].tolist(), node_ids.tolist()
+            )
+        rows = [
+            nodes.get(node_id_of(index_id)) if is_node_index_id(index_id) else chunks.get(index_id)
+            for index_id in index_ids.tolist()
+        ]
+        if any(row is None for row in rows):
+            return None
+        present = [row for row in rows if row is not None]
+        return [text for text, _ in present], [hashed for _, hashed in present]
 
     def _load_or_rebuild(self, collection_id: int, version: int) -> CollectionIndexes:
         loaded = self._load_checked(collection_id, version)
@@ -247,7 +367,7 @@ class IndexStore:
                 )
                 problem = self._shape_problem(collection_id, indexes, shape)
                 if problem is None:
-                    return indexes
+                    return self._with_keys(collection_id, indexes)
             except StorageError as error:
                 problem = str(error)
         _LOG.warning(
@@ -272,6 +392,12 @@ class IndexStore:
             return f"{indexes.dense.size} vectors for {units} chunks and nodes in the database"
         return None
 
+    def _with_keys(self, collection_id: int, indexes: CollectionIndexes) -> CollectionIndexes:
+        """Loaded files with the database's keys, when the database is still at their
+        version (else the keys stay unknown, and the next version is loaded, not caught up)."""
+        version, keys = self._keys_now(collection_id)
+        return replace(indexes, keys=keys) if version == indexes.version else indexes
+
     def _unit_count(self, collection_id: int) -> int:
         with self._sessions() as session:
             return repository.unit_count(session, collection_id)
@@ -283,16 +409,19 @@ class IndexStore:
             return repository.embedding_dimension(session, self._embedder.model_id)
 
     def _rebuild(self, collection_id: int, version: int) -> CollectionIndexes:
-        chunk_ids, hashes, texts = self._units(collection_id)
+        ids, hashes, texts = self._units(collection_id)
         vectors, _ = embed_with_cache(self._sessions, self._embedder, texts, hashes)
         dense = build_vector_index(
             vectors.shape[1] if len(vectors) else self._embedder.dimension,
-            np.asarray(chunk_ids, dtype=np.int64),
+            np.asarray(ids, dtype=np.int64),
             vectors,
             ann_threshold=self._ann_threshold,
         )
         return CollectionIndexes(
-            version=version, dense=dense, lexical=self._build_lexical(collection_id)
+            version=version,
+            dense=dense,
+            lexical=build_lexical_index(ids, texts),
+            keys=UnitKeys.of(ids, hashes),
         )
 
     def _build_lexical(self, collection_id: int) -> LexicalIndex:

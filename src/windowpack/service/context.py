@@ -30,6 +30,7 @@ from windowpack.retrieval.search import (
     check_search,
     hybrid_search,
 )
+from windowpack.retrieval.version_watch import VersionWatcher
 from windowpack.storage import repository
 from windowpack.storage.database import (
     create_database_engine,
@@ -69,6 +70,8 @@ class StoreContext:
     """File ids are paths relative to this folder (`Collection.add_files`)."""
     executor: IngestExecutor
     """Where ingest parses, chunks and embeds (`StoreConfig.executor`); started on first use."""
+    watcher: VersionWatcher | None
+    """Keeps read collections at the versions other processes write (`watch_interval_s`)."""
 
     @classmethod
     def connect(
@@ -109,7 +112,11 @@ class StoreContext:
             writes_paused=write_lock,
             cache_bytes=config.window_cache_bytes,
         )
-        indexes.prepare_with(packer.prepare)  # a new version's states load before it is current
+        # A new version's states load before it is current; a collection deleted elsewhere
+        # is dropped (SQLite hands its id to the next collection).
+        indexes.prepare_with(packer.prepare, packer.forget)
+        interval = config.watch_interval_s
+        watcher = VersionWatcher(engine, indexes, interval=interval).start() if interval else None
         return cls(
             config=config,
             engine=engine,
@@ -123,7 +130,15 @@ class StoreContext:
             extractive=extractive,
             root=Path(os.path.abspath(root or Path.cwd())),
             executor=make_executor(config),
+            watcher=watcher,
         )
+
+    def close(self) -> None:
+        """Stop the watcher and the executor, and close the database connections."""
+        if self.watcher is not None:
+            self.watcher.close()
+        self.executor.close()
+        self.engine.dispose()
 
     def collection_names(self) -> list[str]:
         """Names of every collection, sorted."""
@@ -201,8 +216,8 @@ class StoreContext:
             align=align,
         )
 
-        def sources() -> list[Source]:
-            return [(cid, name, self.indexes.current(cid)) for cid, name in collections]
+        def sources(fresh: bool) -> list[Source]:
+            return [(cid, name, self.indexes.current(cid, wait=fresh)) for cid, name in collections]
 
         return self.packer.pack(sources, request)
 

@@ -23,6 +23,7 @@ from windowpack.storage.api_keys import ApiKeys
 from windowpack.storage.database import (
     sqlite_url,
 )
+from windowpack.storage.notifications import announce_change
 from windowpack.summarizer.base import Summarizer
 from windowpack.types import (
     CollectionStats,
@@ -209,12 +210,13 @@ class Store:
                 raise CollectionNotFoundError(name, existing=self.collections())
             collection_id = row.id
             session.delete(row)
+            announce_change(session, collection_id)  # replicas let it go
         self._context.indexes.forget(collection_id)
         self._context.packer.forget(collection_id)
 
     def close(self) -> None:
-        self._context.executor.close()
-        self._context.engine.dispose()
+        """Stop background work (version watcher, Ray workers) and close the database."""
+        self._context.close()
 
     def __enter__(self) -> Store:
         return self

@@ -10,6 +10,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from windowpack.storage.notifications import announce_change
 from windowpack.storage.schema import (
     ChunkRow,
     CollectionRow,
@@ -60,7 +61,18 @@ def bump_index_version(session: Session, collection_id: int) -> int:
         select(CollectionRow.index_version).where(CollectionRow.id == collection_id)
     )
     assert version is not None
+    announce_change(session, collection_id)  # replicas hear of it on commit
     return version
+
+
+def index_versions(session: Session, collection_ids: Sequence[int]) -> dict[int, int]:
+    """The index version of each of these collections that still exists, by id."""
+    rows = session.execute(
+        select(CollectionRow.id, CollectionRow.index_version).where(
+            CollectionRow.id.in_(list(collection_ids))
+        )
+    ).all()
+    return {row[0]: int(row[1]) for row in rows}
 
 
 def index_version(session: Session, collection_id: int) -> int:
@@ -366,6 +378,48 @@ def delete_nodes(session: Session, node_ids: Sequence[int]) -> None:
 def nodes_for_index(session: Session, collection_id: int) -> tuple[list[int], list[str], list[str]]:
     """Ids, text hashes and texts of every summary node of a collection, by id."""
     return _for_index(session, TreeNodeRow, collection_id)
+
+
+def unit_hashes(
+    session: Session, collection_id: int
+) -> tuple[tuple[list[int], list[str]], tuple[list[int], list[str]]]:
+    """(ids, content hashes) of every chunk, then of every summary node: what an index of
+    the collection holds, without the texts."""
+    return tuple(  # type: ignore[return-value]
+        _columns(
+            session.execute(
+                select(table.id, table.text_hash).where(table.collection_id == collection_id)
+            ).all()
+        )
+        for table in (ChunkRow, TreeNodeRow)
+    )
+
+
+TextAndHash = tuple[str, str]
+
+
+def unit_texts_by_id(
+    session: Session, collection_id: int, chunk_ids: Sequence[int], node_ids: Sequence[int]
+) -> tuple[dict[int, TextAndHash], dict[int, TextAndHash]]:
+    """(text, content hash) of these chunks and of these summary nodes, by id (a deleted one
+    is absent)."""
+    found: list[dict[int, TextAndHash]] = []
+    for table, ids in ((ChunkRow, chunk_ids), (TreeNodeRow, node_ids)):
+        texts: dict[int, TextAndHash] = {}
+        for start in range(0, len(ids), _IN_BATCH):
+            rows = session.execute(
+                select(table.id, table.text, table.text_hash).where(
+                    table.collection_id == collection_id,
+                    table.id.in_(list(ids[start : start + _IN_BATCH])),
+                )
+            ).all()
+            texts.update({row[0]: (row[1], row[2]) for row in rows})
+        found.append(texts)
+    return found[0], found[1]
+
+
+def _columns(rows: Sequence[Any]) -> tuple[list[int], list[str]]:
+    return [row[0] for row in rows], [row[1] for row in rows]
 
 
 def _for_index(
