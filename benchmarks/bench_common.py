@@ -467,3 +467,27 @@ def windowpack_server(folder: Path, *options: str) -> Iterator[str]:
 
 SERVER_PIDS: list[int] = []
 """Process ids of the servers `windowpack_server` started, latest last."""
+
+
+POSTGRES_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+"""Where benchmarks create their scratch PostgreSQL databases from (CI's and ours)."""
+
+
+@contextlib.contextmanager
+def scratch_postgres(admin_url: str, prefix: str) -> Iterator[str]:
+    """A new, empty PostgreSQL database created on `admin_url`'s server: its URL; dropped
+    (connections and all) when the block ends."""
+    import uuid
+
+    import sqlalchemy
+
+    name = f"{prefix}{uuid.uuid4().hex[:12]}"
+    admin = sqlalchemy.create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(sqlalchemy.text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield f"{admin_url.rsplit('/', 1)[0]}/{name}"
+    finally:
+        with admin.connect() as connection:
+            connection.execute(sqlalchemy.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()

@@ -15,15 +15,13 @@ Prints the rounds, the batches reported and found, the kills that landed inside 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 import tempfile
 import time
-import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
-from bench_common import REPO_ROOT, write_results
+from bench_common import REPO_ROOT, scratch_postgres, write_results
 
 sys.path.insert(0, str(REPO_ROOT / "tests" / "reliability"))
 from crash_rounds import StoreAt, run_round
@@ -35,7 +33,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="wp-crash-") as folder:
         figures["sqlite"] = _run(StoreAt(folder=Path(folder) / "store"), args)
     if args.postgres:
-        with _fresh_database(args.postgres) as url, tempfile.TemporaryDirectory() as folder:
+        with (
+            scratch_postgres(args.postgres, "windowpack_crash_") as url,
+            tempfile.TemporaryDirectory() as folder,
+        ):
             figures["postgresql"] = _run(StoreAt(folder=Path(folder), url=url), args)
     write_results("crash", {"rounds": args.rounds, "seed": args.seed, **figures})
     return 0
@@ -57,22 +58,6 @@ def _run(at: StoreAt, args: argparse.Namespace) -> dict[str, float]:
         flush=True,
     )
     return {"seconds": round(seconds, 1), "batches": present, "empty_rounds": empty_rounds}
-
-
-@contextlib.contextmanager
-def _fresh_database(admin_url: str) -> Iterator[str]:
-    import sqlalchemy
-
-    name = f"windowpack_crash_{uuid.uuid4().hex[:12]}"
-    admin = sqlalchemy.create_engine(admin_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(sqlalchemy.text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield f"{admin_url.rsplit('/', 1)[0]}/{name}"
-    finally:
-        with admin.connect() as connection:
-            connection.execute(sqlalchemy.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
 
 
 def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
