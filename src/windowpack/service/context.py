@@ -108,6 +108,7 @@ class StoreContext:
             query_vectors=query_vectors,
             writes_paused=write_lock,
             cache_bytes=config.window_cache_bytes,
+            counts_folder=indexes.collection_dir,
         )
         indexes.prepare_with(packer.prepare)  # a new version's states load before it is current
         return cls(
