@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,7 +125,9 @@ class SavedCounts:
         a load must not fail for a derived file it could not write."""
         unique, first = np.unique(keys, return_index=True)
         data = np.concatenate([unique, counts[first].astype(np.uint64)])
-        temporary = self.path.with_name(f"{self.path.stem}.{os.getpid()}.tmp.npy")
+        # A name of this writer's own: two processes, or two versions loading in one, may
+        # save at once; the last replace wins and either file is right (keyed by text).
+        temporary = self.path.with_name(f"{self.path.stem}.{uuid.uuid4().hex}.tmp.npy")
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             np.save(temporary, data)
