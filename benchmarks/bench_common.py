@@ -15,6 +15,7 @@ import dataclasses
 import functools
 import io
 import json
+import math
 import os
 import platform
 import pstats
@@ -30,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+import windowpack as wp
 from windowpack.evals.haystack import split_bounds
 from windowpack.retrieval.parsing import parse_paths
 from windowpack.text.tokens import TokenCounter
@@ -45,6 +47,9 @@ NIAH_ESSAYS = SHARED_DATA / "niah" / "paul_graham_essays"
 # A parsed document longer than this is cut into parts of about `SPLIT_CHARS` characters.
 SPLIT_ABOVE_CHARS = 100_000
 SPLIT_CHARS = 20_000
+# A built store records its build time here, so a later run that reuses it can report it.
+BUILD_RECORD = "pack-bench-build.json"
+_PARAGRAPH = re.compile(r"\n[ \t]*\n")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -378,6 +383,89 @@ def essay_corpus(
         )
     description = " | ".join(parts) + f" | total {len(documents):,} documents, {total:,} tokens"
     return EssayCorpus(documents=documents, description=description, tokens=total, sources=sources)
+
+
+def variant_batches(
+    corpus: EssayCorpus, sentences: list[str], target: int, counter: TokenCounter
+) -> list[tuple[list[Document], str]]:
+    """Copies of the source documents (copy 0 as is), one batch per copy, until `target`:
+    copy c has ids `variant-c/...` and a corpus sentence picked per (copy, paragraph) before
+    every paragraph, so no two copies share chunk text."""
+    batches: list[tuple[list[Document], str]] = []
+    total, copy = 0, 0
+    while total < target:
+        rng = random.Random(copy)
+        docs = [variant_of(doc, copy, rng, sentences) for doc, _ in corpus.sources]
+        tokens = sum(counter.count_many([doc.text for doc in docs]))
+        batches.append((docs, f"copy {copy}: {len(docs)} documents, {tokens:,} tokens"))
+        total, copy = total + tokens, copy + 1
+    return batches
+
+
+def variant_of(doc: Document, copy: int, rng: random.Random, sentences: list[str]) -> Document:
+    if copy == 0:
+        return doc
+    paragraphs = _PARAGRAPH.split(doc.text)
+    text = "\n\n".join(f"{rng.choice(sentences)} {paragraph}" for paragraph in paragraphs)
+    return dataclasses.replace(doc, text=text, id=f"variant-{copy}/{doc.id.lstrip('/')}")
+
+
+def _has_documents(collection: wp.Collection) -> bool:
+    """Whether a reused store already holds some of the build (a new one has no collection)."""
+    try:
+        return len(collection) > 0
+    except wp.CollectionNotFoundError:  # read paths create nothing: the first add creates it
+        return False
+
+
+def build_collection(
+    say: Callable[[str], object],
+    folder: Path,
+    batches: list[tuple[list[Document], str]],
+    collection: wp.Collection,
+    limit_s: float = math.inf,
+) -> dict[str, Any]:
+    """Add the batches (no-ops on a reused store), say how long building took (`say` prints a
+    line), and record it in the store folder so that a reuse reports the first build's time."""
+    record_path = folder / BUILD_RECORD
+    record = json.loads(record_path.read_text("utf-8")) if record_path.exists() else {}
+    earlier = record.get("build_seconds", 0.0) if _has_documents(collection) else 0.0  # resumed
+    started = time.perf_counter()
+    built_now, added, notes, slowest = False, 0, [], 0.0
+    for documents, note in batches:
+        elapsed = time.perf_counter() - started
+        if elapsed + slowest > limit_s:
+            notes.append(f"stopped before {note}: {elapsed:.0f} s + {slowest:.0f} s > limit")
+            break
+        batch_started = time.perf_counter()
+        report = collection.add(documents)
+        seconds = time.perf_counter() - batch_started
+        slowest = max(slowest, seconds)
+        built_now |= report.added + report.replaced > 0
+        added += 1
+        say(f"  add {note}: {seconds:.1f} s, {report.embedded:,} texts embedded")
+    seconds = time.perf_counter() - started
+    stored = collection.documents()
+    totals = {
+        "documents": len(stored),
+        "chunks": sum(doc.chunks for doc in stored),
+        "tokens": sum(doc.tokens for doc in stored),
+        "batches_added": added,
+        "batches_planned": len(batches),
+        "notes": notes,
+    }
+    if built_now:
+        record = {"build_seconds": earlier + seconds, **totals, "built_at": time.strftime("%F %T")}
+        record_path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    build = record.get("build_seconds")
+    say(
+        f"Store {folder} ({'built now' if built_now else 'reused'}): {totals['documents']:,} "
+        f"documents, {totals['chunks']:,} chunks, {totals['tokens']:,} tokens; build "
+        + (f"{build:.1f} s" if build else "time unknown")
+        + ("" if built_now else f" (reuse check {seconds:.1f} s)")
+        + "".join(f"; {note}" for note in notes)
+    )
+    return {"built_now": built_now, "build_seconds": build, "add_seconds": seconds, **totals}
 
 
 _STOP_WORD_LIST = """

@@ -43,12 +43,7 @@ llama-index at the same budget (cold p50). Figures go to `benchmarks/results/pac
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import json
-import math
 import os
-import random
-import re
 import sys
 import time
 from collections.abc import Sequence
@@ -58,7 +53,7 @@ from typing import Any
 import numpy as np
 from bench_common import (
     CallTimer,
-    EssayCorpus,
+    build_collection,
     corpus_sentences,
     essay_corpus,
     latency_stats,
@@ -67,6 +62,7 @@ from bench_common import (
     profile_text,
     reusable_store_folder,
     spread,
+    variant_batches,
     write_results,
 )
 from rich.console import Console
@@ -82,15 +78,13 @@ from windowpack.retrieval.appendable_dense import AppendableFaissIndex
 from windowpack.retrieval.lexical_index import Bm25Index
 from windowpack.retrieval.search import QueryEmbeddingCache
 from windowpack.text.tokens import TokenCounter, get_token_counter
-from windowpack.types import Document, Window
+from windowpack.types import Window
 
 BUDGETS = (8_192, 131_072, 1_048_576)
 TOKENIZER = "o200k_base"
 WARM_TARGET_MS = 1.0
 BIG_P50_TARGET_MS = 500.0
 SPEEDUP_TARGET = 10.0
-BUILD_RECORD = "pack-bench-build.json"
-_PARAGRAPH = re.compile(r"\n[ \t]*\n")
 SPLIT_PACKS = 5  # further distinct questions per budget, packed with the parts below timed
 # Parts of a pack (package internals, looked up at call time; missing ones are left out).
 _PARTS = {
@@ -126,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         store = wp.open(folder, config=StoreConfig())
         try:
             collection = store.collection("pack-bench")
-            build = _build(console, folder, [(corpus.documents, "all")], collection)
+            build = build_collection(console.print, folder, [(corpus.documents, "all")], collection)
             baseline = None if args.skip_llama else _LlamaBaseline(console, store, collection)
             figures["real"] = {
                 "corpus": corpus.description,
@@ -143,8 +137,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             store = wp.open(folder, config=StoreConfig(embedder="hash"))
             try:
                 collection = store.collection("pack-bench-big")
-                batches = _variant_batches(corpus, sentences, args.big_target_tokens, counter)
-                build = _build(console, folder, batches, collection, args.big_build_limit)
+                batches = variant_batches(corpus, sentences, args.big_target_tokens, counter)
+                build = build_collection(
+                    console.print, folder, batches, collection, args.big_build_limit
+                )
                 figures["big"] = {
                     "embedder": "hash (deterministic, model-free: the build skips ~40 min of "
                     "model time; retrieval quality is not measured here)",
@@ -181,86 +177,6 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if args.queries < 2 or args.profile < 0:
         parser.error("--queries must be at least 2 and --profile not negative")
     return args
-
-
-def _variant_batches(
-    corpus: EssayCorpus, sentences: list[str], target: int, counter: TokenCounter
-) -> list[tuple[list[Document], str]]:
-    """Copies of the source documents (copy 0 as is), one batch per copy, until `target`."""
-    batches: list[tuple[list[Document], str]] = []
-    total, copy = 0, 0
-    while total < target:
-        rng = random.Random(copy)
-        docs = [_variant(doc, copy, rng, sentences) for doc, _ in corpus.sources]
-        tokens = sum(counter.count_many([doc.text for doc in docs]))
-        batches.append((docs, f"copy {copy}: {len(docs)} documents, {tokens:,} tokens"))
-        total, copy = total + tokens, copy + 1
-    return batches
-
-
-def _variant(doc: Document, copy: int, rng: random.Random, sentences: list[str]) -> Document:
-    if copy == 0:
-        return doc
-    paragraphs = _PARAGRAPH.split(doc.text)
-    text = "\n\n".join(f"{rng.choice(sentences)} {paragraph}" for paragraph in paragraphs)
-    return dataclasses.replace(doc, text=text, id=f"variant-{copy}/{doc.id.lstrip('/')}")
-
-
-def _has_documents(collection: wp.Collection) -> bool:
-    """Whether a reused store already holds some of the build (a new one has no collection)."""
-    try:
-        return len(collection) > 0
-    except wp.CollectionNotFoundError:  # read paths create nothing: the first add creates it
-        return False
-
-
-def _build(
-    console: Console,
-    folder: Path,
-    batches: list[tuple[list[Document], str]],
-    collection: wp.Collection,
-    limit_s: float = math.inf,
-) -> dict[str, Any]:
-    """Add the batches (no-ops on a reused store) and print how long building took."""
-    record_path = folder / BUILD_RECORD
-    record = json.loads(record_path.read_text("utf-8")) if record_path.exists() else {}
-    earlier = record.get("build_seconds", 0.0) if _has_documents(collection) else 0.0  # resumed
-    started = time.perf_counter()
-    built_now, added, notes, slowest = False, 0, [], 0.0
-    for documents, note in batches:
-        elapsed = time.perf_counter() - started
-        if elapsed + slowest > limit_s:
-            notes.append(f"stopped before {note}: {elapsed:.0f} s + {slowest:.0f} s > limit")
-            break
-        batch_started = time.perf_counter()
-        report = collection.add(documents)
-        seconds = time.perf_counter() - batch_started
-        slowest = max(slowest, seconds)
-        built_now |= report.added + report.replaced > 0
-        added += 1
-        console.print(f"  add {note}: {seconds:.1f} s, {report.embedded:,} texts embedded")
-    seconds = time.perf_counter() - started
-    stored = collection.documents()
-    totals = {
-        "documents": len(stored),
-        "chunks": sum(doc.chunks for doc in stored),
-        "tokens": sum(doc.tokens for doc in stored),
-        "batches_added": added,
-        "batches_planned": len(batches),
-        "notes": notes,
-    }
-    if built_now:
-        record = {"build_seconds": earlier + seconds, **totals, "built_at": time.strftime("%F %T")}
-        record_path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    build = record.get("build_seconds")
-    console.print(
-        f"Store {folder} ({'built now' if built_now else 'reused'}): {totals['documents']:,} "
-        f"documents, {totals['chunks']:,} chunks, {totals['tokens']:,} tokens; build "
-        + (f"{build:.1f} s" if build else "time unknown")
-        + ("" if built_now else f" (reuse check {seconds:.1f} s)")
-        + "".join(f"; {note}" for note in notes)
-    )
-    return {"built_now": built_now, "build_seconds": build, "add_seconds": seconds, **totals}
 
 
 class _LlamaBaseline:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime
@@ -323,6 +324,12 @@ def copied(cls: type[_Record], record: object, **values: Any) -> _Record:
     The one place a record of one type becomes another (a database row the public type the
     facade returns, say): callers name only what differs, not every field again.
     """
-    names = [f.name for f in fields(cls) if f.init and f.name not in values]
+    names = [name for name in _init_fields(cls) if name not in values]
     values.update({name: getattr(record, name) for name in names if hasattr(record, name)})
     return cls(**values)
+
+
+@functools.cache
+def _init_fields(cls: type[Any]) -> tuple[str, ...]:
+    # Once per type: `fields()` was half of what a packing-state load spent copying rows.
+    return tuple(f.name for f in fields(cls) if f.init)

@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import dataclasses
+import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import windowpack as wp
 from windowpack.config import StoreConfig
+from windowpack.pack import state as state_module
 from windowpack.pack.loading import load_state
 from windowpack.pack.state import PackingState, _tiles
+from windowpack.pack.token_counts import SavedCounts, unit_keys
 from windowpack.storage import repository
 from windowpack.text.tokens import TokenCounter, get_token_counter
 from windowpack.types import Document, Window
@@ -89,6 +94,140 @@ def test_counts_from_another_tokenizer_are_not_reused(hash_store: wp.Store) -> N
     other = _load(hash_store, get_token_counter("cl100k_base"), None)
     reloaded = _load(hash_store, get_token_counter("o200k_base"), other)
     _assert_same_state(reloaded, _fresh_state(hash_store, reloaded.version))
+
+
+# --- counts saved on disk (pack.token_counts): what a restarted process starts from ---------
+
+
+def _saved(store: wp.Store, tokenizer: str = "o200k_base") -> SavedCounts:
+    collection_id = store.collection("docs").collection_id
+    return SavedCounts(store._context.indexes.collection_dir(collection_id), tokenizer)
+
+
+def _load_saved(
+    store: wp.Store, counter: _RecordingCounter, saved: SavedCounts | None
+) -> PackingState:
+    with store._context.sessions() as session:
+        row = repository.get_collection(session, "docs")
+        assert row is not None
+        version = repository.index_version(session, row.id)
+    return load_state(store._context.sessions, row.id, "docs", version, counter, saved=saved)
+
+
+def _counter() -> _RecordingCounter:
+    return _RecordingCounter(get_token_counter("o200k_base"))
+
+
+def _texts(state: PackingState) -> set[str]:
+    return set(_tiles(state.documents)) | {node.text for node in state.nodes}
+
+
+@pytest.fixture
+def filled(hash_store: wp.Store) -> wp.Store:
+    """A store whose collection shares sentences between documents (shared tile texts)."""
+    collection = hash_store.collection("docs")
+    collection.add([Document(id="seals", text=_text([0, 1] * 20))])
+    collection.add([Document(id="owls", text=_text([2, 1, 3] * 12))])
+    return hash_store
+
+
+def test_a_load_saves_its_counts_and_the_next_load_counts_nothing(filled: wp.Store) -> None:
+    saved = _saved(filled)
+    assert not saved.path.exists()
+    first_counter = _counter()
+    first = _load_saved(filled, first_counter, saved)
+    assert saved.path.is_file() and saved.manifest.is_file()
+    assert _texts(first) <= set(first_counter.counted)
+
+    again_counter = _counter()
+    again = _load_saved(filled, again_counter, saved)  # as a restarted process does
+    assert set(again_counter.counted).isdisjoint(_texts(again))  # layout overheads aside
+    _assert_same_state(again, _load_saved(filled, _counter(), None))
+
+
+def test_after_a_write_only_the_new_texts_are_counted(filled: wp.Store) -> None:
+    saved = _saved(filled)
+    before = _load_saved(filled, _counter(), saved)
+    filled.collection("docs").add([Document(id="kestrels", text=_text([3, 0] * 25) + " Tern.")])
+    counter = _counter()
+    after = _load_saved(filled, counter, saved)
+    counted = set(counter.counted) & _texts(after)  # the layout's overheads aside
+    assert counted and counted.isdisjoint(_texts(before))
+    _assert_same_state(after, _load_saved(filled, _counter(), None))
+    # The file now holds the new version's texts: a further load counts nothing.
+    third = _counter()
+    assert set(third.counted).isdisjoint(_texts(_load_saved(filled, third, saved)))
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "no manifest", "other counts"])
+def test_a_damaged_counts_file_is_not_used_and_is_written_again(
+    filled: wp.Store, damage: str
+) -> None:
+    saved = _saved(filled)
+    good = _load_saved(filled, _counter(), saved)
+    if damage == "garbage":
+        saved.path.write_bytes(b"not an array at all")
+    elif damage == "truncated":
+        saved.path.write_bytes(saved.path.read_bytes()[:-8])
+    elif damage == "no manifest":
+        saved.manifest.unlink()
+    else:  # a well-formed array that is not the one the manifest describes: all counts 1
+        data = np.load(saved.path)
+        data[len(data) // 2 :] = 1
+        np.save(saved.path, data)
+    counter = _counter()
+    reloaded = _load_saved(filled, counter, saved)
+    assert _texts(good) <= set(counter.counted)  # nothing was taken from the file
+    _assert_same_state(reloaded, good)
+    after = _counter()
+    assert set(after.counted).isdisjoint(_texts(_load_saved(filled, after, saved)))  # rewritten
+
+
+def test_counts_saved_in_another_tokenizer_are_not_used(filled: wp.Store) -> None:
+    theirs = _saved(filled, "cl100k_base")
+    _load_saved(filled, _RecordingCounter(get_token_counter("cl100k_base")), theirs)
+    ours = _saved(filled)
+    # Their file and manifest where ours would be: the manifest names their tokenizer.
+    shutil.copyfile(theirs.path, ours.path)
+    shutil.copyfile(theirs.manifest, ours.manifest)
+    counter = _counter()
+    state = _load_saved(filled, counter, ours)
+    assert _texts(state) <= set(counter.counted)
+    _assert_same_state(state, _load_saved(filled, _counter(), None))
+
+
+def test_tile_keys_follow_the_tile_text_not_the_document(filled: wp.Store) -> None:
+    state = _load_saved(filled, _counter(), None)
+    keys = unit_keys(state.documents, [node.text for node in state.nodes])
+    tiles = _tiles(state.documents) + [node.text for node in state.nodes]
+    assert len(keys) == len(tiles)
+    by_key: dict[int, str] = {}
+    for key, text in zip(keys.tolist(), tiles, strict=True):
+        assert by_key.setdefault(key, text) == text  # one key, one text
+    # Tiles of one document are distinct keys even where their texts repeat.
+    seals = state.documents[0]
+    assert len(set(keys[: len(seals.chunk_starts)].tolist())) == len(seals.chunk_starts)
+
+
+def test_a_restarted_store_packs_the_same_window_without_counting_the_collection(
+    filled: wp.Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    question = f"{SENTENCES[2]} {SENTENCES[0]}"
+    window = filled.collection("docs").pack(question, budget=300)
+    assert _saved(filled).path.is_file()  # the packer saved its counts beside the index files
+    cut: list[int] = []
+    original = state_module._unit_texts
+
+    def recorded(*args: Any) -> list[str]:
+        texts = original(*args)
+        cut.append(len(texts))
+        return texts
+
+    monkeypatch.setattr(state_module, "_unit_texts", recorded)
+    with wp.open(tmp_path / "store", config=filled.config) as restarted:
+        again = restarted.collection("docs").pack(question, budget=300)
+    assert cut == []  # no tile or node text was cut out to be counted
+    assert again.text == window.text and again.tokens == window.tokens
 
 
 class _RecordingCounter:

@@ -318,3 +318,36 @@ def test_a_search_leaves_the_openmp_thread_count_as_it_was() -> None:
     before = faiss.omp_get_max_threads()
     index.search(_random_vectors(np.random.default_rng(2), 1, 8)[0], 5)
     assert faiss.omp_get_max_threads() == before
+
+
+@pytest.mark.parametrize(
+    ("threshold", "ann"),
+    [(NEVER_ANN, AnnSettings()), (1, IVF), (1, AnnSettings())],
+    ids=["flat", "ivf", "hnsw"],
+)
+def test_a_loaded_index_is_mapped_and_can_still_change_and_be_copied(
+    tmp_path: Path, threshold: int, ann: AnnSettings
+) -> None:
+    rng = np.random.default_rng(7)
+    vectors = _random_vectors(rng, 600, 16)
+    ids = np.arange(600, dtype=np.int64) * 2
+    built = FaissIndex.build(16, ids, vectors, ann_threshold=threshold, ann=ann)
+    built.save(tmp_path / "base.faiss")
+    loaded = FaissIndex.load(tmp_path / "base.faiss", ann)
+    assert loaded.mapped and loaded.kind == built.kind
+    query = vectors[5]
+    assert np.array_equal(loaded.search(query, 10)[0], built.search(query, 10)[0])
+    # FAISS aborts the process on growing a mapped index or its clone_index: these must not.
+    copy = loaded.copy()
+    extra = _random_vectors(rng, 3, 16)
+    copy.add(np.asarray([1, 3, 5], dtype=np.int64), extra)
+    assert copy.size == 603 and loaded.size == 600 and loaded.mapped
+    assert copy.search(extra[1], 1)[0].tolist() == [3]
+    rewritten = loaded.rewritten(
+        removed=np.asarray([10], dtype=np.int64),
+        added_ids=np.asarray([7], dtype=np.int64),
+        added_vectors=extra[:1],
+    )
+    assert rewritten.size == 600 and 10 not in rewritten.search(vectors[5], 600)[0]
+    loaded.add(np.asarray([9], dtype=np.int64), extra[2:])
+    assert not loaded.mapped and loaded.search(extra[2], 1)[0].tolist() == [9]

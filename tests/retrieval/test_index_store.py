@@ -13,6 +13,7 @@ import windowpack as wp
 from windowpack.config import StoreConfig
 from windowpack.retrieval.appendable_dense import AppendableFaissIndex
 from windowpack.retrieval.embedder import Vectors, get_embedder
+from windowpack.retrieval.index_files import verified_record
 from windowpack.storage import repository
 from windowpack.storage.schema import TreeNodeRow
 
@@ -146,6 +147,39 @@ def test_a_damaged_index_file_is_rebuilt_by_a_new_store(
         assert _results(second.collection("docs")) == before
     (rebuilt,) = (_collection_dir(tmp_path) / "dense-v1").glob("*.faiss")
     assert rebuilt.stat().st_size > 100
+
+
+def _counts_files(tmp_path: Path) -> set[str]:
+    return {p.name for p in _collection_dir(tmp_path).glob("token-counts-*")}
+
+
+def test_saved_token_counts_outlive_versions_and_go_with_the_collection(
+    hash_store: wp.Store, tmp_path: Path
+) -> None:
+    collection = hash_store.collection("docs")
+    collection.add(DOCUMENTS[:2])
+    collection.pack("keeper lens", budget=50)  # the packer saves its token counts
+    counts = _counts_files(tmp_path)
+    assert len(counts) == 2  # the counts and their manifest
+    collection.add(DOCUMENTS[2:])  # version 2: version 1's index files go, the counts stay
+    assert _index_files(tmp_path) == _version_files(2) | counts
+    hash_store.delete_collection("docs")
+    assert not list((_store_folder(tmp_path) / "indexes").glob("collection-*"))
+
+
+def test_a_damaged_token_counts_file_is_rebuilt_by_a_new_store(
+    hash_store: wp.Store, tmp_path: Path
+) -> None:
+    collection = hash_store.collection("docs")
+    collection.add(DOCUMENTS)
+    window = collection.pack("keeper lens", budget=60)
+    (counts,) = _collection_dir(tmp_path).glob("token-counts-*.npy")
+    counts.write_bytes(b"\x93NUMPY garbage")
+    with wp.open(_store_folder(tmp_path), config=HASH_CONFIG) as second:
+        again = second.collection("docs").pack("keeper lens", budget=60)
+    assert (again.text, again.tokens) == (window.text, window.tokens)
+    manifest = counts.with_suffix(".json")
+    assert verified_record(manifest, [counts]) is not None  # written whole again
 
 
 def test_a_store_with_indexes_of_the_older_format_rebuilds_them_on_first_open(

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from windowpack.errors import StorageError
+from windowpack.retrieval.bm25_segments import Segment
 from windowpack.retrieval.lexical_index import Bm25Index
 
 # Non-contiguous, unordered chunk ids, as after deletes and upserts.
@@ -99,6 +101,57 @@ def test_save_then_load_gives_identical_results(index: Bm25Index, tmp_path: Path
         np.testing.assert_array_equal(ids_a, ids_b)
         np.testing.assert_allclose(scores_a, scores_b, rtol=1e-6)
         assert len(ids_a) > 0
+
+
+def test_a_saved_segment_loads_mapped_from_its_file_with_the_same_matrices(
+    index: Bm25Index, tmp_path: Path
+) -> None:
+    (segment,) = index._segments
+    path = tmp_path / segment.name
+    segment.save(path)
+    loaded = Segment.load(path)
+    for matrix in ("rows", "columns"):
+        mine, theirs = getattr(segment, matrix), getattr(loaded, matrix)
+        assert _mapped(theirs.data) and _mapped(theirs.indices)  # the file's pages, no copy
+        assert (mine != theirs).nnz == 0 and mine.shape == theirs.shape
+    assert loaded.words == segment.words and np.array_equal(loaded.owners, segment.owners)
+
+
+def _mapped(array: np.ndarray) -> bool:
+    """Whether `array` is (a view of) an array mapped from a file."""
+    while array is not None:
+        if isinstance(array, np.memmap):
+            return True
+        array = array.base
+    return False
+
+
+def test_a_segment_file_without_columns_still_loads(index: Bm25Index, tmp_path: Path) -> None:
+    (segment,) = index._segments
+    path = tmp_path / "old-layout.npz"  # as segments were saved before the columns were
+    rows = segment.rows
+    np.savez(
+        path,
+        owners=segment.owners,
+        lengths=segment.lengths,
+        data=rows.data,
+        indices=rows.indices,
+        indptr=rows.indptr,
+        shape=np.asarray(rows.shape, dtype=np.int64),
+        first_word_id=np.asarray(segment.first_word_id, dtype=np.int64),
+        words=np.asarray(segment.words, dtype=str),
+    )
+    loaded = Segment.load(path)
+    assert (loaded.columns != segment.columns).nnz == 0
+
+
+def test_a_segment_file_cut_short_is_refused(index: Bm25Index, tmp_path: Path) -> None:
+    (segment,) = index._segments
+    path = tmp_path / segment.name
+    segment.save(path)
+    path.write_bytes(path.read_bytes()[:-200])
+    with pytest.raises((ValueError, OSError, zipfile.BadZipFile)):
+        Segment.load(path)
 
 
 def test_save_replaces_an_existing_folder(index: Bm25Index, tmp_path: Path) -> None:

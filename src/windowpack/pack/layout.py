@@ -45,6 +45,8 @@ class DocumentView:
     unit_name: str = "turn"
     unit_titles: Sequence[str] = ()
     metadata: dict[str, Any] = field(default_factory=dict)
+    text_hash: str = ""
+    """SHA-256 of `text` as the store keeps it (`text.hashing.content_hash`); "" when not known."""
 
     @functools.cached_property
     def token_prefix(self) -> list[int]:

@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable, Hashable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
+from pathlib import Path
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -27,6 +28,7 @@ from windowpack.pack.repeats import focus
 from windowpack.pack.request import PackRequest
 from windowpack.pack.scoring import scored_corpora
 from windowpack.pack.state import PackingState
+from windowpack.pack.token_counts import SavedCounts
 from windowpack.pack.window import Part, lossless_estimate, lossless_window, pack_parts
 from windowpack.pack.window_cache import WindowCache
 from windowpack.retrieval.indexes import CollectionIndexes
@@ -54,13 +56,16 @@ class Packer:
         query_vectors: QueryEmbeddingCache,
         writes_paused: AbstractContextManager[object] | None = None,
         cache_bytes: int = DEFAULT_WINDOW_CACHE_BYTES,
+        counts_folder: Callable[[int], Path] | None = None,
     ) -> None:
         """`writes_paused` (the store's write lock) is held for a last attempt when writes
         keep landing during every load. Cached windows, lossless ones included, weigh at
-        most `cache_bytes` together."""
+        most `cache_bytes` together. `counts_folder` gives the folder where a collection's
+        token counts are saved (its index folder), so a restart need not count them again."""
         self._sessions = sessions
         self._query_vectors = query_vectors
         self._writes_paused = writes_paused or contextlib.nullcontext()
+        self._counts_folder = counts_folder
         self._states: dict[tuple[int, int, str], PackingState] = {}
         self._windows = WindowCache(cache_bytes)
         self._lock = threading.Lock()
@@ -198,6 +203,7 @@ class Packer:
                 version,
                 get_token_counter(tokenizer),
                 previous=previous,
+                saved=self._saved_counts(collection_id, tokenizer),
             )
         except Exception:
             # The reads are separate statements (SQLite gives them no common snapshot): a
@@ -217,6 +223,11 @@ class Packer:
             for old in held[:-2]:
                 del self._states[old]
         return state
+
+    def _saved_counts(self, collection_id: int, tokenizer: str) -> SavedCounts | None:
+        if self._counts_folder is None:
+            return None
+        return SavedCounts(self._counts_folder(collection_id), tokenizer)
 
     def _latest(self, collection_id: int, tokenizer: str) -> PackingState | None:
         """The highest-version state held for this collection and tokenizer, if any."""

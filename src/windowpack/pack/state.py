@@ -9,7 +9,8 @@ Counting every chunk tile and node is most of a load. A new version of a collect
 repeats the previous one, so a load can be given the previous version's state and reuses its
 counts for every text it already counted. The key is the text itself, not a row id: SQLite
 hands a deleted row's id to the next insert, and a rebuilt tree reuses node ids for new
-summaries, while a count is a pure function of (text, tokenizer).
+summaries, while a count is a pure function of (text, tokenizer). After a restart there is no
+previous state in memory: the counts saved on disk (`token_counts`) stand in for it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from windowpack.pack import layout
 from windowpack.pack.corpus import Corpus, Overheads
 from windowpack.pack.layout import DocumentView, NodeView
 from windowpack.pack.repeats import Turn, conversation_turns
+from windowpack.pack.token_counts import SavedCounts, unit_keys
 from windowpack.text.tokens import TokenCounter
 
 
@@ -69,13 +71,15 @@ def state_from_views(
     chunk_ids: dict[int, int] | None = None,
     node_ids: dict[int, int] | None = None,
     previous: PackingState | None = None,
+    saved: SavedCounts | None = None,
 ) -> PackingState:
     """A state from documents (and summary nodes) already in memory, costed in `counter`.
 
     `documents` need no `chunk_tokens` yet: every chunk is counted here, in one batch.
     `chunk_ids`/`node_ids` map index ids to positions, for scoring from the indexes; text
     packed from elsewhere (another retriever's nodes) has none. Texts that `previous` (a
-    state in the same tokenizer) counted are not counted again.
+    state in the same tokenizer) counted, or whose counts `saved` holds, are not counted
+    again; `saved` is then rewritten with this state's counts if it lacked any.
     """
     nodes = nodes or []
     chunk_ids, node_ids = chunk_ids or {}, node_ids or {}
@@ -85,10 +89,7 @@ def state_from_views(
     first_chunk.pop()
     # One batched count of every tile (chunk plus the whitespace to the next one): the
     # allocator's cost, and what a gap marker reports as left out.
-    known = _known_counts(previous, counter.name)
-    tile_tokens, node_tokens = _counted(
-        counter, known, [_tiles(documents), [n.text for n in nodes]]
-    )
+    tile_tokens, node_tokens = _costs(counter, documents, first_chunk, nodes, previous, saved)
     documents = [
         replace(view, chunk_tokens=tile_tokens[first : first + len(view.chunk_starts)])
         for view, first in zip(documents, first_chunk, strict=True)
@@ -137,23 +138,64 @@ def _known_counts(previous: PackingState | None, tokenizer: str) -> dict[str, in
     return known
 
 
-def _counted(
-    counter: TokenCounter, known: dict[str, int], groups: list[list[str]]
-) -> list[list[int]]:
-    """Each group's counts: texts in `known` are looked up, the rest counted in one batch."""
-    missing = list(dict.fromkeys(t for group in groups for t in group if t not in known))
-    counts = dict(known)
-    counts.update(zip(missing, counter.count_many(missing), strict=True))
-    return [[counts[text] for text in group] for group in groups]
+def _costs(
+    counter: TokenCounter,
+    documents: list[DocumentView],
+    first_chunk: list[int],
+    nodes: list[NodeView],
+    previous: PackingState | None,
+    saved: SavedCounts | None,
+) -> tuple[list[int], list[int]]:
+    """Every tile's count, then every node's: looked up in `saved` (by key, without cutting a
+    tile's text), then in `previous` (by text), the rest counted in one batch; `saved` is
+    rewritten when it lacked any of them."""
+    node_texts = [node.text for node in nodes]
+    chunks = first_chunk[-1] + len(documents[-1].chunk_starts) if documents else 0
+    keys = unit_keys(documents, node_texts) if saved is not None else None
+    if saved is not None and keys is not None:
+        counts = saved.lookup(keys)
+    else:
+        counts = np.full(chunks + len(nodes), -1, dtype=np.int64)
+    lacking = np.flatnonzero(counts < 0)
+    if len(lacking):
+        texts = _unit_texts(documents, first_chunk, node_texts, lacking)
+        known = _known_counts(previous, counter.name)
+        missing = list(dict.fromkeys(text for text in texts if text not in known))
+        known.update(zip(missing, counter.count_many(missing), strict=True))
+        counts[lacking] = [known[text] for text in texts]
+        if saved is not None and keys is not None:
+            saved.save(keys, counts)
+    values = counts.tolist()
+    return values[:chunks], values[chunks:]
+
+
+def _unit_texts(
+    documents: list[DocumentView],
+    first_chunk: list[int],
+    node_texts: list[str],
+    positions: np.ndarray,
+) -> list[str]:
+    """The texts of the tiles and nodes at `positions` (tiles first, as `_costs` numbers them)."""
+    tiles = first_chunk[-1] + len(documents[-1].chunk_starts) if documents else 0
+    # The document of each tile: the last one starting at or before it (an empty document
+    # starts where the next one does).
+    owners = np.searchsorted(np.asarray(first_chunk, dtype=np.int64), positions, side="right") - 1
+    texts = []
+    for position, owner in zip(positions.tolist(), owners.tolist(), strict=True):
+        if position >= tiles:
+            texts.append(node_texts[position - tiles])
+        else:
+            texts.append(_tile(documents[owner], position - first_chunk[owner]))
+    return texts
 
 
 def _tiles(documents: list[DocumentView]) -> list[str]:
     """Each chunk with the whitespace up to the next one: a passage of consecutive chunks is
     their tiles, so the allocator's sums match what the layout renders."""
-    tiles = []
-    for view in documents:
-        starts, ends = view.chunk_starts, view.chunk_ends
-        for index, start in enumerate(starts):
-            end = starts[index + 1] if index + 1 < len(starts) else ends[index]
-            tiles.append(view.text[start:end])
-    return tiles
+    return [_tile(view, ordinal) for view in documents for ordinal in range(len(view.chunk_starts))]
+
+
+def _tile(view: DocumentView, ordinal: int) -> str:
+    starts = view.chunk_starts
+    end = starts[ordinal + 1] if ordinal + 1 < len(starts) else view.chunk_ends[ordinal]
+    return view.text[starts[ordinal] : end]

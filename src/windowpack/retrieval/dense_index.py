@@ -5,6 +5,13 @@ Vectors are L2-normalised, so inner product is cosine similarity. Ids are the da
 chunk ids (`IndexIDMap2` for the flat and HNSW indexes, native ids for IVF). HNSW has no
 `remove_ids`; deletes reach it as tombstones (`appendable_dense`), and folding them in
 rebuilds the graph from its stored vectors.
+
+A saved index is loaded memory-mapped (`IO_FLAG_MMAP_IFC`: the flat codes of flat and HNSW
+storage, and IVF's lists, stay in the file's pages): opening a large collection reads only
+what searches touch, and the kernel may drop those pages again under pressure. FAISS cannot
+grow a mapped index (`add` aborts the process, and so does adding to its `clone_index`), so
+a mapped index is first copied into memory by serialising it (`_owned`). A base is never
+changed once built (`appendable_dense`), so that copy happens only when one is compacted.
 """
 
 from __future__ import annotations
@@ -73,10 +80,14 @@ class FaissIndex:
     A collection's vector index is an `AppendableFaissIndex` over one of these as its base.
     """
 
-    def __init__(self, index: Any, kind: str, ann: AnnSettings = DEFAULT_ANN) -> None:
+    def __init__(
+        self, index: Any, kind: str, ann: AnnSettings = DEFAULT_ANN, *, mapped: bool = False
+    ) -> None:
         self._index = index
         self.kind = kind
         self._ann = ann
+        self.mapped = mapped
+        """Whether the index's vectors are a view of its file (`load`), not its own memory."""
 
     @classmethod
     def build(
@@ -109,6 +120,7 @@ class FaissIndex:
 
     def add(self, ids: Ids, vectors: npt.NDArray[np.float32]) -> None:
         if len(ids):
+            self._own()
             self._index.add_with_ids(
                 np.ascontiguousarray(vectors, dtype=np.float32),
                 np.ascontiguousarray(ids, dtype=np.int64),
@@ -116,6 +128,7 @@ class FaissIndex:
 
     def remove(self, ids: Ids) -> None:
         if len(ids):
+            self._own()
             self._index.remove_ids(np.ascontiguousarray(ids, dtype=np.int64))
 
     def search(
@@ -174,7 +187,21 @@ class FaissIndex:
         return ids, storage.reconstruct_n(0, storage.ntotal)
 
     def copy(self) -> FaissIndex:
+        """An independent copy in memory (a mapped index's clone would still view its file)."""
+        if self.mapped:
+            return FaissIndex(self._owned(), self.kind, self._ann)
         return FaissIndex(_faiss().clone_index(self._index), self.kind, self._ann)
+
+    def _own(self) -> None:
+        """Hold the index in memory before changing it (FAISS aborts on growing a view)."""
+        if self.mapped:
+            self._index, self.mapped = self._owned(), False
+
+    def _owned(self) -> Any:
+        faiss = _faiss()
+        index = faiss.deserialize_index(faiss.serialize_index(self._index))
+        _search_settings(faiss, index, self.kind, self._ann)  # not kept in the bytes
+        return index
 
     def save(self, path: Path) -> None:
         """Write atomically: a reader never sees a half-written file."""
@@ -186,20 +213,29 @@ class FaissIndex:
 
     @classmethod
     def load(cls, path: Path, ann: AnnSettings = DEFAULT_ANN) -> FaissIndex:
-        """The index saved at `path`, its kind read from the file; `ann`'s search settings."""
+        """The index saved at `path`, mapped, its kind read from the file; `ann`'s search
+        settings. The file must not change while the index is in use (a base's never does:
+        a new base is a new file)."""
         faiss = _faiss()
         try:
-            index = faiss.read_index(str(path))
+            index = faiss.read_index(str(path), faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY)
         except RuntimeError as error:
             raise StorageError(f"{path}: cannot read FAISS index: {error}") from error
         if hasattr(index, "nprobe"):
-            index.nprobe = ann.nprobe  # not kept in the file
-            return cls(index, "ivf", ann)
-        inner = faiss.downcast_index(index.index) if hasattr(index, "id_map") else None
-        if inner is not None and hasattr(inner, "hnsw"):
-            inner.hnsw.efSearch = ann.ef_search
-            return cls(index, "hnsw", ann)
-        return cls(index, "flat", ann)
+            kind = "ivf"
+        else:
+            inner = faiss.downcast_index(index.index) if hasattr(index, "id_map") else None
+            kind = "hnsw" if inner is not None and hasattr(inner, "hnsw") else "flat"
+        _search_settings(faiss, index, kind, ann)
+        return cls(index, kind, ann, mapped=True)
+
+
+def _search_settings(faiss: Any, index: Any, kind: str, ann: AnnSettings) -> None:
+    """Set `ann`'s search-time settings on a loaded index (files do not keep them)."""
+    if kind == "ivf":
+        index.nprobe = ann.nprobe
+    elif kind == "hnsw":
+        faiss.downcast_index(index.index).hnsw.efSearch = ann.ef_search
 
 
 def _trained_ivf(faiss: Any, dimension: int, vectors: Matrix, ann: AnnSettings) -> Any:

@@ -14,8 +14,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 _CHUNK = 1 << 20
 
@@ -36,27 +38,45 @@ def manifest_path(dense_path: Path, version: int) -> Path:
 
 def write_manifest(path: Path, shape: IndexShape, files: list[Path]) -> None:
     """Record `shape` and the digest of every file under `files` (atomically, after them)."""
-    digests = {str(file.relative_to(path.parent)): _digest(file) for file in _every_file(files)}
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(json.dumps({**asdict(shape), "files": digests}, sort_keys=True))
-    os.replace(temporary, path)
+    write_record(path, asdict(shape), files)
 
 
 def verified_shape(path: Path, files: list[Path]) -> IndexShape | None:
     """The recorded shape when the manifest is there and every file matches it; else None."""
+    recorded = verified_record(path, files)
+    try:
+        return None if recorded is None else IndexShape(**recorded)
+    except TypeError:
+        return None
+
+
+def write_record(path: Path, record: dict[str, Any], files: list[Path]) -> None:
+    """A manifest of any derived files (the packer's saved token counts use it too): `record`
+    and the digest of every file under `files`, written atomically, after them."""
+    digests = {str(file.relative_to(path.parent)): _digest(file) for file in _every_file(files)}
+    temporary = path.with_name(f"{path.name}.{uuid.uuid4().hex}.tmp")  # writers may race
+    temporary.write_text(json.dumps({**record, "files": digests}, sort_keys=True))
+    os.replace(temporary, path)
+
+
+def verified_record(path: Path, files: list[Path]) -> dict[str, Any] | None:
+    """What `write_record` recorded, when the manifest is there and `files` are exactly the
+    files it lists, each with its digest; else None (the caller rebuilds them)."""
     try:
         recorded = json.loads(path.read_text())
         digests = recorded.pop("files")
-        shape = IndexShape(**recorded)
-    except (OSError, ValueError, TypeError, KeyError):
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
-    present = {str(file.relative_to(path.parent)) for file in _every_file(files)}
-    if present != set(digests):
-        return None
-    for name, digest in digests.items():
-        if _digest(path.parent / name) != digest:
+    try:
+        present = {str(file.relative_to(path.parent)) for file in _every_file(files)}
+        if not isinstance(recorded, dict) or present != set(digests):
             return None
-    return shape
+        for name, digest in digests.items():
+            if _digest(path.parent / name) != digest:
+                return None
+    except OSError:  # a file removed meanwhile
+        return None
+    return recorded
 
 
 def _every_file(paths: list[Path]) -> list[Path]:

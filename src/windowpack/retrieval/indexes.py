@@ -500,6 +500,11 @@ class IndexStore:
     def _collection_dir(self, collection_id: int) -> Path:
         return self._dir / f"collection-{collection_id}"
 
+    def collection_dir(self, collection_id: int) -> Path:
+        """The folder of a collection's index files, where other derived files may go too
+        (the packer's token counts): `forget` removes it with the collection."""
+        return self._collection_dir(collection_id)
+
     def _paths(self, collection_id: int, version: int) -> tuple[Path, Path]:
         folder = self._collection_dir(collection_id)
         # Folders since the indexes grew by segments; an older store's `dense-vN.faiss` file is

@@ -261,10 +261,12 @@ class Bm25Index:
 def _statistics(segments: Sequence[Segment], live: Sequence[Mask], words: int) -> Statistics:
     stats = Statistics.empty()
     for segment, mask in zip(segments, live, strict=True):
-        rows = np.flatnonzero(mask)
-        stats = stats.changed(
-            sign=1, sentences=segment.rows[rows], lengths=segment.lengths[rows], vocabulary=words
-        )
+        if mask.all():  # no copy of a whole segment's rows (a loaded one is mapped)
+            sentences, lengths = segment.rows, segment.lengths
+        else:
+            rows = np.flatnonzero(mask)
+            sentences, lengths = segment.rows[rows], segment.lengths[rows]
+        stats = stats.changed(sign=1, sentences=sentences, lengths=lengths, vocabulary=words)
     return stats
 
 

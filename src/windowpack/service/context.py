@@ -111,6 +111,7 @@ class StoreContext:
             query_vectors=query_vectors,
             writes_paused=write_lock,
             cache_bytes=config.window_cache_bytes,
+            counts_folder=indexes.collection_dir,
         )
         # A new version's states load before it is current; a collection deleted elsewhere
         # is dropped (SQLite hands its id to the next collection).

@@ -312,6 +312,49 @@ def tree_nodes(session: Session, collection_id: int) -> list[TreeNodeRow]:
     )
 
 
+def tree_nodes_for_pack(session: Session, collection_id: int) -> list[Any]:
+    """`tree_nodes`' order and what a packing state needs of each node, as plain rows:
+    (id, document_id, parent_id, level, leaf_start, leaf_end, text). Building ORM objects for
+    every node cost a large collection's state load more than reading them."""
+    return list(
+        session.execute(
+            select(
+                TreeNodeRow.id,
+                TreeNodeRow.document_id,
+                TreeNodeRow.parent_id,
+                TreeNodeRow.level,
+                TreeNodeRow.leaf_start,
+                TreeNodeRow.leaf_end,
+                TreeNodeRow.text,
+            )
+            .outerjoin(DocumentRow, TreeNodeRow.document_id == DocumentRow.id)
+            .where(TreeNodeRow.collection_id == collection_id)
+            .order_by(TreeNodeRow.level, DocumentRow.position, TreeNodeRow.position)
+        ).all()
+    )
+
+
+def documents_for_pack(session: Session, collection_id: int) -> list[Any]:
+    """`list_documents`' order and what a packing state needs of each, as plain rows:
+    (id, external_id, title, kind, text, text_hash, units, meta)."""
+    return list(
+        session.execute(
+            select(
+                DocumentRow.id,
+                DocumentRow.external_id,
+                DocumentRow.title,
+                DocumentRow.kind,
+                DocumentRow.text,
+                DocumentRow.text_hash,
+                DocumentRow.units,
+                DocumentRow.meta,
+            )
+            .where(DocumentRow.collection_id == collection_id)
+            .order_by(DocumentRow.position)
+        ).all()
+    )
+
+
 def get_tree_node(session: Session, collection_id: int, node_id: int) -> TreeNodeRow | None:
     return session.scalars(
         select(TreeNodeRow).where(
@@ -461,6 +504,24 @@ def chunk_spans(session: Session, collection_id: int) -> dict[int, list[Any]]:
     for row in rows:
         spans.setdefault(row.document_id, []).append(row)
     return spans
+
+
+def chunk_span_rows(session: Session, collection_id: int) -> list[tuple[int, ...]]:
+    """`chunk_spans` as plain tuples (id, document_id, char_start, char_end, unit or -1), by
+    document id and ordinal: a large collection's state load built ~70K row objects where
+    five numbers each do."""
+    rows = session.execute(
+        select(
+            ChunkRow.id,
+            ChunkRow.document_id,
+            ChunkRow.char_start,
+            ChunkRow.char_end,
+            func.coalesce(ChunkRow.unit, -1),
+        )
+        .where(ChunkRow.collection_id == collection_id)
+        .order_by(ChunkRow.document_id, ChunkRow.ordinal)
+    )
+    return [tuple(row) for row in rows]
 
 
 def unit_count(session: Session, collection_id: int) -> int:
