@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections.abc import Hashable
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from windowpack.pack import layout
+from windowpack.pack.allocate import lossless_cost
 from windowpack.pack.corpus import Corpus, Overheads
 from windowpack.pack.layout import DocumentView, NodeView
 from windowpack.pack.repeats import Turn, conversation_turns
@@ -51,6 +53,29 @@ class PackingState:
     def document_tokens_before(self) -> list[int]:
         """Tokens of all documents before position i (i from 0 to the count, inclusive)."""
         return [0, *itertools.accumulate(view.token_prefix[-1] for view in self.documents)]
+
+    @functools.cached_property
+    def overviews(self) -> dict[Hashable, object]:
+        """Query-independent tiers built from this state, by what they depend on (kept by
+        `overview.overview`, which bounds it): they live exactly as long as the version."""
+        return {}
+
+    @functools.cached_property
+    def span_counts(self) -> dict[tuple[int, int, int, str], int]:
+        """Counts of document spans (position, first char, end char, text after), in this
+        state's tokenizer, kept as packs count them (`piece_counts`): a count is a function
+        of the text alone, and the spans are lines of the documents, so it stays bounded."""
+        return {}
+
+    @functools.cached_property
+    def line_starts(self) -> dict[int, list[int]]:
+        """Per document position, where its cuttable lines start (`piece_counts`)."""
+        return {}
+
+    @functools.cached_property
+    def lossless_cost(self) -> int:
+        """The allocator's estimate of this collection's lossless window (0 when empty)."""
+        return lossless_cost(self.corpus, self.overheads) if self.corpus.chunks else 0
 
     @functools.cached_property
     def turns(self) -> list[Turn]:
