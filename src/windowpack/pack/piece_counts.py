@@ -6,9 +6,10 @@ can only be followed, inside one pre-token, by white space or (o200k) "/": so a 
 cut right after a line break, before any other character, counts exactly as the sum of its
 parts (`tests/pack/test_piece_counts.py` checks this on random texts). A passage is its
 header line, then a span of its document: cut there and at every such line start inside the
-span, its lines, and the partial lines at either end, are spans of the document whose counts
-do not depend on the question. They are kept per state once counted, so a pack encodes only
-what no earlier pack of the version did: the headers and the lines not yet met.
+span, it is its header, the document's whole lines in between and a partial line at either
+end. None of these but the header depends on the question: the state counts every line, and
+the partial lines at every chunk's start and end, when it loads (in the batch that counts
+its chunks), so a pack encodes only its headers (and spans no chunk boundary predicted).
 
 Other tokenizers (a local Hugging Face `tokenizer.json`) have pre-tokenizers this module
 knows nothing of: their pieces are counted whole, as before.
@@ -20,83 +21,141 @@ import bisect
 import itertools
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from windowpack.pack.layout import Block
-from windowpack.pack.state import PackingState
+from windowpack.pack.layout import SEPARATOR, Block, DocumentView
 from windowpack.text.tokens import TIKTOKEN_ENCODINGS, TokenCounter
+
+if TYPE_CHECKING:  # the state counts its spans with this module when it loads
+    from windowpack.pack.state import PackingState
 
 # A line start no pre-token reaches across: after a line break, before a character that is
 # neither white space nor "/" (Python's \s holds every character the encodings' \s does).
 _LINE_START = re.compile(r"\n(?=[^\s/])")
 _CUTTABLE = re.compile(r"[^\s/]")
 
-Piece = tuple[PackingState, Block, str]
+Piece = tuple["PackingState", Block, str]
 """A block, the state it was rendered from, and its piece: its text plus what follows it."""
 _Span = tuple[int, int, int, str]
 """(document position, first char, end char, what follows): the text `text[first:end] +
 tail` of one document, whose count a state keeps."""
 
 
+@dataclass(frozen=True)
+class Lines:
+    """A document's cuttable line starts, and `before[j]`: the tokens of its lines from the
+    first start to start j (a run of whole lines is a difference of two entries)."""
+
+    starts: list[int]
+    before: list[int]
+
+
+def cuts_at_lines(counter: TokenCounter) -> bool:
+    """Whether `counter`'s pieces may be counted from their lines (its encoding is known)."""
+    return counter.name in TIKTOKEN_ENCODINGS
+
+
+def line_starts(documents: Sequence[DocumentView]) -> list[list[int]]:
+    """Each document's cuttable line starts."""
+    return [[m.end() for m in _LINE_START.finditer(view.text)] for view in documents]
+
+
+def whole_lines(documents: Sequence[DocumentView], starts: list[list[int]]) -> list[str]:
+    """Every whole line (from one cuttable start to the next) of every document, in order."""
+    return [
+        view.text[a:b]
+        for view, lines in zip(documents, starts, strict=True)
+        for a, b in itertools.pairwise(lines)
+    ]
+
+
+def kept_lines(starts: list[list[int]], counts: Sequence[int]) -> list[Lines]:
+    """`Lines` per document from the counts of `whole_lines`, in the same order."""
+    kept, taken = [], 0
+    for lines in starts:
+        own = counts[taken : taken + max(0, len(lines) - 1)]
+        taken += len(own)
+        kept.append(Lines(starts=lines, before=[0, *itertools.accumulate(own)]))
+    return kept
+
+
+def edge_spans(documents: Sequence[DocumentView], starts: list[list[int]]) -> list[_Span]:
+    """At each chunk, the partial lines a passage starting or ending there holds (with either
+    tail): counted when the state loads, so that a pack encodes only its headers."""
+    spans: list[_Span] = []
+    for position, (view, lines) in enumerate(zip(documents, starts, strict=True)):
+        for start in view.chunk_starts:
+            after = bisect.bisect_right(lines, start)
+            if after < len(lines) and _CUTTABLE.match(view.text, start):
+                spans.append((position, start, lines[after], ""))
+        for end in view.chunk_ends:
+            before = bisect.bisect_left(lines, end) - 1
+            if before >= 0:
+                spans.extend((position, lines[before], end, tail) for tail in ("", SEPARATOR))
+    return spans
+
+
+def span_text(documents: Sequence[DocumentView], span: _Span) -> str:
+    document, first, end, tail = span
+    return documents[document].text[first:end] + tail
+
+
 def piece_counts(counter: TokenCounter, pieces: Sequence[Piece]) -> list[int]:
     """The exact count of each piece, as `counter.count_many` of their texts would give."""
-    if counter.name not in TIKTOKEN_ENCODINGS:
+    if not cuts_at_lines(counter):
         return counter.count_many([text for _, _, text in pieces])
     plans = [_plan(state, block, text) for state, block, text in pieces]
     own = _count_with_missing_spans(
         counter, [(state, plan) for (state, _, _), plan in zip(pieces, plans, strict=True)]
     )
     return [
-        count + sum(state.span_counts[span] for span in spans)
-        for count, (_, spans), (state, _, _) in zip(own, plans, pieces, strict=True)
+        count + lines + sum(state.span_counts[span] for span in spans)
+        for count, (_, lines, spans), (state, _, _) in zip(own, plans, pieces, strict=True)
     ]
 
 
-def _plan(state: PackingState, block: Block, text: str) -> tuple[str, list[_Span]]:
-    """What to count now (the text before the passage's span: its header line) and the spans
-    of the document it holds, cut at line starts. A piece that is not a passage, or whose
-    span starts with white space or "/", is counted whole: (its text, no spans)."""
+_Plan = tuple[str, int, list[_Span]]
+"""What to count now, the tokens of the whole lines held, and the partial lines held."""
+
+
+def _plan(state: PackingState, block: Block, text: str) -> _Plan:
+    """A passage is its header line (counted now), the whole lines of its span (from the
+    state's prefix sums) and the partial lines at either end of it (kept spans). A piece that
+    is not a passage, or whose span starts with white space or "/", is counted whole."""
     start, end, document = block.char_start, block.char_end, block.document
+    whole: _Plan = (text, 0, [])
     if block.kind != "chunk" or document is None or start is None or end is None:
-        return text, []
-    source = state.documents[document].text
+        return whole
+    lines = state.lines[document] if document < len(state.lines) else None
     body = end - start
-    tail = text[len(block.text) :]
     header = block.text[: len(block.text) - body]
-    if body <= 0 or not header.endswith("\n") or not _CUTTABLE.match(source, start):
-        return text, []
-    starts = _line_starts(state, document)
-    inside = starts[bisect.bisect_right(starts, start) : bisect.bisect_left(starts, end)]
-    cuts = [start, *inside]
-    spans = [(document, a, b, "") for a, b in itertools.pairwise(cuts)]
-    spans.append((document, cuts[-1], end, tail))
-    return header, spans
-
-
-def _line_starts(state: PackingState, document: int) -> list[int]:
-    """Where the document's cuttable lines start, found once per state and document."""
-    starts = state.line_starts.get(document)
-    if starts is None:
-        text = state.documents[document].text
-        starts = [match.end() for match in _LINE_START.finditer(text)]
-        state.line_starts[document] = starts
-    return starts
+    if lines is None or body <= 0 or not header.endswith("\n"):
+        return whole
+    if not _CUTTABLE.match(state.documents[document].text, start):
+        return whole
+    tail = text[len(block.text) :]
+    first = bisect.bisect_right(lines.starts, start)  # the first line start inside the span
+    last = bisect.bisect_left(lines.starts, end) - 1  # the last one
+    if first > last:
+        return header, 0, [(document, start, end, tail)]
+    head = (document, start, lines.starts[first], "")
+    rest = (document, lines.starts[last], end, tail)
+    return header, lines.before[last] - lines.before[first], [head, rest]
 
 
 def _count_with_missing_spans(
-    counter: TokenCounter, plans: Sequence[tuple[PackingState, tuple[str, list[_Span]]]]
+    counter: TokenCounter, plans: Sequence[tuple[PackingState, _Plan]]
 ) -> list[int]:
     """Each plan's own text counted, in one batch (both cores when it is long) with every
     span its state does not hold yet, which the state keeps."""
     missing: dict[tuple[int, _Span], tuple[PackingState, _Span]] = {}
-    for state, (_, spans) in plans:
+    for state, (_, _, spans) in plans:
         for span in spans:
             if span not in state.span_counts:
                 missing.setdefault((id(state), span), (state, span))
-    span_texts = [
-        state.documents[document].text[first:end] + tail
-        for state, (document, first, end, tail) in missing.values()
-    ]
-    counts = counter.count_many([*(own for _, (own, _) in plans), *span_texts])
+    span_texts = [span_text(state.documents, span) for state, span in missing.values()]
+    counts = counter.count_many([*(own for _, (own, _, _) in plans), *span_texts])
     for (state, span), count in zip(missing.values(), counts[len(plans) :], strict=True):
         state.span_counts[span] = count
     return counts[: len(plans)]

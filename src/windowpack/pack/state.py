@@ -17,11 +17,11 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Hashable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from windowpack.pack import layout
+from windowpack.pack import layout, piece_counts
 from windowpack.pack.allocate import lossless_cost
 from windowpack.pack.corpus import Corpus, Overheads
 from windowpack.pack.layout import DocumentView, NodeView
@@ -48,6 +48,9 @@ class PackingState:
     node_positions: np.ndarray
     tokenizer: str = ""
     """The counter's name: counts are reused only from a state in the same tokenizer."""
+    lines: list[piece_counts.Lines] = field(default_factory=list)
+    """Per document, its cuttable lines and their counts, which passages are counted from
+    (`piece_counts`; empty for a tokenizer whose pre-tokenizer is not known)."""
 
     @functools.cached_property
     def document_tokens_before(self) -> list[int]:
@@ -62,14 +65,10 @@ class PackingState:
 
     @functools.cached_property
     def span_counts(self) -> dict[tuple[int, int, int, str], int]:
-        """Counts of document spans (position, first char, end char, text after), in this
-        state's tokenizer, kept as packs count them (`piece_counts`): a count is a function
-        of the text alone, and the spans are lines of the documents, so it stays bounded."""
-        return {}
-
-    @functools.cached_property
-    def line_starts(self) -> dict[int, list[int]]:
-        """Per document position, where its cuttable lines start (`piece_counts`)."""
+        """Counts of partial lines of documents (position, first char, end char, text after)
+        in this state's tokenizer (`piece_counts`): those at chunk boundaries counted at load,
+        any other a pack meets kept once counted; a count is a function of the text alone,
+        and each span ends at a chunk boundary or line start, so the map stays bounded."""
         return {}
 
     @functools.cached_property
@@ -111,8 +110,18 @@ def state_from_views(
     # One batched count of every tile (chunk plus the whitespace to the next one): the
     # allocator's cost, and what a gap marker reports as left out.
     known = _known_counts(previous, counter.name)
-    tile_tokens, node_tokens = _counted(
-        counter, known, [_tiles(documents), [n.text for n in nodes]]
+    # The lines a pack counts passages from, counted in the same batch (see piece_counts).
+    starts = piece_counts.line_starts(documents) if piece_counts.cuts_at_lines(counter) else []
+    spans = piece_counts.edge_spans(documents, starts) if starts else []
+    tile_tokens, node_tokens, line_tokens, span_tokens = _counted(
+        counter,
+        known,
+        [
+            _tiles(documents),
+            [n.text for n in nodes],
+            piece_counts.whole_lines(documents, starts) if starts else [],
+            [piece_counts.span_text(documents, span) for span in spans],
+        ],
     )
     documents = [
         replace(view, chunk_tokens=tile_tokens[first : first + len(view.chunk_starts)])
@@ -133,7 +142,7 @@ def state_from_views(
             [-1 if u is None else u for d in documents for u in d.chunk_units], dtype=np.int64
         ),
     )
-    return PackingState(
+    state = PackingState(
         name=name,
         version=version,
         documents=documents,
@@ -148,7 +157,10 @@ def state_from_views(
         node_keys=np.asarray(sorted(node_ids), dtype=np.int64),
         node_positions=np.asarray([node_ids[k] for k in sorted(node_ids)], dtype=np.int64),
         tokenizer=counter.name,
+        lines=piece_counts.kept_lines(starts, line_tokens),
     )
+    state.span_counts.update(zip(spans, span_tokens, strict=True))
+    return state
 
 
 def _known_counts(previous: PackingState | None, tokenizer: str) -> dict[str, int]:
@@ -159,6 +171,12 @@ def _known_counts(previous: PackingState | None, tokenizer: str) -> dict[str, in
     known.update(
         zip((n.text for n in previous.nodes), previous.corpus.node_cost.tolist(), strict=True)
     )
+    spans = previous.span_counts.items()
+    known.update((piece_counts.span_text(previous.documents, s), n) for s, n in spans)
+    for view, lines in zip(previous.documents, previous.lines, strict=False):
+        counts = [b - a for a, b in itertools.pairwise(lines.before)]
+        texts = (view.text[a:b] for a, b in itertools.pairwise(lines.starts))
+        known.update(zip(texts, counts, strict=True))
     return known
 
 
