@@ -34,6 +34,9 @@ if TYPE_CHECKING:  # the state counts its spans with this module when it loads
 # neither white space nor "/" (Python's \s holds every character the encodings' \s does).
 _LINE_START = re.compile(r"\n(?=[^\s/])")
 _CUTTABLE = re.compile(r"[^\s/]")
+# Pieces this short (headers, gap markers) are remembered by text, at most this many a state.
+_SHORT_CHARS = 200
+_SHORT_HELD = 100_000
 
 Piece = tuple["PackingState", Block, str]
 """A block, the state it was rendered from, and its piece: its text plus what follows it."""
@@ -154,8 +157,24 @@ def _count_with_missing_spans(
         for span in spans:
             if span not in state.span_counts:
                 missing.setdefault((id(state), span), (state, span))
+    # Headers, gap markers and summaries recur from pack to pack: short ones are kept by text.
+    memo = [state.short_counts.get(own) for state, (own, _, _) in plans]
+    asked = [own for (_, (own, _, _)), known in zip(plans, memo, strict=True) if known is None]
     span_texts = [span_text(state.documents, span) for state, span in missing.values()]
-    counts = counter.count_many([*(own for _, (own, _, _) in plans), *span_texts])
-    for (state, span), count in zip(missing.values(), counts[len(plans) :], strict=True):
+    counts = counter.count_many([*asked, *span_texts])
+    for (state, span), count in zip(missing.values(), counts[len(asked) :], strict=True):
         state.span_counts[span] = count
-    return counts[: len(plans)]
+    fresh = iter(counts[: len(asked)])
+    own_counts = []
+    for (state, (own, _, _)), known in zip(plans, memo, strict=True):
+        count = next(fresh) if known is None else known
+        if known is None and len(own) <= _SHORT_CHARS:
+            _remember(state.short_counts, own, count)
+        own_counts.append(count)
+    return own_counts
+
+
+def _remember(memo: dict[str, int], text: str, count: int) -> None:
+    if len(memo) >= _SHORT_HELD:
+        memo.clear()  # rare: a version asked for more distinct headers than this
+    memo[text] = count

@@ -72,6 +72,12 @@ class PackingState:
         return {}
 
     @functools.cached_property
+    def short_counts(self) -> dict[str, int]:
+        """Counts of short pieces (headers, gap markers) by text, in this state's tokenizer,
+        kept as packs count them (`piece_counts`, which bounds it)."""
+        return {}
+
+    @functools.cached_property
     def lossless_cost(self) -> int:
         """The allocator's estimate of this collection's lossless window (0 when empty)."""
         return lossless_cost(self.corpus, self.overheads) if self.corpus.chunks else 0
