@@ -116,18 +116,34 @@ def state_from_views(
     # One batched count of every tile (chunk plus the whitespace to the next one): the
     # allocator's cost, and what a gap marker reports as left out.
     known = _known_counts(previous, counter.name)
-    # The lines a pack counts passages from, counted in the same batch (see piece_counts).
-    starts = piece_counts.line_starts(documents) if piece_counts.cuts_at_lines(counter) else []
-    spans = piece_counts.edge_spans(documents, starts) if starts else []
+    # The lines a pack counts passages from, counted in the same batch (see piece_counts);
+    # a document whose text the previous version held keeps its lines and their counts.
+    cuts = piece_counts.cuts_at_lines(counter)
+    reused = _known_lines(previous, counter.name) if cuts else {}
+    fresh = [view for view in documents if view.text not in reused] if cuts else []
+    fresh_starts = piece_counts.line_starts(fresh)
+    found = iter(fresh_starts)
+    starts = (
+        [reused[view.text].starts if view.text in reused else next(found) for view in documents]
+        if cuts
+        else []
+    )
+    spans = piece_counts.edge_spans(documents, starts) if cuts else []
     tile_tokens, node_tokens, line_tokens, span_tokens = _counted(
         counter,
         known,
         [
             _tiles(documents),
             [n.text for n in nodes],
-            piece_counts.whole_lines(documents, starts) if starts else [],
+            piece_counts.whole_lines(fresh, fresh_starts),
             [piece_counts.span_text(documents, span) for span in spans],
         ],
+    )
+    counted_lines = iter(piece_counts.kept_lines(fresh_starts, line_tokens))
+    lines = (
+        [reused[view.text] if view.text in reused else next(counted_lines) for view in documents]
+        if cuts
+        else []
     )
     documents = [
         replace(view, chunk_tokens=tile_tokens[first : first + len(view.chunk_starts)])
@@ -163,7 +179,7 @@ def state_from_views(
         node_keys=np.asarray(sorted(node_ids), dtype=np.int64),
         node_positions=np.asarray([node_ids[k] for k in sorted(node_ids)], dtype=np.int64),
         tokenizer=counter.name,
-        lines=piece_counts.kept_lines(starts, line_tokens),
+        lines=lines,
     )
     state.span_counts.update(zip(spans, span_tokens, strict=True))
     return state
@@ -179,11 +195,15 @@ def _known_counts(previous: PackingState | None, tokenizer: str) -> dict[str, in
     )
     spans = previous.span_counts.items()
     known.update((piece_counts.span_text(previous.documents, s), n) for s, n in spans)
-    for view, lines in zip(previous.documents, previous.lines, strict=False):
-        counts = [b - a for a, b in itertools.pairwise(lines.before)]
-        texts = (view.text[a:b] for a, b in itertools.pairwise(lines.starts))
-        known.update(zip(texts, counts, strict=True))
     return known
+
+
+def _known_lines(previous: PackingState | None, tokenizer: str) -> dict[str, piece_counts.Lines]:
+    """The lines of each document text `previous` held, with their counts, if in `tokenizer`
+    (a document's lines depend on its text alone)."""
+    if previous is None or previous.tokenizer != tokenizer:
+        return {}
+    return dict(zip((view.text for view in previous.documents), previous.lines, strict=False))
 
 
 def _counted(
