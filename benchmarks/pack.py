@@ -5,9 +5,9 @@ packages (`pip install llama-index-vector-stores-faiss llama-index-embeddings-hu
 Building the stores takes minutes, so keep them with `--store`/`--big-store` and reuse them:
 
     .venv/bin/python benchmarks/pack.py --store /tmp/wp-pack-1m --big-store /tmp/wp-pack-10m
-    .venv/bin/python benchmarks/pack.py --store /tmp/wp-pack-1m --skip-big --queries 50
-    .venv/bin/python benchmarks/pack.py --store /tmp/wp-pack-1m --big-store /tmp/wp-pack-10m \
-        --profile 3
+    .venv/bin/python benchmarks/pack.py --store /tmp/wp-pack-1m --skip-big
+    .venv/bin/python benchmarks/pack.py --store /tmp/wp-pack-1m --skip-big --skip-llama \
+        --profile 30 --profile-budget 8192
 
 1. ~1M tokens, real model (bundled all-MiniLM-L6-v2): the RULER essays JSON split into ~20K-char
    documents, the NIAH essay folder, and essay parts again under `copy-N/` ids (as `search.py`).
@@ -16,8 +16,11 @@ Building the stores takes minutes, so keep them with `--store`/`--big-store` and
    allocation, layout, exact count) and one question repeated N times ("warm": window-cache
    hits, checked with `Packer.cache_hits`). Every window is re-counted here with o200k_base:
    it must hold at most B tokens; the share of B it uses and any empty window are printed.
-   5 more questions per budget are packed with package internals timed (`CallTimer`): the
-   split of a cold pack, and how many windows it rendered (trims) before one fitted.
+   Each cold pack is timed whole and split by package internals (`CallTimer`, wrapped around
+   the cold packs themselves): query embedding, search (dense + BM25), fusion (the rest of
+   scoring), allocate, render (layout, overview tier, joining, items), count (exact count of
+   the pieces) and other (window cache, state lookup, version check); the non-embedding total
+   is the pack's wall time less its query embedding, p50/p95 over the cold packs.
 2. ~10M tokens with the hash embedder (`StoreConfig(embedder="hash")`: deterministic, model-free
    vectors, so the build takes minutes instead of ~40 min of model time; retrieval quality is
    not the point here, the size is). The essays + NIAH essays repeated with variations: copy c
@@ -31,13 +34,24 @@ Building the stores takes minutes, so keep them with `--store`/`--big-store` and
    Per question: `as_retriever(similarity_top_k=K)` with K = 1.25 x B / mean chunk tokens (at
    most all nodes), retrieve, fill B greedily in score order counting o200k_base tokens of each
    text (+ separator), join in document order; timed together, interleaved with windowpack on
-   the same questions. The baseline lives in `windowpack.evals.llama_baseline` (the evals
-   compare against it too).
-   `--skip-llama` skips it.
+   the same questions (each embeds the question itself). The baseline lives in
+   `windowpack.evals.llama_baseline` (the evals compare against it too). `--skip-llama`.
 
-Targets: warm ≤ 1 ms; p50 ≤ 500 ms at B = 1M over 10M tokens; windowpack ≥ 10x faster than
-llama-index at the same budget (cold p50). Figures go to `benchmarks/results/pack.json`.
-`--profile N` prints a cProfile (by cumulative time) of N more cold packs at the largest budget.
+Targets (issue 16, same run): llama-index p50 / windowpack p50 >= 1.3 / 5 / 5 at B = 8K / 128K
+/ 1M; the non-embedding total p50 <= 5 ms at 8K and <= 40 ms at 1M over the ~1M corpus; where
+the collection fits B, cold packs after the first are the cached lossless window (no render,
+no query embedding). Kept from before: warm <= 1 ms; p50 <= 500 ms at B = 1M over 10M tokens.
+Figures go to `benchmarks/results/pack.json`. `--profile N` prints a cProfile (by cumulative
+time) of N more packs of new questions at `--profile-budget` (8K by default), their query
+vectors cached first, so that it shows the pack's own work.
+
+Last run (issue 16, 2026-12-01, `--store /tmp/wp-pack-1m --skip-big`, 20 questions a budget,
+quiet 2-core machine, load 0.7): cold p50 19.6 / 34.8 / 1.2 ms at 8K / 128K / 1M (1M: the
+cached lossless window), query embedding 12.4 / 12.7 ms of it, non-embedding p50 7.1 / 21.8 /
+1.2 ms (10.5 / 41.5 / 1.4 before issue 16); llama-index 19.1 / 32.6 / 103.8 ms, ratios 0.97x /
+0.94x / 88x. Met: warm, within budget, non-embedding at 1M, lossless cached, 5x at 1M. Not
+met: non-embedding <= 5 ms at 8K, 1.3x at 8K (it needs the non-embedding part at ~2.3 ms),
+5x at 128K (out of reach: each side embeds the question, ~12.7 ms of llama's 32.6 ms).
 """
 
 from __future__ import annotations
@@ -72,7 +86,7 @@ import windowpack as wp
 from windowpack.config import StoreConfig
 from windowpack.evals.chunk_view import chunk_view
 from windowpack.evals.llama_baseline import LlamaIndexRetriever
-from windowpack.pack import layout, packer, scoring
+from windowpack.pack import packer
 from windowpack.pack import window as pack_window
 from windowpack.retrieval.appendable_dense import AppendableFaissIndex
 from windowpack.retrieval.lexical_index import Bm25Index
@@ -84,25 +98,41 @@ BUDGETS = (8_192, 131_072, 1_048_576)
 TOKENIZER = "o200k_base"
 WARM_TARGET_MS = 1.0
 BIG_P50_TARGET_MS = 500.0
-SPEEDUP_TARGET = 10.0
-SPLIT_PACKS = 5  # further distinct questions per budget, packed with the parts below timed
-# Parts of a pack (package internals, looked up at call time; missing ones are left out).
-_PARTS = {
+# Issue 16: llama-index p50 / windowpack p50 at least this, per budget (cold packs, same run).
+SPEEDUP_TARGETS = {8_192: 1.3, 131_072: 5.0, 1_048_576: 5.0}
+# Issue 16: everything but the query embedding, p50 over the cold packs of the ~1M corpus.
+NON_EMBEDDING_TARGETS_MS = {8_192: 5.0, 1_048_576: 40.0}
+# Package internals timed in every cold pack (looked up at call time; missing ones are left
+# out). The split reported is derived from them (`_split`): search is both retrievers,
+# fusion is the rest of scoring (z-scores, scattering onto units, best evidence beneath),
+# render is the layout, the overview tier and `_window` less its exact count (joining the
+# text, describing the items), count is the exact count of the pieces.
+_TIMED = {
     "query embedding": (QueryEmbeddingCache, "get"),
     "dense search": (AppendableFaissIndex, "search"),
-    "lexical search": (Bm25Index, "search"),
-    "fusion": (scoring, "z_scores_fused"),
-    "retrieve+fuse": (scoring, "_fused_scores"),
-    "scores": (scoring, "_scores"),
+    "BM25 search": (Bm25Index, "search"),
+    "scoring": (packer, "scored_corpora"),  # the name the packer calls
     "allocate": (pack_window, "allocate"),
     "render": (pack_window, "_rendered"),
+    "overview": (pack_window, "overview"),
     "window": (pack_window, "_window"),
-    "count_exactly": (layout, "count_exactly"),
-    "items": (pack_window, "_item"),
+    "count": (pack_window, "piece_counts"),
     # A collection that fits B is rendered once per version and then served from the cache:
     # after the first pack at such a budget this part is never called.
     "lossless render": (packer, "lossless_window"),
 }
+# The split of a cold pack, in the issue's words; "other" is what none of them holds (the
+# window cache, state lookup, focus, the lossless check, building the Window).
+SPLIT = (
+    "query embedding",
+    "search (dense + BM25)",
+    "fusion",
+    "allocate",
+    "render",
+    "count",
+    "other",
+    "non-embedding total",
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -112,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     corpus = essay_corpus(counter, target_tokens=args.target_tokens, max_bytes=64 << 20)
     console.print(f"[bold]~1M corpus[/bold]: {corpus.description}")
     sentences = corpus_sentences([doc.text for doc, _ in corpus.sources])
-    per_budget = args.queries + 1 + SPLIT_PACKS
+    per_budget = args.queries + 1
     questions = make_questions(sentences, len(BUDGETS) * per_budget + 1 + args.profile, args.seed)
     figures: dict[str, Any] = {"command": " ".join(sys.argv), "budgets": list(BUDGETS)}
 
@@ -163,7 +193,7 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--store", type=Path, help="~1M-token store folder to build or reuse")
     parser.add_argument("--big-store", type=Path, help="~10M-token store folder to build/reuse")
-    parser.add_argument("--queries", type=int, default=30, help="distinct questions per budget")
+    parser.add_argument("--queries", type=int, default=20, help="distinct questions per budget")
     parser.add_argument("--skip-big", action="store_true", help="skip the ~10M-token corpus")
     parser.add_argument("--skip-llama", action="store_true", help="skip the llama-index baseline")
     parser.add_argument("--target-tokens", type=int, default=1_000_000)
@@ -171,7 +201,8 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--big-build-limit", type=float, default=1800.0, help="seconds; add no copy past this"
     )
-    parser.add_argument("--profile", type=int, default=0, help="cProfile N packs at max budget")
+    parser.add_argument("--profile", type=int, default=0, help="cProfile N more packs")
+    parser.add_argument("--profile-budget", type=int, default=BUDGETS[0], help="B of --profile")
     parser.add_argument("--seed", type=int, default=0, help="seed of the question generator")
     args = parser.parse_args(argv)
     if args.queries < 2 or args.profile < 0:
@@ -238,33 +269,38 @@ def _measure(
     warmup_ms = (time.perf_counter() - started) * 1000.0
     if baseline is not None:
         baseline.pack(questions[0], BUDGETS[0])
-    per_budget = args.queries + 1 + SPLIT_PACKS
+    per_budget = args.queries + 1
     results: dict[str, Any] = {"model_and_index_load_ms": warmup_ms, "budgets": {}}
+    timed = {name: target for name, target in _TIMED.items() if hasattr(*target)}
     for number, budget in enumerate(BUDGETS):
         asked = questions[1 + number * per_budget : 1 + (number + 1) * per_budget]
         load = os.getloadavg()[0]
         first_s, first_window = _timed_pack(collection, asked[0], budget)
         windows, cold, llama, llama_used, ran_out = [first_window], [], [], [], 0
-        for question in asked[1 : args.queries + 1]:
-            seconds, window = _timed_pack(collection, question, budget)
-            cold.append(seconds)
-            windows.append(window)
-            if baseline is not None:
-                seconds, text, exhausted = baseline.pack(question, budget)
-                llama.append(seconds)
-                llama_used.append(counter.count(text))
-                ran_out += exhausted
+        splits: list[dict[str, float]] = []
+        with CallTimer(timed) as timer:
+            for question in asked[1:]:
+                before = dict(timer.seconds)
+                seconds, window = _timed_pack(collection, question, budget)
+                inside = {k: (v - before[k]) * 1000.0 for k, v in timer.seconds.items()}
+                splits.append(_split(inside, seconds * 1000.0))
+                cold.append(seconds)
+                windows.append(window)
+                if baseline is not None:  # interleaved: both see the machine as it is
+                    seconds, text, exhausted = baseline.pack(question, budget)
+                    llama.append(seconds)
+                    llama_used.append(counter.count(text))
+                    ran_out += exhausted
         hits_before = store._context.packer.cache_hits
         warm = [_timed_pack(collection, asked[1], budget)[0] for _ in range(args.queries)]
-        parts = {name: target for name, target in _PARTS.items() if hasattr(*target)}
-        with CallTimer(parts) as timer:
-            for question in asked[args.queries + 1 :]:
-                windows.append(collection.pack(question, budget=budget, tokenizer=TOKENIZER))
         counted = counter.count_many([window.text for window in windows])
+        non_embedding = [split["non-embedding total"] / 1000.0 for split in splits]
         row: dict[str, Any] = {
             "load_average_1min": load,
             "first_call_ms": first_s * 1000.0,
+            "first_window_lossless": _is_lossless(first_window),
             "cold": latency_stats(cold),
+            "non_embedding": latency_stats(non_embedding),
             "warm": latency_stats(warm),
             "warm_cache_hits": store._context.packer.cache_hits - hits_before,
             "windows": len(windows),
@@ -272,8 +308,8 @@ def _measure(
             "tokens_mismatch": sum(c != w.tokens for c, w in zip(counted, windows, strict=True)),
             "max_tokens": max(counted),
             "used_fraction": spread([count / budget for count in counted]),
-            "split_ms_per_pack": {k: v * 1000 / SPLIT_PACKS for k, v in timer.seconds.items()},
-            "split_calls_per_pack": {k: v / SPLIT_PACKS for k, v in timer.calls.items()},
+            "split_ms_per_pack": {k: float(np.mean([s[k] for s in splits])) for k in SPLIT},
+            "timed_calls_per_pack": {k: v / len(splits) for k, v in timer.calls.items()},
             "empty_windows": {w.query: w.reason for w in windows if not w.text},
             "mean_items": {
                 kind: sum(1 for w in windows for i in w.items if i.kind == kind) / len(windows)
@@ -291,23 +327,61 @@ def _measure(
                 "speedup_p95": _speedup(llama, cold, 95),
             }
         results["budgets"][str(budget)] = row
-        console.print(f"  B={budget:,}: cold p50 {row['cold']['p50_ms']:.1f} ms")
+        console.print(
+            f"  B={budget:,}: cold p50 {row['cold']['p50_ms']:.1f} ms, non-embedding p50 "
+            f"{row['non_embedding']['p50_ms']:.1f} ms"
+        )
     results["state_load_first_call_ms"] = results["budgets"][str(BUDGETS[0])]["first_call_ms"]
     if args.profile:
         tail = questions[1 + len(BUDGETS) * per_budget :]  # never asked before
-        results["profile"] = _profile(console, collection, tail, BUDGETS[-1])
+        results["profile"] = _profile(console, store, collection, tail, args.profile_budget)
     return results
+
+
+def _split(inside: dict[str, float], total: float) -> dict[str, float]:
+    """One pack's milliseconds by part (`SPLIT`) from the time inside each timed function."""
+    embedding = inside.get("query embedding", 0.0)
+    search = inside.get("dense search", 0.0) + inside.get("BM25 search", 0.0)
+    fusion = max(0.0, inside.get("scoring", 0.0) - embedding - search)
+    count = inside.get("count", 0.0)
+    window = max(0.0, inside.get("window", 0.0) - count)
+    render = inside.get("render", 0.0) + inside.get("overview", 0.0) + window
+    allocate = inside.get("allocate", 0.0)
+    named = search + fusion + allocate + render + count
+    return {
+        "query embedding": embedding,
+        "search (dense + BM25)": search,
+        "fusion": fusion,
+        "allocate": allocate,
+        "render": render,
+        "count": count,
+        "other": max(0.0, total - embedding - named),
+        "non-embedding total": total - embedding,
+    }
+
+
+def _is_lossless(window: Window) -> bool:
+    """Every chunk verbatim: no summary and no gap marker."""
+    return bool(window.items) and all(item.kind == "chunk" for item in window.items)
 
 
 def _speedup(llama: list[float], cold: list[float], percentile: int) -> float:
     return float(np.percentile(llama, percentile) / np.percentile(cold, percentile))
 
 
-def _profile(console: Console, collection: wp.Collection, questions: list[str], budget: int) -> str:
+def _profile(
+    console: Console, store: wp.Store, collection: wp.Collection, questions: list[str], budget: int
+) -> str:
+    """cProfile of packs of new questions whose vectors are cached first: what is left is the
+    pack's own work (the model's time is in the split already)."""
+    for question in questions:
+        store._context.query_vectors.get(question)
     text = profile_text(
         lambda: [collection.pack(q, budget=budget, tokenizer=TOKENIZER) for q in questions]
     )
-    console.print(f"cProfile of {len(questions)} cold packs at B={budget:,}:", markup=False)
+    console.print(
+        f"cProfile of {len(questions)} packs at B={budget:,}, query vectors cached:", markup=False
+    )
     console.print(text, markup=False, highlight=False)
     return text
 
@@ -323,12 +397,30 @@ def _verdicts(figures: dict[str, Any]) -> dict[str, Any]:
     verdicts["warm_met"] = all(row["warm"]["p50_ms"] <= WARM_TARGET_MS for row in rows)
     verdicts["within_budget"] = all(row["over_budget"] == 0 for row in rows)
     verdicts["no_empty_window"] = all(not row["empty_windows"] for row in rows)
+    real = figures["real"]["budgets"]
+    verdicts["non_embedding_p50_ms_max"] = {str(b): t for b, t in NON_EMBEDDING_TARGETS_MS.items()}
+    verdicts["non_embedding_met"] = {
+        str(b): real[str(b)]["non_embedding"]["p50_ms"] <= target
+        for b, target in NON_EMBEDDING_TARGETS_MS.items()
+    }
+    # Where the collection fits B, every cold pack after the first is the cached lossless
+    # window: no render, no search, no query embedding.
+    verdicts["lossless_cached"] = {
+        budget: row["timed_calls_per_pack"].get("lossless render", 0.0) == 0.0
+        and row["timed_calls_per_pack"].get("query embedding", 0.0) == 0.0
+        for budget, row in real.items()
+        if row["first_window_lossless"]
+    }
     if "big" in figures:
         p50 = figures["big"]["budgets"][str(BUDGETS[-1])]["cold"]["p50_ms"]
         verdicts |= {"big_1m_p50_ms_max": BIG_P50_TARGET_MS, "big_met": p50 <= BIG_P50_TARGET_MS}
     if "llama_index" in figures:
-        speedups = [r["llama_index"]["speedup_p50"] for r in figures["real"]["budgets"].values()]
-        verdicts |= {"speedup_min": SPEEDUP_TARGET, "speedup_met": min(speedups) >= SPEEDUP_TARGET}
+        verdicts["speedup_p50_min"] = {str(b): t for b, t in SPEEDUP_TARGETS.items()}
+        verdicts["speedup_p50"] = {b: row["llama_index"]["speedup_p50"] for b, row in real.items()}
+        verdicts["speedup_met"] = {
+            str(b): real[str(b)]["llama_index"]["speedup_p50"] >= target
+            for b, target in SPEEDUP_TARGETS.items()
+        }
     return verdicts
 
 
@@ -344,7 +436,7 @@ def _rows(figures: dict[str, Any]) -> list[tuple[str, int, dict[str, Any]]]:
 def _print_results(console: Console, figures: dict[str, Any]) -> None:
     table = Table(title="col.pack(q, budget=B, tokenizer='o200k_base'): latency in ms")
     columns = "corpus|B|first|cold p50|cold p95|warm p50|warm p95|used % min/mean|max tokens"
-    for name in (columns + "|≤ B|empty|llama p50|llama p95|speed-up").split("|"):
+    for name in (columns + "|≤ B|empty|llama p50|llama p95|llama/wp p50").split("|"):
         table.add_column(name, justify="left" if name == "corpus" else "right")
     for name, budget, row in _rows(figures):
         llama = row.get("llama_index")
@@ -362,26 +454,25 @@ def _print_results(console: Console, figures: dict[str, Any]) -> None:
             str(len(row["empty_windows"])),
             f"{llama['latency']['p50_ms']:.1f}" if llama else "-",
             f"{llama['latency']['p95_ms']:.1f}" if llama else "-",
-            f"{llama['speedup_p50']:.1f}x" if llama else "-",
+            f"{llama['speedup_p50']:.2f}x (≥ {SPEEDUP_TARGETS[budget]})" if llama else "-",
             end_section=budget == BUDGETS[-1],
         )
     console.print(table)
     split = Table(
-        title=f"Where a cold pack's time goes: mean ms per pack over {SPLIT_PACKS} more questions "
-        "('window' = join + exact count + items; count_exactly = whole-text counts, if any; "
-        "retrieve+fuse holds query embedding, both searches and fusion; 'not embedding' = the "
-        "pack's p50 minus its query embedding)"
+        title="Where a cold pack's time goes: mean ms per pack over the cold questions "
+        "(search = dense + BM25; fusion = the rest of scoring; render = layout, overview, "
+        "joining and items; count = exact count of the pieces; other = none of these; "
+        "non-embedding = the pack's wall time less its query embedding, p50/p95)"
     )
-    for name in ("corpus", "B", *_PARTS, "not embedding", "windows/pack", "load avg"):
+    for name in ("corpus", "B", *SPLIT[:-1], "non-embedding p50/p95", "load avg"):
         split.add_column(name, justify="left" if name == "corpus" else "right")
     for name, budget, row in _rows(figures):
-        times, calls = row["split_ms_per_pack"], row["split_calls_per_pack"]
+        times, non_embedding = row["split_ms_per_pack"], row["non_embedding"]
         split.add_row(
             name,
             f"{budget:,}",
-            *(f"{times[part]:.1f}" if part in times else "-" for part in _PARTS),
-            f"{row['cold']['p50_ms'] - times.get('query embedding', 0.0):.1f}",
-            f"{calls.get('window', 0):.1f}",
+            *(f"{times[part]:.2f}" for part in SPLIT[:-1]),
+            f"{non_embedding['p50_ms']:.2f}/{non_embedding['p95_ms']:.2f}",
             f"{row['load_average_1min']:.1f}",
         )
     console.print(split)

@@ -254,7 +254,10 @@ class _RecordingCounter:
 
 
 def _text(sentences: list[int]) -> str:
-    return " ".join(SENTENCES[i] for i in sentences)
+    # A line break after every third sentence: the lines a state counts are reused too.
+    return "".join(
+        SENTENCES[i] + ("\n" if n % 3 == 2 else " ") for n, i in enumerate(sentences)
+    ).rstrip()
 
 
 def _load(store: wp.Store, counter: TokenCounter, previous: PackingState | None) -> PackingState:
@@ -289,6 +292,8 @@ def _assert_same_state(loaded: PackingState, fresh: PackingState) -> None:
             assert np.array_equal(ours, theirs), field.name
         else:
             assert ours == theirs, field.name
+    # The partial-line counts a load takes (a loaded state may hold more: those packs met).
+    assert {span: loaded.span_counts.get(span) for span in fresh.span_counts} == fresh.span_counts
 
 
 def _assert_same_window(incremental: Window, fresh: Window) -> None:

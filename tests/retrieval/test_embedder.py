@@ -219,3 +219,25 @@ def test_model_long_text_keeps_its_tail(model: Embedder) -> None:
     whole, head_only = model.embed([full, truncated])
     np.testing.assert_allclose(np.linalg.norm(whole), 1.0, atol=1e-5)
     assert float(whole @ query) > float(head_only @ query) + 0.05
+
+
+@pytest.mark.model
+def test_model_query_runs_on_one_thread_and_restores_the_setting(model: Embedder) -> None:
+    import torch
+
+    before = torch.get_num_threads()
+    seen: list[int] = []
+    original = torch.nn.Module.__call__
+
+    def recording(self: torch.nn.Module, *args: object, **kwargs: object) -> object:
+        seen.append(torch.get_num_threads())
+        return original(self, *args, **kwargs)
+
+    question = "What did the founders learn from their first customers?"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(torch.nn.Module, "__call__", recording)
+        vector = model.embed_query(question)
+    assert seen and set(seen) == {1}
+    assert torch.get_num_threads() == before
+    # The same vector as embedding the text as a document (up to float rounding).
+    assert float(vector @ model.embed([question])[0]) > 0.99999

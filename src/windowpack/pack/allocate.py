@@ -51,10 +51,11 @@ class Allocation:
 def lossless_cost(corpus: Corpus, overheads: Overheads) -> int:
     """Tokens of the window holding every chunk verbatim: a header per document, and one
     passage per document, or per unit in documents that have units."""
-    documents = len(np.unique(corpus.chunk_document))
     document, unit = corpus.chunk_document, corpus.chunk_unit
-    passages = 1 + int(((document[1:] != document[:-1]) | (unit[1:] != unit[:-1])).sum())
-    passages = passages if corpus.chunks else 0
+    # Chunks are in document order: a document (or a passage) starts wherever its id changes.
+    new_document = document[1:] != document[:-1]
+    documents = 1 + int(new_document.sum()) if corpus.chunks else 0
+    passages = 1 + int((new_document | (unit[1:] != unit[:-1])).sum()) if corpus.chunks else 0
     chunks = int(corpus.chunk_cost.sum())
     return chunks + documents * overheads.document + passages * overheads.passage
 
@@ -100,11 +101,13 @@ def _summary_phase(
     chosen: set[int] = set()
     shown = set(np.unique(corpus.chunk_document[selected]).tolist())
     spent = 0
-    for node in sorted(maximal.tolist(), key=lambda n: (-corpus.node_score[n], n)):
-        document = int(corpus.node_document[node])
-        cost = int(corpus.node_cost[node]) + overheads.summary + overheads.gap
-        if document >= 0 and document not in shown:
-            cost += overheads.document
+    # By relevance, ties by index; read as Python numbers once, not element by element.
+    order = maximal[np.lexsort((maximal, -corpus.node_score[maximal]))]
+    costs = corpus.node_cost[order] + (overheads.summary + overheads.gap)
+    for node, document, base in zip(
+        order.tolist(), corpus.node_document[order].tolist(), costs.tolist(), strict=True
+    ):
+        cost = base + overheads.document if document >= 0 and document not in shown else base
         if spent + cost <= budget:
             chosen.add(node)
             shown.add(document)
@@ -115,15 +118,12 @@ def _summary_phase(
 
 def _refine(corpus: Corpus, chosen: set[int], budget: int, overheads: Overheads) -> None:
     """Replace the most relevant chosen summaries by their child summaries while that fits."""
-    children: dict[int, list[int]] = {}
-    for node, parent in enumerate(corpus.node_parent.tolist()):
-        if parent >= 0:
-            children.setdefault(parent, []).append(node)
+    children = _Children(corpus)
     heap = [(-float(corpus.node_score[node]), node) for node in chosen]
     heapq.heapify(heap)
     while heap:
         _, node = heapq.heappop(heap)
-        kids = sorted(children.get(node, []))
+        kids = children.of(node)
         covered = sum(int(corpus.node_last[k] - corpus.node_first[k]) for k in kids)
         if not kids or covered != corpus.node_last[node] - corpus.node_first[node]:
             continue  # its children do not tile it (e.g. one-chunk documents): keep it
@@ -152,20 +152,35 @@ def overview_cut(corpus: Corpus, budget: int, overheads: Overheads) -> list[int]
     cut = sorted(roots, key=lambda n: (int(corpus.node_first[n]), n))
     if _cut_cost(corpus, cut, overheads) > budget:
         return []
-    children: dict[int, list[int]] = {}
-    for node, parent in enumerate(corpus.node_parent.tolist()):
-        if parent >= 0:
-            children.setdefault(parent, []).append(node)
+    children = _Children(corpus)
     while True:
         finer = []
         for node in cut:
-            kids = sorted(children.get(node, []), key=lambda n: int(corpus.node_first[n]))
+            kids = sorted(children.of(node), key=lambda n: int(corpus.node_first[n]))
             span = sum(int(corpus.node_last[k] - corpus.node_first[k]) for k in kids)
             tiles = kids and span == corpus.node_last[node] - corpus.node_first[node]
             finer.extend(kids if tiles else [node])
         if finer == cut or _cut_cost(corpus, finer, overheads) > budget:
             return cut
         cut = finer
+
+
+class _Children:
+    """Each node's children, sorted by index: a node's run in the nodes sorted by parent.
+
+    One argsort instead of a Python loop over every node of the tree: a pack refines a few
+    nodes of a tree that may hold thousands.
+    """
+
+    def __init__(self, corpus: Corpus) -> None:
+        parents = corpus.node_parent
+        # Stable: the children of one parent stay in index order.
+        self._order = np.argsort(parents, kind="stable")
+        self._parents = parents[self._order]
+
+    def of(self, node: int) -> list[int]:
+        low, high = np.searchsorted(self._parents, (node, node + 1))
+        return [int(kid) for kid in self._order[low:high]]
 
 
 def _contains(corpus: Corpus, outer: int, inner: int) -> bool:

@@ -126,11 +126,6 @@ def join_blocks(blocks: Sequence[Block]) -> str:
     return SEPARATOR.join(block.text for block in blocks)
 
 
-def count_exactly(counter: TokenCounter, text: str) -> int:
-    """The exact token count of the rendered text."""
-    return counter.count(text)
-
-
 @dataclass(frozen=True, kw_only=True)
 class NodeView:
     """A summary node as the layout needs it (`document` -1 for collection-level nodes)."""

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections.abc import Hashable
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from windowpack.pack import layout
+from windowpack.pack import layout, piece_counts
+from windowpack.pack.allocate import lossless_cost
 from windowpack.pack.corpus import Corpus, Overheads
 from windowpack.pack.layout import DocumentView, NodeView
 from windowpack.pack.repeats import Turn, conversation_turns
@@ -53,6 +55,39 @@ class PackingState:
     def document_tokens_before(self) -> list[int]:
         """Tokens of all documents before position i (i from 0 to the count, inclusive)."""
         return [0, *itertools.accumulate(view.token_prefix[-1] for view in self.documents)]
+
+    @functools.cached_property
+    def overviews(self) -> dict[Hashable, object]:
+        """Query-independent tiers built from this state, by what they depend on (kept by
+        `overview.overview`, which bounds it): they live exactly as long as the version."""
+        return {}
+
+    @functools.cached_property
+    def line_counts(self) -> dict[int, piece_counts.Lines]:
+        """By document position, its cuttable lines and their counts, which passages are
+        counted from (`piece_counts.lines_of`): counted the first time a pack renders from
+        the document (or taken from the previous version's state when its text is
+        unchanged), so a load costs nothing per line and a pack only what it touches."""
+        return {}
+
+    @functools.cached_property
+    def span_counts(self) -> dict[tuple[int, int, int, str], int]:
+        """Counts of partial lines of documents (position, first char, end char, text after)
+        in this state's tokenizer (`piece_counts`), kept once a pack counted them; a count
+        is a function of the text alone, and each span ends at a chunk boundary or line
+        start, so the map stays bounded."""
+        return {}
+
+    @functools.cached_property
+    def short_counts(self) -> dict[str, int]:
+        """Counts of short pieces (headers, gap markers) by text, in this state's tokenizer,
+        kept as packs count them (`piece_counts`, which bounds it)."""
+        return {}
+
+    @functools.cached_property
+    def lossless_cost(self) -> int:
+        """The allocator's estimate of this collection's lossless window (0 when empty)."""
+        return lossless_cost(self.corpus, self.overheads) if self.corpus.chunks else 0
 
     @functools.cached_property
     def turns(self) -> list[Turn]:
@@ -109,7 +144,7 @@ def state_from_views(
             [-1 if u is None else u for d in documents for u in d.chunk_units], dtype=np.int64
         ),
     )
-    return PackingState(
+    state = PackingState(
         name=name,
         version=version,
         documents=documents,
@@ -125,6 +160,8 @@ def state_from_views(
         node_positions=np.asarray([node_ids[k] for k in sorted(node_ids)], dtype=np.int64),
         tokenizer=counter.name,
     )
+    _inherit_lines(state, previous)
+    return state
 
 
 def _known_counts(previous: PackingState | None, tokenizer: str) -> dict[str, int]:
@@ -135,6 +172,8 @@ def _known_counts(previous: PackingState | None, tokenizer: str) -> dict[str, in
     known.update(
         zip((n.text for n in previous.nodes), previous.corpus.node_cost.tolist(), strict=True)
     )
+    spans = previous.span_counts.items()
+    known.update((piece_counts.span_text(previous.documents, s), n) for s, n in spans)
     return known
 
 
@@ -187,6 +226,18 @@ def _unit_texts(
         else:
             texts.append(_tile(documents[owner], position - first_chunk[owner]))
     return texts
+
+
+def _inherit_lines(state: PackingState, previous: PackingState | None) -> None:
+    """Give `state` the line counts `previous` (same tokenizer) made for documents whose
+    text is unchanged: a document's lines depend on its text alone."""
+    if previous is None or previous.tokenizer != state.tokenizer or not previous.line_counts:
+        return
+    by_text = {previous.documents[p].text: lines for p, lines in previous.line_counts.items()}
+    for position, view in enumerate(state.documents):
+        lines = by_text.get(view.text)
+        if lines is not None:
+            state.line_counts[position] = lines
 
 
 def _tiles(documents: list[DocumentView]) -> list[str]:

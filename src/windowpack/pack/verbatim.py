@@ -98,9 +98,11 @@ class _Selection:
 
     def cost(self, members: list[int]) -> int:
         """What adding `members` (unchosen chunks, sorted) would cost, headers included."""
-        cost = int(self.costs[members].sum())
+        # Most takes are one chunk: a scalar read, not a fancy-indexed copy and its sum.
+        first = members[0]
+        cost = int(self.costs[first]) if len(members) == 1 else int(self.costs[members].sum())
         cost += sum(self._opens_passage(first, last) for first, last in _runs(members))
-        if int(self.documents_of[members[0]]) not in self.documents:
+        if int(self.documents_of[first]) not in self.documents:
             cost += self.overheads.document
         return cost
 

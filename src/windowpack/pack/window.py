@@ -9,14 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from windowpack.pack import layout
-from windowpack.pack.allocate import allocate, lossless_cost, overview_cut
+from windowpack.pack.allocate import allocate
 from windowpack.pack.corpus import Corpus, combined
 from windowpack.pack.layout import Block
+from windowpack.pack.overview import Overview, overview
+from windowpack.pack.piece_counts import piece_counts
 from windowpack.pack.repeats import Focus
 from windowpack.pack.request import PackRequest
 from windowpack.pack.state import PackingState
@@ -24,10 +26,6 @@ from windowpack.pack.verbatim import pinned_cost
 from windowpack.text.tokens import TokenCounter
 from windowpack.types import Span, Window, WindowItem
 
-ALIGNMENT = 256
-# The overview takes at most this share of the budget, and never more than the cap.
-_OVERVIEW_SHARE = 8
-_OVERVIEW_CAP = 4096
 _MAX_TRIMS = 8
 
 
@@ -65,15 +63,11 @@ def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounte
     essential = sum(part.focus.essential for part in parts)
     # The turns an ordinal question needs come before the overview: it yields what they take.
     yielded = pinned_cost(corpus, pins[:essential], overheads)
-    overview = [block for part in parts for block in _overview(part, request, len(parts), yielded)]
-    prefix = layout.join_blocks([b for _, b in overview]) + layout.SEPARATOR if overview else ""
-    minimum = request.cache_minimum
-    prefix = _aligned(prefix, counter, budget, minimum) if request.align and prefix else prefix
-    prefix_tokens = layout.count_exactly(counter, prefix) if prefix else 0
-    room = budget - prefix_tokens
+    tier = overview([part.state for part in parts], request, counter, yielded)
+    room = budget - tier.tokens
     for attempt in range(_MAX_TRIMS):
         allocation = allocate(corpus, room, overheads, pins, window_budget=budget)
-        blocks = list(overview)
+        blocks = [(parts[position], block) for position, block in tier.blocks]
         for part, (chunk_offset, node_offset) in zip(parts, _offsets_of(parts), strict=True):
             chunks = allocation.chunks[
                 (allocation.chunks >= chunk_offset)
@@ -87,9 +81,7 @@ def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounte
             blocks.extend(_with_title(parts, part, rendered) if rendered else [])
         if not blocks:
             break  # not even one chunk or summary fits
-        window = _window(
-            parts, request, blocks, counter, prefix_blocks=len(overview), prefix=prefix
-        )
+        window = _window(parts, request, blocks, counter, prefix_blocks=len(tier.blocks), tier=tier)
         if window.tokens <= budget:
             return window
         # The estimate was short (rare: headers longer than measured): ask for less, by more
@@ -114,10 +106,11 @@ def lossless_window(
 def lossless_estimate(parts: Sequence[Part]) -> float:
     """The allocator's estimate of the lossless window's tokens (infinite when empty): the
     window is lossless exactly when this and its exact count both fit the budget."""
-    corpus = combined([p.corpus for p in parts], [len(p.state.documents) for p in parts])
-    if not corpus.chunks:
+    if not any(part.state.corpus.chunks for part in parts):
         return float("inf")
-    return lossless_cost(corpus, parts[0].state.overheads)
+    # Each collection's documents and passages are its own in the combined corpus too, so
+    # the combined cost is the sum of the costs each state keeps.
+    return sum(part.state.lossless_cost for part in parts)
 
 
 def _offsets_of(parts: Sequence[Part]) -> list[tuple[int, int]]:
@@ -147,45 +140,6 @@ def _with_title(parts: Sequence[Part], part: Part, blocks: list[_Placed]) -> lis
     return [(part, title), *blocks]
 
 
-def _overview(part: Part, request: PackRequest, parts: int, yielded: int) -> list[_Placed]:
-    """The query-independent tier of one collection: the finest top cut that fits its share
-    (of what is left of the budget after `yielded` tokens the question's turns need)."""
-    state = part.state
-    share = request.overview_tokens
-    if share is None:
-        share = min(request.budget // _OVERVIEW_SHARE, _OVERVIEW_CAP)
-    # A tier that must reach a provider's cache minimum is filled with summaries first, but
-    # never at the cost of the turns the question needs.
-    share = max(share, request.cache_minimum)
-    share = min(share, request.budget - yielded) // parts
-    cut = overview_cut(part.corpus, share, state.overheads) if share > 0 else []
-    if not cut:
-        return []
-    title = f"# Overview of {state.name}: {len(state.documents)} documents"
-    blocks = [(part, Block(kind="header", text=title))]
-    blocks.extend((part, layout.summary_block(state, node, 0.0)) for node in cut)
-    return blocks
-
-
-def _aligned(prefix: str, counter: TokenCounter, budget: int, minimum: int = 0) -> str:
-    """Pad the stable tier so that it ends on a multiple of 256 tokens, and is at least
-    `minimum` tokens long, if the budget allows.
-
-    The padding goes before the tier's closing blank line, so the tier still ends at a
-    boundary no tokenizer merges across.
-    """
-    body = prefix.removesuffix(layout.SEPARATOR)
-    target = -(-max(counter.count(prefix), minimum) // ALIGNMENT) * ALIGNMENT
-    if target >= budget:
-        return prefix
-    # " ." is about one token: start near the target and step, rather than count ~1K times.
-    padding = " ." * max(0, target - counter.count(prefix) - 8)
-    while counter.count(body + padding + layout.SEPARATOR) < target:
-        padding += " ."
-    padded = body + padding + layout.SEPARATOR
-    return padded if counter.count(padded) == target else prefix
-
-
 def _lossless(part: Part) -> list[_Placed]:
     """Every chunk verbatim, in order: the window when the whole collection fits."""
     state = part.state
@@ -204,9 +158,10 @@ def _window(
     counter: TokenCounter,
     *,
     prefix_blocks: int,
-    prefix: str | None = None,
+    tier: Overview | None = None,
 ) -> Window:
-    """Join, count exactly, and describe. The first `prefix_blocks` are query-independent.
+    """Join, count exactly, and describe. The first `prefix_blocks` are query-independent:
+    the overview `tier`, counted when it was built, or (no tier) the whole lossless window.
 
     The count is of the rendered text, taken in pieces cut at block boundaries: a block
     boundary is a blank line followed by `[` or `#`, where no tokenizer merges across, so the
@@ -215,7 +170,7 @@ def _window(
     item its own count in the same pass.
     """
     texts = [block.text for _, block in blocks]
-    if prefix is None:  # lossless: the whole window is query-independent
+    if tier is None:  # lossless: the whole window is query-independent
         pieces = _pieces(texts)
         item_counts = counter.count_many(pieces)
         text, tokens = "".join(pieces), sum(item_counts)
@@ -223,14 +178,14 @@ def _window(
         offsets = _offsets(texts, 0)
     else:
         body = _pieces(texts[prefix_blocks:])
-        counts = counter.count_many([prefix, *body] if prefix else body)
-        prefix_tokens = counts[0] if prefix else 0
-        body_counts = counts[1:] if prefix else counts
-        item_counts = counter.count_many(texts[:prefix_blocks]) + body_counts
-        text, tokens = prefix + "".join(body), prefix_tokens + sum(body_counts)
-        prefix_chars = len(prefix)
+        placed = zip(blocks[prefix_blocks:], body, strict=True)
+        body_counts = piece_counts(counter, [(p.state, b, piece) for (p, b), piece in placed])
+        item_counts = [*tier.block_tokens, *body_counts]
+        prefix_tokens, prefix_chars = tier.tokens, len(tier.text)
+        text = tier.text + "".join(body)
+        tokens = prefix_tokens + sum(body_counts)
         # Alignment padding sits at the end of the prefix, after its last block.
-        offsets = _offsets(texts[:prefix_blocks], 0) + _offsets(texts[prefix_blocks:], len(prefix))
+        offsets = _offsets(texts[:prefix_blocks], 0) + _offsets(texts[prefix_blocks:], prefix_chars)
     shown = [(i, part, block) for i, (part, block) in enumerate(blocks) if block.kind != "header"]
     return replace(
         _empty(parts, request, None),
@@ -261,9 +216,10 @@ def _item(part: Part, block: Block, tokens: int, offset: int) -> WindowItem:
     kind: Literal["chunk", "summary", "gap"] = (
         "chunk" if block.kind == "chunk" else "summary" if block.kind == "summary" else "gap"
     )
-    item = WindowItem(
+    # Built in one call: a window holds thousands of items at large budgets, and each
+    # dataclasses.replace would cost about as much as the construction itself.
+    return WindowItem(
         kind=kind,
-        document_id=None,
         level=block.level,
         span=Span(start=block.char_start or 0, end=block.char_end or 0) if has_span else None,
         tokens=tokens,
@@ -272,28 +228,29 @@ def _item(part: Part, block: Block, tokens: int, offset: int) -> WindowItem:
         text=block.text,
         offset=offset,
         document_range=block.documents,
+        **_provenance(part.state, block, kind),
     )
-    if block.document is None:
-        return item
-    return _with_document(item, part.state, block, block.document)
 
 
-def _with_document(item: WindowItem, state: PackingState, block: Block, index: int) -> WindowItem:
-    """Add the item's document provenance: id, title, index, metadata, chunk ordinals."""
+def _provenance(state: PackingState, block: Block, kind: str) -> dict[str, Any]:
+    """The item's document provenance: id, title, index, metadata, chunk ordinals (only the
+    document id, None, for a block of no document)."""
+    index = block.document
+    if index is None:
+        return {"document_id": None}
     view = state.documents[index]
     first = state.document_first_chunk[index]
     ordinal = block.first_chunk - first if block.first_chunk is not None else None
     last = block.last_chunk - first if block.last_chunk is not None else None
-    return replace(
-        item,
-        document_id=view.external_id,
-        title=view.title,
-        document_index=index,
-        ordinal=ordinal,
-        last_ordinal=last,
-        unit=view.chunk_units[ordinal] if item.kind == "chunk" and ordinal is not None else None,
-        metadata=view.metadata,
-    )
+    return {
+        "document_id": view.external_id,
+        "title": view.title,
+        "document_index": index,
+        "ordinal": ordinal,
+        "last_ordinal": last,
+        "unit": view.chunk_units[ordinal] if kind == "chunk" and ordinal is not None else None,
+        "metadata": view.metadata,
+    }
 
 
 def _empty(parts: Sequence[Part], request: PackRequest, reason: str | None) -> Window:

@@ -9,11 +9,12 @@ part of a chunk vanishes from the dense index.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -106,7 +107,12 @@ class SentenceTransformerEmbedder:
         return _normalise(vectors)
 
     def embed_query(self, text: str) -> Vectors:
-        vectors: Vectors = self.embed([text])
+        """One question, on one intra-op thread: a forward pass over a dozen word pieces
+        gains nothing from a second one, and torch's threads spinning beside the rest of a
+        pack (or another process) made it 20x slower on a loaded 2-core machine (~25 ms
+        alone; 0.5-0.7 s with two threads under a load of 3, 21-31 ms with one)."""
+        with _one_torch_thread():
+            vectors: Vectors = self.embed([text])
         return np.asarray(vectors[0], dtype=np.float32)
 
     def _encode(self, texts: list[str]) -> Vectors:
@@ -139,6 +145,32 @@ class SentenceTransformerEmbedder:
             if self._model is None:
                 self._model = _load_sentence_transformer(self._name)
             return self._model
+
+
+_THREADS_LOCK = threading.Lock()
+_single_threaded = 0  # queries embedding now; torch's thread count is restored by the last
+_saved_threads = 0
+
+
+@contextlib.contextmanager
+def _one_torch_thread() -> Iterator[None]:
+    """Torch's intra-op threads set to one while any query is being embedded (the setting is
+    the process's: concurrent queries share one save and restore)."""
+    import torch
+
+    global _single_threaded, _saved_threads
+    with _THREADS_LOCK:
+        if _single_threaded == 0:
+            _saved_threads = torch.get_num_threads()
+            torch.set_num_threads(1)
+        _single_threaded += 1
+    try:
+        yield
+    finally:
+        with _THREADS_LOCK:
+            _single_threaded -= 1
+            if _single_threaded == 0:
+                torch.set_num_threads(_saved_threads)
 
 
 def _window_bounds(offsets: Sequence[tuple[int, int]], limit: int) -> list[tuple[int, int]]:

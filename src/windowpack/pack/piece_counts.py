@@ -1,0 +1,154 @@
+"""Exact token counts of a window's pieces, without encoding every passage on every pack.
+
+tiktoken's encodings split text into pre-tokens with a regular expression before merging
+bytes, and count each pre-token on its own. In both (cl100k_base, o200k_base) a line break
+can only be followed, inside one pre-token, by white space or (o200k) "/": so a text that is
+cut right after a line break, before any other character, counts exactly as the sum of its
+parts (`tests/pack/test_piece_counts.py` checks this on random texts). A passage is its
+header line, then a span of its document: cut there and at every such line start inside the
+span, it is its header, the document's whole lines in between and a partial line at either
+end. None of these but the header depends on the question: the state keeps the counts of a
+document's lines from the first pack that renders from it, and of every partial line a pack
+counted, so a later pack encodes little more than its headers. A load counts no line: after
+a restart it reads its chunk counts from disk (`token_counts`) and is done.
+
+Other tokenizers (a local Hugging Face `tokenizer.json`) have pre-tokenizers this module
+knows nothing of: their pieces are counted whole, as before.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from windowpack.pack.layout import Block, DocumentView
+from windowpack.text.tokens import TIKTOKEN_ENCODINGS, TokenCounter
+
+if TYPE_CHECKING:  # the state counts its spans with this module when it loads
+    from windowpack.pack.state import PackingState
+
+# A line start no pre-token reaches across: after a line break, before a character that is
+# neither white space nor "/" (Python's \s holds every character the encodings' \s does).
+_LINE_START = re.compile(r"\n(?=[^\s/])")
+_CUTTABLE = re.compile(r"[^\s/]")
+# Pieces this short (headers, gap markers) are remembered by text, at most this many a state.
+_SHORT_CHARS = 200
+_SHORT_HELD = 100_000
+
+Piece = tuple["PackingState", Block, str]
+"""A block, the state it was rendered from, and its piece: its text plus what follows it."""
+_Span = tuple[int, int, int, str]
+"""(document position, first char, end char, what follows): the text `text[first:end] +
+tail` of one document, whose count a state keeps."""
+
+
+@dataclass(frozen=True)
+class Lines:
+    """A document's cuttable line starts, and `before[j]`: the tokens of its lines from the
+    first start to start j (a run of whole lines is a difference of two entries)."""
+
+    starts: list[int]
+    before: list[int]
+
+
+def cuts_at_lines(counter: TokenCounter) -> bool:
+    """Whether `counter`'s pieces may be counted from their lines (its encoding is known)."""
+    return counter.name in TIKTOKEN_ENCODINGS
+
+
+def lines_of(state: PackingState, document: int, counter: TokenCounter) -> Lines:
+    """The document's cuttable line starts and the running sum of its whole lines' counts,
+    counted (in one batch) the first time a pack needs them and kept by the state."""
+    held = state.line_counts.get(document)
+    if held is None:
+        text = state.documents[document].text
+        starts = [m.end() for m in _LINE_START.finditer(text)]
+        counts = counter.count_many([text[a:b] for a, b in itertools.pairwise(starts)])
+        held = Lines(starts=starts, before=[0, *itertools.accumulate(counts)])
+        state.line_counts[document] = held
+    return held
+
+
+def span_text(documents: Sequence[DocumentView], span: _Span) -> str:
+    document, first, end, tail = span
+    return documents[document].text[first:end] + tail
+
+
+def piece_counts(counter: TokenCounter, pieces: Sequence[Piece]) -> list[int]:
+    """The exact count of each piece, as `counter.count_many` of their texts would give."""
+    if not cuts_at_lines(counter):
+        return counter.count_many([text for _, _, text in pieces])
+    plans = [_plan(state, block, text, counter) for state, block, text in pieces]
+    own = _count_with_missing_spans(
+        counter, [(state, plan) for (state, _, _), plan in zip(pieces, plans, strict=True)]
+    )
+    return [
+        count + lines + sum(state.span_counts[span] for span in spans)
+        for count, (_, lines, spans), (state, _, _) in zip(own, plans, pieces, strict=True)
+    ]
+
+
+_Plan = tuple[str, int, list[_Span]]
+"""What to count now, the tokens of the whole lines held, and the partial lines held."""
+
+
+def _plan(state: PackingState, block: Block, text: str, counter: TokenCounter) -> _Plan:
+    """A passage is its header line (counted now), the whole lines of its span (from the
+    state's prefix sums) and the partial lines at either end of it (kept spans). A piece that
+    is not a passage, or whose span starts with white space or "/", is counted whole."""
+    start, end, document = block.char_start, block.char_end, block.document
+    whole: _Plan = (text, 0, [])
+    if block.kind != "chunk" or document is None or start is None or end is None:
+        return whole
+    body = end - start
+    header = block.text[: len(block.text) - body]
+    if body <= 0 or not header.endswith("\n"):
+        return whole
+    if not _CUTTABLE.match(state.documents[document].text, start):
+        return whole
+    lines = lines_of(state, document, counter)
+    tail = text[len(block.text) :]
+    first = bisect.bisect_right(lines.starts, start)  # the first line start inside the span
+    last = bisect.bisect_left(lines.starts, end) - 1  # the last one
+    if first > last:
+        return header, 0, [(document, start, end, tail)]
+    head = (document, start, lines.starts[first], "")
+    rest = (document, lines.starts[last], end, tail)
+    return header, lines.before[last] - lines.before[first], [head, rest]
+
+
+def _count_with_missing_spans(
+    counter: TokenCounter, plans: Sequence[tuple[PackingState, _Plan]]
+) -> list[int]:
+    """Each plan's own text counted, in one batch (both cores when it is long) with every
+    span its state does not hold yet, which the state keeps."""
+    missing: dict[tuple[int, _Span], tuple[PackingState, _Span]] = {}
+    for state, (_, _, spans) in plans:
+        for span in spans:
+            if span not in state.span_counts:
+                missing.setdefault((id(state), span), (state, span))
+    # Headers, gap markers and summaries recur from pack to pack: short ones are kept by text.
+    memo = [state.short_counts.get(own) for state, (own, _, _) in plans]
+    asked = [own for (_, (own, _, _)), known in zip(plans, memo, strict=True) if known is None]
+    span_texts = [span_text(state.documents, span) for state, span in missing.values()]
+    counts = counter.count_many([*asked, *span_texts])
+    for (state, span), count in zip(missing.values(), counts[len(asked) :], strict=True):
+        state.span_counts[span] = count
+    fresh = iter(counts[: len(asked)])
+    own_counts = []
+    for (state, (own, _, _)), known in zip(plans, memo, strict=True):
+        count = next(fresh) if known is None else known
+        if known is None and len(own) <= _SHORT_CHARS:
+            _remember(state.short_counts, own, count)
+        own_counts.append(count)
+    return own_counts
+
+
+def _remember(memo: dict[str, int], text: str, count: int) -> None:
+    if len(memo) >= _SHORT_HELD:
+        memo.clear()  # rare: a version asked for more distinct headers than this
+    memo[text] = count

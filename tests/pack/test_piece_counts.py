@@ -1,0 +1,184 @@
+"""Counting a window's pieces from kept line counts gives exactly what counting them whole does."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from windowpack.pack import layout
+from windowpack.pack.layout import Block, DocumentView
+from windowpack.pack.piece_counts import piece_counts
+from windowpack.pack.state import PackingState, state_from_views
+from windowpack.text.tokens import TokenCounter, get_token_counter
+
+TOKENIZERS = ["o200k_base", "cl100k_base"]
+# Characters that make the pre-tokenizers' edge cases: line breaks of both kinds, spaces and
+# tabs, "/" (o200k keeps it after a line break), digits, apostrophes, punctuation, letters of
+# both cases, a combining mark, a non-breaking space and a non-Latin script.
+ALPHABET = "\n\n\n\r  \t//0123''.,:;-?!()[]#aAbBzZ\u0301\u00a0\u3000\u0416\u0436é"
+ESSAYS = (
+    Path(__file__).resolve().parents[2].parent
+    / "shared"
+    / "data"
+    / "ruler"
+    / "PaulGrahamEssays.json"
+)
+_LINE_START = re.compile(r"\n(?=[^\s/])")
+
+
+def _texts() -> st.SearchStrategy[str]:
+    return st.text(alphabet=ALPHABET, min_size=1, max_size=120)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_texts(), tokenizer=st.sampled_from(TOKENIZERS))
+def test_a_text_cut_at_line_starts_counts_as_the_sum_of_its_parts(
+    text: str, tokenizer: str
+) -> None:
+    counter = get_token_counter(tokenizer)
+    cuts = [0, *(match.end() for match in _LINE_START.finditer(text)), len(text)]
+    parts = [text[a:b] for a, b in itertools.pairwise(cuts)]
+    assert sum(counter.count_many(parts)) == counter.count(text)
+
+
+def _state(text: str, counter: TokenCounter, chunk_starts: list[int]) -> PackingState:
+    ends = [*chunk_starts[1:], len(text)]
+    view = DocumentView(
+        external_id="d",
+        title=None,
+        text=text,
+        chunk_starts=chunk_starts,
+        chunk_ends=ends,
+        chunk_units=[None] * len(chunk_starts),
+        chunk_tokens=[],
+        units=0,
+    )
+    return state_from_views(name="c", version=1, documents=[view], counter=counter)
+
+
+def _passage(state: PackingState, first: int, last: int) -> Block:
+    view = state.documents[0]
+    start, end = view.chunk_starts[first], view.chunk_ends[last]
+    header = layout.passage_header(view, first, last)
+    return Block(
+        kind="chunk",
+        text=f"{header}\n{view.text[start:end]}",
+        document=0,
+        first_chunk=first,
+        last_chunk=last,
+        char_start=start,
+        char_end=end,
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    text=_texts(),
+    tokenizer=st.sampled_from(TOKENIZERS),
+    data=st.data(),
+)
+def test_passages_count_as_their_whole_text_on_every_pack(
+    text: str, tokenizer: str, data: st.DataObject
+) -> None:
+    counter = get_token_counter(tokenizer)
+    starts = sorted({0, *data.draw(st.lists(st.integers(0, len(text) - 1), max_size=6))})
+    state = _state(text, counter, starts)
+    runs = data.draw(
+        st.lists(
+            st.tuples(st.integers(0, len(starts) - 1), st.integers(0, len(starts) - 1)),
+            min_size=1,
+            max_size=5,
+        )
+    )
+    blocks = [_passage(state, min(a, b), max(a, b)) for a, b in runs]
+    tails = [layout.SEPARATOR] * (len(blocks) - 1) + [""]
+    pieces = [(state, block, block.text + tail) for block, tail in zip(blocks, tails, strict=True)]
+    expected = counter.count_many([piece for _, _, piece in pieces])
+    assert piece_counts(counter, pieces) == expected
+    # Again, now from the counts the first call kept.
+    assert piece_counts(counter, pieces) == expected
+
+
+@pytest.mark.parametrize("tokenizer", TOKENIZERS)
+def test_essay_passages_count_exactly_from_kept_lines(tokenizer: str) -> None:
+    """Real prose: every run of up to 40 chunks of a 60K-char essay span, counted twice."""
+    counter = get_token_counter(tokenizer)
+    text = json.loads(ESSAYS.read_text("utf-8"))["text"][:60_000]
+    # Chunks start at sentence and paragraph boundaries, as the chunker cuts them.
+    starts = [0, *(m.end() for m in re.finditer(r"(?<=[.!?])\s+(?=[A-Z])", text))][::3]
+    state = _state(text, counter, starts)
+    blocks = [
+        _passage(state, first, min(first + length, len(starts) - 1))
+        for first in range(0, len(starts), 7)
+        for length in (0, 3, 40)
+    ]
+    pieces = [(state, block, block.text + layout.SEPARATOR) for block in blocks]
+    expected = counter.count_many([piece for _, _, piece in pieces])
+    assert piece_counts(counter, pieces) == expected
+    assert piece_counts(counter, pieces) == expected
+    recording = _Recording(counter)
+    assert piece_counts(recording, pieces) == expected  # type: ignore[arg-type]
+    # What the load did not foresee is the headers (and no more than one span a passage).
+    assert len(recording.asked) <= 2 * len(blocks)
+
+
+@pytest.mark.parametrize("tokenizer", TOKENIZERS)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Links below:\n//example.org/a\nNext line.",  # o200k merges ":\n//" into one token
+        "A list:\n- one\n  - two\n\n\nEnd.\r\nMore:\n/path",
+        "Numbers 12\n345\n'quoted'\n\u3000wide\nlast",
+    ],
+)
+def test_edge_cases_of_the_cut_rule_count_exactly(text: str, tokenizer: str) -> None:
+    counter = get_token_counter(tokenizer)
+    state = _state(text, counter, [0, 5])
+    blocks = [_passage(state, 0, 1), _passage(state, 1, 1), _passage(state, 0, 0)]
+    pieces = [(state, block, block.text + layout.SEPARATOR) for block in blocks]
+    assert piece_counts(counter, pieces) == counter.count_many([t for _, _, t in pieces])
+
+
+class _Recording:
+    """A counter that records the texts it is asked to count."""
+
+    def __init__(self, counter: TokenCounter, name: str | None = None) -> None:
+        self.counter = counter
+        self.name = name or counter.name
+        self.asked: list[str] = []
+
+    def count_many(self, texts: list[str]) -> list[int]:
+        self.asked.extend(texts)
+        return self.counter.count_many(texts)
+
+
+def test_a_state_counts_a_documents_lines_once_then_packs_encode_only_headers() -> None:
+    counter = get_token_counter("o200k_base")
+    text = "First line of it.\nSecond line, longer.\nThird.\nFourth and last line."
+    state = _state(text, counter, [0, 18, 40])
+    assert state.line_counts == {}  # a load counts no line
+    blocks = [_passage(state, 0, 2), _passage(state, 1, 1), _passage(state, 0, 1)]
+    pieces = [(state, block, block.text + layout.SEPARATOR) for block in blocks]
+    expected = counter.count_many([piece for _, _, piece in pieces])
+    first = _Recording(counter)
+    assert piece_counts(first, pieces) == expected  # type: ignore[arg-type]
+    assert set(state.line_counts) == {0}
+    state.short_counts.clear()  # headers are remembered too: forget them to see them asked
+    again = _Recording(counter)
+    assert piece_counts(again, pieces) == expected  # type: ignore[arg-type]
+    assert again.asked == [block.text.partition("\n")[0] + "\n" for block in blocks]
+
+
+def test_a_tokenizer_of_unknown_pre_tokenizer_is_counted_whole() -> None:
+    counter = get_token_counter("o200k_base")
+    state = _state("One line.\nTwo lines.\nThree.", counter, [0, 10])
+    recording = _Recording(counter, name="/some/tokenizer.json")
+    block = _passage(state, 0, 1)
+    assert piece_counts(recording, [(state, block, block.text)]) == [counter.count(block.text)]  # type: ignore[arg-type]
+    assert recording.asked == [block.text]
