@@ -5,12 +5,14 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import time
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import windowpack as wp
 from windowpack.pack import layout
 from windowpack.pack.layout import Block, DocumentView
 from windowpack.pack.piece_counts import piece_counts
@@ -182,3 +184,26 @@ def test_a_tokenizer_of_unknown_pre_tokenizer_is_counted_whole() -> None:
     block = _passage(state, 0, 1)
     assert piece_counts(recording, [(state, block, block.text)]) == [counter.count(block.text)]  # type: ignore[arg-type]
     assert recording.asked == [block.text]
+
+
+def test_a_loaded_state_counts_every_documents_lines_in_the_background(
+    hash_store: wp.Store,
+) -> None:
+    collection = hash_store.collection("docs")
+    lines = "First line.\nSecond line here.\nThird one.\n"
+    collection.add([wp.Document(id=f"d{i}", text=lines * (i + 1)) for i in range(40)])
+    window = collection.pack("second line", budget=300)
+    states = hash_store._context.packer._states
+    state = states[max(states)]
+    deadline = time.monotonic() + 30
+    while len(state.line_counts) < len(state.documents):
+        assert time.monotonic() < deadline, "the background count did not finish"
+        time.sleep(0.01)
+    counter = get_token_counter("o200k_base")
+    for position, held in state.line_counts.items():
+        text = state.documents[position].text
+        starts = [m.end() for m in _LINE_START.finditer(text)]
+        counts = counter.count_many([text[a:b] for a, b in itertools.pairwise(starts)])
+        assert held.starts == starts
+        assert held.before == [0, *itertools.accumulate(counts)]
+    assert window.tokens == counter.count(window.text)

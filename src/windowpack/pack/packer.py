@@ -23,6 +23,7 @@ from pathlib import Path
 from sqlalchemy.orm import Session, sessionmaker
 
 from windowpack.errors import StorageError
+from windowpack.pack import piece_counts
 from windowpack.pack.loading import load_state
 from windowpack.pack.repeats import focus
 from windowpack.pack.request import PackRequest
@@ -222,6 +223,7 @@ class Packer:
             held = sorted(k for k in self._states if k[0] == collection_id and k[2] == tokenizer)
             for old in held[:-2]:
                 del self._states[old]
+        piece_counts.count_lines_in_background(state, get_token_counter(tokenizer))
         return state
 
     def _saved_counts(self, collection_id: int, tokenizer: str) -> SavedCounts | None:

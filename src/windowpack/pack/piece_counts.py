@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -38,6 +39,8 @@ _CUTTABLE = re.compile(r"[^\s/]")
 # Pieces this short (headers, gap markers) are remembered by text, at most this many a state.
 _SHORT_CHARS = 200
 _SHORT_HELD = 100_000
+# Documents whose lines one background batch counts (small: packs share the cores with it).
+_LINES_BATCH = 16
 
 Piece = tuple["PackingState", Block, str]
 """A block, the state it was rendered from, and its piece: its text plus what follows it."""
@@ -61,16 +64,45 @@ def cuts_at_lines(counter: TokenCounter) -> bool:
 
 
 def lines_of(state: PackingState, document: int, counter: TokenCounter) -> Lines:
-    """The document's cuttable line starts and the running sum of its whole lines' counts,
-    counted (in one batch) the first time a pack needs them and kept by the state."""
+    """The document's cuttable line starts and the running sum of its whole lines' counts:
+    kept by the state once counted (here, the first time a pack needs them, or by the
+    background count a load starts)."""
     held = state.line_counts.get(document)
     if held is None:
-        text = state.documents[document].text
-        starts = [m.end() for m in _LINE_START.finditer(text)]
-        counts = counter.count_many([text[a:b] for a, b in itertools.pairwise(starts)])
-        held = Lines(starts=starts, before=[0, *itertools.accumulate(counts)])
-        state.line_counts[document] = held
+        _count_lines(state, [document], counter)
+        held = state.line_counts[document]
     return held
+
+
+def count_lines_in_background(state: PackingState, counter: TokenCounter) -> None:
+    """Count the lines of every document of a freshly loaded state in a daemon thread, so
+    that packs soon find them counted, while the load itself stayed a read of saved counts
+    (a pack that comes first counts what it needs itself: the same counts, either way)."""
+    if not cuts_at_lines(counter) or len(state.line_counts) == len(state.documents):
+        return
+
+    def count_all() -> None:
+        lacking = [p for p in range(len(state.documents)) if p not in state.line_counts]
+        for first in range(0, len(lacking), _LINES_BATCH):
+            _count_lines(state, lacking[first : first + _LINES_BATCH], counter)
+
+    threading.Thread(target=count_all, name="windowpack-line-counts", daemon=True).start()
+
+
+def _count_lines(state: PackingState, documents: list[int], counter: TokenCounter) -> None:
+    """Count the lines of these documents in one batch and keep them on the state."""
+    texts = [state.documents[p].text for p in documents]
+    starts = [[m.end() for m in _LINE_START.finditer(text)] for text in texts]
+    pieces = [
+        text[a:b] for text, s in zip(texts, starts, strict=True) for a, b in itertools.pairwise(s)
+    ]
+    counts, taken = counter.count_many(pieces), 0
+    for position, lines in zip(documents, starts, strict=True):
+        own = counts[taken : taken + max(0, len(lines) - 1)]
+        taken += len(own)
+        state.line_counts.setdefault(
+            position, Lines(starts=lines, before=[0, *itertools.accumulate(own)])
+        )
 
 
 def span_text(documents: Sequence[DocumentView], span: _Span) -> str:
