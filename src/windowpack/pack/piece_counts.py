@@ -19,7 +19,9 @@ knows nothing of: their pieces are counted whole, as before.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import itertools
+import os
 import re
 import threading
 from collections.abc import Sequence
@@ -41,6 +43,11 @@ _SHORT_CHARS = 200
 _SHORT_HELD = 100_000
 # Documents whose lines one background batch counts (small: packs share the cores with it).
 _LINES_BATCH = 16
+# Collections up to this many characters (~2M tokens) have all their lines counted in the
+# background after a load (~0.3 s at 1M tokens); above, the count took seconds of the
+# cores and slowed the packs meanwhile (10.9M tokens: 8K p95 112 -> 204 ms), so only what
+# packs touch is counted, on first touch.
+_BACKGROUND_MAX_CHARS = 8_000_000
 
 Piece = tuple["PackingState", Block, str]
 """A block, the state it was rendered from, and its piece: its text plus what follows it."""
@@ -80,23 +87,39 @@ def count_lines_in_background(state: PackingState, counter: TokenCounter) -> Non
     (a pack that comes first counts what it needs itself: the same counts, either way)."""
     if not cuts_at_lines(counter) or len(state.line_counts) == len(state.documents):
         return
+    if state.document_chars_before[-1] > _BACKGROUND_MAX_CHARS:
+        return  # seconds of a core that packs need: there, each pack counts what it touches
 
     def count_all() -> None:
+        _lower_this_threads_priority()
         lacking = [p for p in range(len(state.documents)) if p not in state.line_counts]
         for first in range(0, len(lacking), _LINES_BATCH):
-            _count_lines(state, lacking[first : first + _LINES_BATCH], counter)
+            # One text at a time on this thread: `count_many` would borrow the counting
+            # thread that packs share, and make them wait behind it.
+            _count_lines(state, lacking[first : first + _LINES_BATCH], counter, one_by_one=True)
 
     threading.Thread(target=count_all, name="windowpack-line-counts", daemon=True).start()
 
 
-def _count_lines(state: PackingState, documents: list[int], counter: TokenCounter) -> None:
+def _lower_this_threads_priority() -> None:
+    """Let the packs go first (Linux schedules threads by their own nice value)."""
+    with contextlib.suppress(AttributeError, OSError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+
+
+def _count_lines(
+    state: PackingState, documents: list[int], counter: TokenCounter, *, one_by_one: bool = False
+) -> None:
     """Count the lines of these documents in one batch and keep them on the state."""
     texts = [state.documents[p].text for p in documents]
     starts = [[m.end() for m in _LINE_START.finditer(text)] for text in texts]
     pieces = [
         text[a:b] for text, s in zip(texts, starts, strict=True) for a, b in itertools.pairwise(s)
     ]
-    counts, taken = counter.count_many(pieces), 0
+    counts = (
+        [counter.count(piece) for piece in pieces] if one_by_one else counter.count_many(pieces)
+    )
+    taken = 0
     for position, lines in zip(documents, starts, strict=True):
         own = counts[taken : taken + max(0, len(lines) - 1)]
         taken += len(own)

@@ -57,6 +57,11 @@ class PackingState:
         return [0, *itertools.accumulate(view.token_prefix[-1] for view in self.documents)]
 
     @functools.cached_property
+    def document_chars_before(self) -> list[int]:
+        """Characters of all documents before position i (0 to the count, inclusive)."""
+        return [0, *itertools.accumulate(len(view.text) for view in self.documents)]
+
+    @functools.cached_property
     def overviews(self) -> dict[Hashable, object]:
         """Query-independent tiers built from this state, by what they depend on (kept by
         `overview.overview`, which bounds it): they live exactly as long as the version."""
