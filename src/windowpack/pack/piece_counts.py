@@ -94,9 +94,7 @@ def count_lines_in_background(state: PackingState, counter: TokenCounter) -> Non
         _lower_this_threads_priority()
         lacking = [p for p in range(len(state.documents)) if p not in state.line_counts]
         for first in range(0, len(lacking), _LINES_BATCH):
-            # One text at a time on this thread: `count_many` would borrow the counting
-            # thread that packs share, and make them wait behind it.
-            _count_lines(state, lacking[first : first + _LINES_BATCH], counter, one_by_one=True)
+            _count_lines(state, lacking[first : first + _LINES_BATCH], counter)
 
     threading.Thread(target=count_all, name="windowpack-line-counts", daemon=True).start()
 
@@ -107,19 +105,14 @@ def _lower_this_threads_priority() -> None:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
 
 
-def _count_lines(
-    state: PackingState, documents: list[int], counter: TokenCounter, *, one_by_one: bool = False
-) -> None:
+def _count_lines(state: PackingState, documents: list[int], counter: TokenCounter) -> None:
     """Count the lines of these documents in one batch and keep them on the state."""
     texts = [state.documents[p].text for p in documents]
     starts = [[m.end() for m in _LINE_START.finditer(text)] for text in texts]
     pieces = [
         text[a:b] for text, s in zip(texts, starts, strict=True) for a, b in itertools.pairwise(s)
     ]
-    counts = (
-        [counter.count(piece) for piece in pieces] if one_by_one else counter.count_many(pieces)
-    )
-    taken = 0
+    counts, taken = counter.count_many(pieces), 0
     for position, lines in zip(documents, starts, strict=True):
         own = counts[taken : taken + max(0, len(lines) - 1)]
         taken += len(own)
