@@ -177,7 +177,8 @@ def _known_counts(previous: PackingState | None, tokenizer: str) -> dict[str, in
     known.update(
         zip((n.text for n in previous.nodes), previous.corpus.node_cost.tolist(), strict=True)
     )
-    spans = previous.span_counts.items()
+    # Copied in one step (atomic under the GIL): packs go on adding to the dict meanwhile.
+    spans = list(previous.span_counts.items())
     known.update((piece_counts.span_text(previous.documents, s), n) for s, n in spans)
     return known
 
@@ -238,7 +239,8 @@ def _inherit_lines(state: PackingState, previous: PackingState | None) -> None:
     text is unchanged: a document's lines depend on its text alone."""
     if previous is None or previous.tokenizer != state.tokenizer or not previous.line_counts:
         return
-    by_text = {previous.documents[p].text: lines for p, lines in previous.line_counts.items()}
+    held = list(previous.line_counts.items())  # in one step: packs and a background count add
+    by_text = {previous.documents[p].text: lines for p, lines in held}
     for position, view in enumerate(state.documents):
         lines = by_text.get(view.text)
         if lines is not None:
