@@ -131,6 +131,17 @@ def test_z_score_fusion_of_constant_scores_uses_membership() -> None:
     assert [chunk_id for chunk_id, _ in fused] == [6, 5, 7]
 
 
+def test_a_lone_lexical_hit_outranks_the_dense_lists_best() -> None:
+    """One chunk holds the query's rare term: BM25 finds it alone, dense ranks it last of 20.
+    As a flat 1 it lost to every dense hit above the middle; standardised against the ids
+    it is missing, it wins."""
+    dense = _ranked(list(range(100, 120)), list(np.linspace(0.9, 0.1, 20)))
+    lexical = _ranked([119], [7.5])
+    fused = z_score_fusion([dense, lexical])
+    assert fused[0][0] == 119
+    assert [i for i, _ in fused[1:]] == list(range(100, 119))  # the dense order otherwise
+
+
 def test_z_score_fusion_of_nothing_is_empty() -> None:
     assert z_score_fusion([]) == []
     assert z_score_fusion([_ranked([], [])]) == []

@@ -35,8 +35,10 @@ def z_scores_fused(
     """The union of ids (sorted) and their summed z-scores, in numpy: packs fuse thousands.
 
     An id missing from a list gets that list's lowest z-score: it ranked below the list's
-    cut-off, so it scored at most that. A list whose scores are all equal carries no ranking,
-    only membership: members get 1, others 0.
+    cut-off, so it scored at most that. A list whose scores are all equal (one hit, above all)
+    carries only membership: it is standardised with the ids it misses scored below it, as
+    two values (`_membership_z`). Giving members a flat 1 let the one chunk that holds a rare
+    query term (an error code, a name said once) lose to the dense list's top hits.
     """
     present = [(ids, scores) for ids, scores in results if len(ids)]
     if not present:
@@ -50,11 +52,22 @@ def z_scores_fused(
             z_scores = (values - values.mean()) / spread
             floor = float(z_scores.min())
         else:
-            z_scores, floor = np.ones(len(values)), 0.0
+            member, floor = _membership_z(len(values), len(everyone))
+            z_scores = np.full(len(values), member)
         column = np.full(len(everyone), floor)
         column[np.searchsorted(everyone, ids)] = z_scores
         totals += column
     return everyone, totals
+
+
+def _membership_z(members: int, candidates: int) -> tuple[float, float]:
+    """z-scores of members and of the others when `members` of `candidates` score one value
+    and the rest another, lower: sqrt((1 - p) / p) and -sqrt(p / (1 - p)), p the members'
+    share. All candidates members: no ranking at all (1 and 0, as a flat list)."""
+    if members >= candidates:
+        return 1.0, 0.0
+    share = members / candidates
+    return float(np.sqrt((1 - share) / share)), float(-np.sqrt(share / (1 - share)))
 
 
 def reciprocal_rank_fusion(
