@@ -418,6 +418,16 @@ def _has_documents(collection: wp.Collection) -> bool:
         return False
 
 
+def stored_totals(collection: wp.Collection) -> dict[str, int]:
+    """Documents, chunks and tokens the collection holds now."""
+    stored = collection.documents()
+    return {
+        "documents": len(stored),
+        "chunks": sum(doc.chunks for doc in stored),
+        "tokens": sum(doc.tokens for doc in stored),
+    }
+
+
 def build_collection(
     say: Callable[[str], object],
     folder: Path,
@@ -445,11 +455,8 @@ def build_collection(
         added += 1
         say(f"  add {note}: {seconds:.1f} s, {report.embedded:,} texts embedded")
     seconds = time.perf_counter() - started
-    stored = collection.documents()
     totals = {
-        "documents": len(stored),
-        "chunks": sum(doc.chunks for doc in stored),
-        "tokens": sum(doc.tokens for doc in stored),
+        **stored_totals(collection),
         "batches_added": added,
         "batches_planned": len(batches),
         "notes": notes,

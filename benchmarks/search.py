@@ -48,6 +48,7 @@ from bench_common import (
     latency_stats,
     machine_info,
     make_questions,
+    stored_totals,
     write_results,
 )
 from rich.console import Console
@@ -174,12 +175,7 @@ def _build_or_reuse(
     started = time.perf_counter()
     report = collection.add(corpus.documents, progress=_progress_printer(console))
     seconds = time.perf_counter() - started
-    stored = collection.documents()
-    totals = {
-        "documents": len(stored),
-        "chunks": sum(doc.chunks for doc in stored),
-        "tokens": sum(doc.tokens for doc in stored),
-    }
+    totals = stored_totals(collection)
     built_now = report.added + report.replaced > 0
     if built_now:
         record = {

@@ -57,11 +57,6 @@ class PackingState:
         return [0, *itertools.accumulate(view.token_prefix[-1] for view in self.documents)]
 
     @functools.cached_property
-    def document_chars_before(self) -> list[int]:
-        """Characters of all documents before position i (0 to the count, inclusive)."""
-        return [0, *itertools.accumulate(len(view.text) for view in self.documents)]
-
-    @functools.cached_property
     def overviews(self) -> dict[Hashable, object]:
         """Query-independent tiers built from this state, by what they depend on (kept by
         `overview.overview`, which bounds it): they live exactly as long as the version."""
@@ -203,7 +198,7 @@ def _costs(
         counts = np.full(chunks + len(nodes), -1, dtype=np.int64)
     lacking = np.flatnonzero(counts < 0)
     if len(lacking):
-        texts = _unit_texts(documents, first_chunk, node_texts, lacking)
+        texts = _unit_texts(documents, first_chunk, chunks, node_texts, lacking)
         known = _known_counts(previous, counter.name)
         missing = list(dict.fromkeys(text for text in texts if text not in known))
         known.update(zip(missing, counter.count_many(missing), strict=True))
@@ -217,11 +212,12 @@ def _costs(
 def _unit_texts(
     documents: list[DocumentView],
     first_chunk: list[int],
+    tiles: int,
     node_texts: list[str],
     positions: np.ndarray,
 ) -> list[str]:
-    """The texts of the tiles and nodes at `positions` (tiles first, as `_costs` numbers them)."""
-    tiles = first_chunk[-1] + len(documents[-1].chunk_starts) if documents else 0
+    """The texts of the tiles and nodes at `positions` (the `tiles` tiles first, as `_costs`
+    numbers them)."""
     # The document of each tile: the last one starting at or before it (an empty document
     # starts where the next one does).
     owners = np.searchsorted(np.asarray(first_chunk, dtype=np.int64), positions, side="right") - 1

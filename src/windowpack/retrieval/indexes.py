@@ -95,12 +95,14 @@ class IndexDelta:
     """What one write changed: units added (with vectors and texts) and units removed.
 
     Without `added_texts` (one per added id) the lexical index is rebuilt from the database.
+    `added_hashes` (their content hashes, when the caller has them) saves hashing them again.
     """
 
     added_ids: Ids
     added_vectors: Vectors
     removed_ids: Ids
     added_texts: Sequence[str] = ()
+    added_hashes: Sequence[str] = ()
 
     @classmethod
     def removal(cls, chunk_ids: list[int]) -> IndexDelta:
@@ -283,8 +285,10 @@ class IndexStore:
             lexical.remove(delta.removed_ids)
             lexical.add(delta.added_ids, delta.added_texts)
             if previous.keys is not None:
-                added = UnitKeys.of(delta.added_ids, [content_hash(t) for t in delta.added_texts])
-                keys = previous.keys.changed(delta.removed_ids, added)
+                hashes = delta.added_hashes or [content_hash(t) for t in delta.added_texts]
+                keys = previous.keys.changed(
+                    delta.removed_ids, UnitKeys.of(delta.added_ids, hashes)
+                )
         return CollectionIndexes(version=version, dense=dense, lexical=lexical, keys=keys)
 
     def _caught_up(self, collection_id: int, loaded: CollectionIndexes) -> CollectionIndexes | None:
@@ -305,10 +309,14 @@ class IndexStore:
             texts, hashes = found
             vectors, _ = embed_with_cache(self._sessions, self._embedder, texts, hashes)
             delta = IndexDelta(
-                added_ids=added, added_vectors=vectors, removed_ids=removed, added_texts=texts
+                added_ids=added,
+                added_vectors=vectors,
+                removed_ids=removed,
+                added_texts=texts,
+                added_hashes=hashes,
             )
-            caught_up = self._apply_delta(collection_id, version, loaded, delta)
-            return replace(caught_up, keys=keys)
+            # Its keys are the database's: `delta_to` then `changed` reach `keys` exactly.
+            return self._apply_delta(collection_id, version, loaded, delta)
         return None
 
     def _keys_now(self, collection_id: int) -> tuple[int, UnitKeys | None]:
@@ -333,14 +341,18 @@ class IndexStore:
             chunks, nodes = repository.unit_texts_by_id(
                 session, collection_id, index_ids[is_chunk].tolist(), node_ids.tolist()
             )
-        rows = [
-            nodes.get(node_id_of(index_id)) if is_node_index_id(index_id) else chunks.get(index_id)
-            for index_id in index_ids.tolist()
-        ]
-        if any(row is None for row in rows):
-            return None
-        present = [row for row in rows if row is not None]
-        return [text for text, _ in present], [hashed for _, hashed in present]
+        texts, hashes = [], []
+        for index_id in index_ids.tolist():
+            row = (
+                nodes.get(node_id_of(index_id))
+                if is_node_index_id(index_id)
+                else chunks.get(index_id)
+            )
+            if row is None:
+                return None
+            texts.append(row[0])
+            hashes.append(row[1])
+        return texts, hashes
 
     def _load_or_rebuild(self, collection_id: int, version: int) -> CollectionIndexes:
         loaded = self._load_checked(collection_id, version)

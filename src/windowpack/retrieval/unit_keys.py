@@ -18,7 +18,6 @@ import numpy.typing as npt
 from windowpack.retrieval.index_kinds import Ids
 
 Hashes = npt.NDArray[np.int64]
-_EMPTY = np.zeros(0, dtype=np.int64)
 
 
 def hash_keys(hashes: Sequence[str]) -> Hashes:
@@ -61,9 +60,3 @@ class UnitKeys:
         added = np.union1d(new, rewritten) if len(rewritten) else new
         removed = np.union1d(gone, rewritten) if len(rewritten) else gone
         return added.astype(np.int64), removed.astype(np.int64)
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-
-NO_KEYS = UnitKeys(_EMPTY, _EMPTY)

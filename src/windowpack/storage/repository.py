@@ -449,11 +449,10 @@ def unit_texts_by_id(
     found: list[dict[int, TextAndHash]] = []
     for table, ids in ((ChunkRow, chunk_ids), (TreeNodeRow, node_ids)):
         texts: dict[int, TextAndHash] = {}
-        for start in range(0, len(ids), _IN_BATCH):
+        for batch in _batches(list(ids)):
             rows = session.execute(
                 select(table.id, table.text, table.text_hash).where(
-                    table.collection_id == collection_id,
-                    table.id.in_(list(ids[start : start + _IN_BATCH])),
+                    table.collection_id == collection_id, table.id.in_(batch)
                 )
             ).all()
             texts.update({row[0]: (row[1], row[2]) for row in rows})
