@@ -54,7 +54,7 @@ def _state(text: str, counter: TokenCounter, chunk_starts: list[int]) -> Packing
     view = DocumentView(
         external_id="d",
         title=None,
-        text=text,
+        body=text,
         chunk_starts=chunk_starts,
         chunk_ends=ends,
         chunk_units=[None] * len(chunk_starts),

@@ -279,3 +279,24 @@ def test_an_hnsw_base_takes_deletes_as_tombstones_and_folds_them_by_a_rebuild() 
     assert index.size == 570
     assert index.search(vectors[40], 1)[0].tolist() == [ids[40]]
     assert ids[5] not in index.search(vectors[5], 20)[0].tolist()
+
+
+def test_an_hnsw_base_folds_additions_alone_into_its_graph_and_keeps_the_old_base(
+    tmp_path: Path,
+) -> None:
+    rng = np.random.default_rng(8)
+    vectors = rng.normal(size=(700, DIMENSION)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    ids = np.arange(700, dtype=np.int64)
+    hnsw = AnnSettings(kind="hnsw", neighbours=16, ef_search=64)
+    FaissIndex.build(DIMENSION, ids[:600], vectors[:600], ann_threshold=100, ann=hnsw).save(
+        tmp_path / "base.faiss"
+    )
+    base = FaissIndex.load(tmp_path / "base.faiss", hnsw)  # mapped: FAISS aborts on growing it
+    grown = base.rewritten(
+        removed=np.zeros(0, dtype=np.int64), added_ids=ids[600:], added_vectors=vectors[600:]
+    )
+    assert grown.kind == "hnsw" and grown.size == 700 and base.size == 600
+    assert grown.search(vectors[650], 1)[0].tolist() == [650]
+    assert grown.search(vectors[40], 1)[0].tolist() == [40]
+    assert 650 not in base.search(vectors[650], 5)[0].tolist()

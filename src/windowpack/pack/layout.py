@@ -25,6 +25,12 @@ from windowpack.text.tokens import TokenCounter
 SEPARATOR = "\n\n"
 
 
+class LazyText(Protocol):
+    """A text read when it is used."""
+
+    def read(self) -> str: ...
+
+
 @dataclass(frozen=True, kw_only=True)
 class DocumentView:
     """What the layout needs of one document.
@@ -36,7 +42,8 @@ class DocumentView:
 
     external_id: str
     title: str | None
-    text: str
+    body: str | LazyText
+    """The text, or what reads it when used (`document_texts.StoredText`): read `text`."""
     chunk_starts: Sequence[int]
     chunk_ends: Sequence[int]
     chunk_units: Sequence[int | None]
@@ -47,6 +54,16 @@ class DocumentView:
     metadata: dict[str, Any] = field(default_factory=dict)
     text_hash: str = ""
     """SHA-256 of `text` as the store keeps it (`text.hashing.content_hash`); "" when not known."""
+
+    @property
+    def text(self) -> str:
+        body = self.body
+        return body if isinstance(body, str) else body.read()
+
+    @property
+    def length(self) -> int:
+        """Characters of the text up to its last chunk's end, without reading the text."""
+        return self.chunk_ends[-1] if self.chunk_ends else 0
 
     @functools.cached_property
     def token_prefix(self) -> list[int]:

@@ -9,6 +9,7 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy.orm import Session, sessionmaker
 
+from windowpack.pack.document_texts import DocumentTexts, StoredText
 from windowpack.pack.layout import DocumentView, NodeView
 from windowpack.pack.state import PackingState, state_from_views
 from windowpack.pack.token_counts import SavedCounts
@@ -30,16 +31,19 @@ def load_state(
     *,
     previous: PackingState | None = None,
     saved: SavedCounts | None = None,
+    texts: DocumentTexts | None = None,
 ) -> PackingState:
     """Read a collection into arrays and count every chunk and node in `counter`.
 
     `previous` (usually this collection's state at an earlier version) lends the counts of
     the texts it has already counted, and `saved` (the counts a load saved on disk, which a
     restarted process has) those of the texts it holds; the result is identical to a load
-    without them.
+    without them. With `texts` the state holds no document text: each is read from its file
+    there when used (the files a collection lacks are written first); without, texts are
+    held in memory.
     """
     with sessions() as session:
-        rows = repository.documents_for_pack(session, collection_id)
+        rows = repository.documents_for_pack(session, collection_id, texts=texts is None)
         spans = _span_table(repository.chunk_span_rows(session, collection_id))
         node_rows = repository.tree_nodes_for_pack(session, collection_id)
     # The chunks of each document: a run of the table (sorted by document id, then ordinal).
@@ -53,8 +57,10 @@ def load_state(
         or [np.zeros(0, dtype=np.int64)]
     )
     chunk_ids = dict(zip(spans[order, 0].tolist(), range(len(order)), strict=True))
+    if texts is not None:
+        texts.ensure([(row.id, row.text_hash) for row in rows])
     documents = [
-        _document_view(row, spans[start:end])
+        _document_view(row, spans[start:end], _body(row, texts))
         for row, start, end in zip(rows, runs_start.tolist(), runs_end.tolist(), strict=True)
     ]
     position_of = {row.id: position for position, row in enumerate(rows)}
@@ -82,7 +88,11 @@ def _span_table(rows: list[tuple[int, ...]]) -> npt.NDArray[np.int64]:
     return np.fromiter(flat, dtype=np.int64, count=5 * len(rows)).reshape(-1, 5)
 
 
-def _document_view(row: Any, spans: npt.NDArray[np.int64]) -> DocumentView:
+def _body(row: Any, texts: DocumentTexts | None) -> str | StoredText:
+    return row.text if texts is None else StoredText(texts, row.text_hash, row.id)
+
+
+def _document_view(row: Any, spans: npt.NDArray[np.int64], body: str | StoredText) -> DocumentView:
     """A document row and its chunk spans; chunk tokens are counted later, all in one batch."""
     units = spans[:, 4].tolist()
     chunks = {
@@ -92,10 +102,12 @@ def _document_view(row: Any, spans: npt.NDArray[np.int64]) -> DocumentView:
     }
     units = {"units": len(row.units or []), "unit_name": _UNIT_NAMES.get(row.kind, "part")}
     sections = [Span(start=start, end=end) for start, end in row.units or []]
-    titles = section_paths(row.external_id, row.text, sections) if row.kind == "markdown" else []
+    text = (body if isinstance(body, str) else body.read()) if row.kind == "markdown" else ""
+    titles = section_paths(row.external_id, text, sections) if row.kind == "markdown" else []
     return copied(
         DocumentView,
         row,
+        body=body,
         **chunks,
         **units,
         unit_titles=titles,

@@ -14,6 +14,7 @@ version, whose states are kept until the next one lands, instead of waiting.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 from collections.abc import Callable, Hashable, Sequence
 from contextlib import AbstractContextManager
@@ -24,6 +25,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from windowpack.errors import StorageError
 from windowpack.pack import piece_counts
+from windowpack.pack.document_texts import DocumentTexts, TextCache
 from windowpack.pack.loading import load_state
 from windowpack.pack.repeats import focus
 from windowpack.pack.request import PackRequest
@@ -69,6 +71,8 @@ class Packer:
         self._counts_folder = counts_folder
         self._states: dict[tuple[int, int, str], PackingState] = {}
         self._windows = WindowCache(cache_bytes)
+        self._text_cache = TextCache()
+        self._texts: dict[int, DocumentTexts] = {}
         self._lock = threading.Lock()
         self._loading: dict[tuple[int, int, str], threading.Lock] = {}
         self.cache_hits = 0
@@ -205,6 +209,7 @@ class Packer:
                 get_token_counter(tokenizer),
                 previous=previous,
                 saved=self._saved_counts(collection_id, tokenizer),
+                texts=self._document_texts(collection_id),
             )
         except Exception:
             # The reads are separate statements (SQLite gives them no common snapshot): a
@@ -223,8 +228,36 @@ class Packer:
             held = sorted(k for k in self._states if k[0] == collection_id and k[2] == tokenizer)
             for old in held[:-2]:
                 del self._states[old]
+            in_use = [
+                view.text_hash
+                for (cid, _, _), held_state in self._states.items()
+                if cid == collection_id
+                for view in held_state.documents
+            ]
+        texts = self._document_texts(collection_id)
+        if texts is not None:
+            texts.sweep(in_use)
         piece_counts.count_lines_in_background(state, get_token_counter(tokenizer))
         return state
+
+    def _document_texts(self, collection_id: int) -> DocumentTexts | None:
+        """Where the collection's states read document texts from (None: held in memory)."""
+        if self._counts_folder is None:
+            return None
+        with self._lock:
+            texts = self._texts.get(collection_id)
+            if texts is None:
+                texts = DocumentTexts(
+                    self._counts_folder(collection_id),
+                    functools.partial(self._read_texts, collection_id),
+                    self._text_cache,
+                )
+                self._texts[collection_id] = texts
+            return texts
+
+    def _read_texts(self, collection_id: int, document_ids: Sequence[int]) -> dict[int, str]:
+        with self._sessions() as session:
+            return repository.document_texts_by_id(session, collection_id, document_ids)
 
     def _saved_counts(self, collection_id: int, tokenizer: str) -> SavedCounts | None:
         if self._counts_folder is None:

@@ -142,7 +142,7 @@ def _view(passages: list[Passage]) -> DocumentView:
     return DocumentView(
         external_id=passages[0].document_id,
         title=passages[0].title,
-        text=SEPARATOR.join(p.text for p in passages),
+        body=SEPARATOR.join(p.text for p in passages),
         chunk_starts=starts,
         chunk_ends=ends,
         chunk_units=list(range(len(passages))),

@@ -87,7 +87,7 @@ def count_lines_in_background(state: PackingState, counter: TokenCounter) -> Non
     (a pack that comes first counts what it needs itself: the same counts, either way)."""
     if not cuts_at_lines(counter) or len(state.line_counts) == len(state.documents):
         return
-    if sum(len(view.text) for view in state.documents) > _BACKGROUND_MAX_CHARS:
+    if sum(view.length for view in state.documents) > _BACKGROUND_MAX_CHARS:
         return  # seconds of a core that packs need: there, each pack counts what it touches
 
     def count_all() -> None:

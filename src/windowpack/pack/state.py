@@ -199,7 +199,9 @@ def _costs(
     lacking = np.flatnonzero(counts < 0)
     if len(lacking):
         texts = _unit_texts(documents, first_chunk, chunks, node_texts, lacking)
-        known = _known_counts(previous, counter.name)
+        # `saved` already holds what the previous load counted (it saved them): going
+        # through `previous` too would cut, and read, every text it holds.
+        known = _known_counts(previous if saved is None else None, counter.name)
         missing = list(dict.fromkeys(text for text in texts if text not in known))
         known.update(zip(missing, counter.count_many(missing), strict=True))
         counts[lacking] = [known[text] for text in texts]
@@ -236,11 +238,16 @@ def _inherit_lines(state: PackingState, previous: PackingState | None) -> None:
     if previous is None or previous.tokenizer != state.tokenizer or not previous.line_counts:
         return
     held = list(previous.line_counts.items())  # in one step: packs and a background count add
-    by_text = {previous.documents[p].text: lines for p, lines in held}
+    by_text = {_text_key(previous.documents[p]): lines for p, lines in held}
     for position, view in enumerate(state.documents):
-        lines = by_text.get(view.text)
+        lines = by_text.get(_text_key(view))
         if lines is not None:
             state.line_counts[position] = lines
+
+
+def _text_key(view: DocumentView) -> str:
+    """What tells equal texts: the store's hash where known (no text read), else the text."""
+    return f"#{view.text_hash}" if view.text_hash else view.text
 
 
 def _tiles(documents: list[DocumentView]) -> list[str]:

@@ -334,25 +334,43 @@ def tree_nodes_for_pack(session: Session, collection_id: int) -> list[Any]:
     )
 
 
-def documents_for_pack(session: Session, collection_id: int) -> list[Any]:
+def documents_for_pack(session: Session, collection_id: int, *, texts: bool = True) -> list[Any]:
     """`list_documents`' order and what a packing state needs of each, as plain rows:
-    (id, external_id, title, kind, text, text_hash, units, meta)."""
+    (id, external_id, title, kind, text_hash, units, meta), and `text` unless `texts` is
+    False (the state then reads them by id, `document_texts_by_id`, only where it lacks)."""
+    columns = [
+        DocumentRow.id,
+        DocumentRow.external_id,
+        DocumentRow.title,
+        DocumentRow.kind,
+        DocumentRow.text_hash,
+        DocumentRow.units,
+        DocumentRow.meta,
+    ]
+    if texts:
+        columns.append(DocumentRow.text)
     return list(
         session.execute(
-            select(
-                DocumentRow.id,
-                DocumentRow.external_id,
-                DocumentRow.title,
-                DocumentRow.kind,
-                DocumentRow.text,
-                DocumentRow.text_hash,
-                DocumentRow.units,
-                DocumentRow.meta,
-            )
+            select(*columns)
             .where(DocumentRow.collection_id == collection_id)
             .order_by(DocumentRow.position)
         ).all()
     )
+
+
+def document_texts_by_id(
+    session: Session, collection_id: int, document_ids: Sequence[int]
+) -> dict[int, str]:
+    """The texts of these documents of the collection, by id (a deleted one is absent)."""
+    found: dict[int, str] = {}
+    for batch in _batches(list(document_ids)):
+        rows = session.execute(
+            select(DocumentRow.id, DocumentRow.text).where(
+                DocumentRow.collection_id == collection_id, DocumentRow.id.in_(batch)
+            )
+        ).all()
+        found.update({row[0]: row[1] for row in rows})
+    return found
 
 
 def get_tree_node(session: Session, collection_id: int, node_id: int) -> TreeNodeRow | None:
