@@ -241,3 +241,15 @@ def test_model_query_runs_on_one_thread_and_restores_the_setting(model: Embedder
     assert torch.get_num_threads() == before
     # The same vector as embedding the text as a document (up to float rounding).
     assert float(vector @ model.embed([question])[0]) > 0.99999
+
+
+@pytest.mark.model
+def test_model_query_is_the_documents_vector_short_or_past_the_models_reach(
+    model: Embedder,
+) -> None:
+    short = "Which essay says that startups should do things that don't scale?"
+    long = "The committee reviewed the quarterly budget figures. " * 80  # ~800 word pieces
+    for question in (short, long):
+        np.testing.assert_allclose(
+            model.embed_query(question), model.embed([question])[0], atol=1e-6
+        )

@@ -112,8 +112,28 @@ class SentenceTransformerEmbedder:
         pack (or another process) made it 20x slower on a loaded 2-core machine (~25 ms
         alone; 0.5-0.7 s with two threads under a load of 3, 21-31 ms with one)."""
         with _one_torch_thread():
-            vectors: Vectors = self.embed([text])
-        return np.asarray(vectors[0], dtype=np.float32)
+            vector = self._forward_one(text)
+            if vector is None:  # longer than the model reads: windows, as `embed` cuts them
+                vector = self.embed([text])[0]
+        return np.asarray(vector, dtype=np.float32)
+
+    def _forward_one(self, text: str) -> npt.NDArray[np.float32] | None:
+        """One text through the model's modules directly, tokenised once: `encode`'s own
+        work around the forward pass (sorting, batching, a second tokenisation for the
+        windows) was ~2 ms of a ~12 ms query. None when the text fills the model's reach
+        (the windowed path takes it)."""
+        import torch
+
+        model = self._loaded()
+        features = model.preprocess([text])
+        if int(features["input_ids"].shape[1]) >= int(model.max_seq_length or 512):
+            return None
+        with torch.inference_mode():
+            output = model(
+                {k: v.to(model.device) if hasattr(v, "to") else v for k, v in features.items()}
+            )
+        vector = output["sentence_embedding"][0].float().cpu().numpy()
+        return _normalise(vector.reshape(1, -1))[0]
 
     def _encode(self, texts: list[str]) -> Vectors:
         vectors = self._loaded().encode(
