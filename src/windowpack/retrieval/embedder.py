@@ -133,7 +133,8 @@ class SentenceTransformerEmbedder:
                 {k: v.to(model.device) if hasattr(v, "to") else v for k, v in features.items()}
             )
         vector = output["sentence_embedding"][0].float().cpu().numpy()
-        return _normalise(vector.reshape(1, -1))[0]
+        normalised: npt.NDArray[np.float32] = _normalise(vector.reshape(1, -1))[0]
+        return normalised
 
     def _encode(self, texts: list[str]) -> Vectors:
         vectors = self._loaded().encode(
