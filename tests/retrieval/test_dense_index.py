@@ -351,3 +351,26 @@ def test_a_loaded_index_is_mapped_and_can_still_change_and_be_copied(
     assert rewritten.size == 600 and 10 not in rewritten.search(vectors[5], 600)[0]
     loaded.add(np.asarray([9], dtype=np.int64), extra[2:])
     assert not loaded.mapped and loaded.search(extra[2], 1)[0].tolist() == [9]
+
+
+def test_flat_search_is_the_exact_ranking_with_exclusions_before_and_after_a_change(
+    tmp_path: Path,
+) -> None:
+    rng = np.random.default_rng(11)
+    vectors = _random_vectors(rng, 300, 16)
+    ids = rng.permutation(np.arange(1000, 1300, dtype=np.int64))  # not in insertion order
+    FaissIndex.build(16, ids, vectors, ann_threshold=10_000).save(tmp_path / "flat.faiss")
+    index = FaissIndex.load(tmp_path / "flat.faiss")
+    assert index.kind == "flat" and index.mapped
+    query = vectors[7]
+    excluded = np.sort(ids[:40])
+    found, scores = index.search(query, 25, excluded=excluded)
+    exact = vectors @ query
+    exact[:40] = -np.inf
+    expected = np.lexsort((ids, -exact))[:25]
+    assert found.tolist() == ids[expected].tolist()
+    np.testing.assert_allclose(scores, exact[expected], rtol=1e-5)
+    extra = _random_vectors(rng, 1, 16)
+    index.add(np.asarray([5], dtype=np.int64), extra)  # FAISS may move its vectors
+    assert index.search(extra[0], 1)[0].tolist() == [5]
+    assert index.search(query, 300, excluded=excluded)[0].shape == (261,)

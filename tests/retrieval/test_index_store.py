@@ -162,7 +162,8 @@ def test_saved_token_counts_outlive_versions_and_go_with_the_collection(
     counts = _counts_files(tmp_path)
     assert len(counts) == 2  # the counts and their manifest
     collection.add(DOCUMENTS[2:])  # version 2: version 1's index files go, the counts stay
-    assert _index_files(tmp_path) == _version_files(2) | counts
+    # and so do the document texts the states read (`pack.document_texts`)
+    assert _index_files(tmp_path) == _version_files(2) | counts | {"texts"}
     hash_store.delete_collection("docs")
     assert not list((_store_folder(tmp_path) / "indexes").glob("collection-*"))
 

@@ -271,8 +271,7 @@ class Packer:
             return self._states[max(held)] if held else None
 
     def _version(self, collection_id: int) -> int:
-        with self._sessions() as session:
-            return repository.index_version(session, collection_id)
+        return repository.index_version_now(self._sessions, collection_id)
 
 
 def _names_collection(key: Hashable, collection_id: int) -> bool:

@@ -88,6 +88,7 @@ class FaissIndex:
         self._ann = ann
         self.mapped = mapped
         """Whether the index's vectors are a view of its file (`load`), not its own memory."""
+        self._flat: _FlatView | None = None  # a flat index's vectors and ids as arrays
 
     @classmethod
     def build(
@@ -121,6 +122,7 @@ class FaissIndex:
     def add(self, ids: Ids, vectors: npt.NDArray[np.float32]) -> None:
         if len(ids):
             self._own()
+            self._flat = None  # FAISS may move its vectors: the view would dangle
             self._index.add_with_ids(
                 np.ascontiguousarray(vectors, dtype=np.float32),
                 np.ascontiguousarray(ids, dtype=np.int64),
@@ -129,6 +131,7 @@ class FaissIndex:
     def remove(self, ids: Ids) -> None:
         if len(ids):
             self._own()
+            self._flat = None
             self._index.remove_ids(np.ascontiguousarray(ids, dtype=np.int64))
 
     def search(
@@ -139,6 +142,8 @@ class FaissIndex:
         k = min(k, self.size - (len(excluded) if excluded is not None else 0))
         if k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        if self.kind == "flat":
+            return self._flat_view().search(query, k, excluded)
         faiss = _faiss()
         params = self._search_parameters(faiss, excluded)
         with _one_openmp_thread(faiss):
@@ -147,6 +152,17 @@ class FaissIndex:
             )
         keep = ids[0] >= 0
         return ids[0][keep].astype(np.int64), scores[0][keep].astype(np.float32)
+
+    def _flat_view(self) -> _FlatView:
+        view = self._flat
+        if view is None:
+            faiss = _faiss()
+            flat = faiss.downcast_index(self._index.index)
+            count = int(flat.ntotal)
+            vectors = faiss.rev_swig_ptr(flat.get_xb(), count * self.dimension)
+            ids = faiss.vector_to_array(self._index.id_map).astype(np.int64)
+            view = self._flat = _FlatView(self._index, vectors.reshape(count, -1), ids)
+        return view
 
     def _search_parameters(self, faiss: Any, excluded: Ids | None) -> Any:
         if excluded is None or not len(excluded):
@@ -231,6 +247,28 @@ class FaissIndex:
             kind = "hnsw" if inner is not None and hasattr(inner, "hnsw") else "flat"
         _search_settings(faiss, index, kind, ann)
         return cls(index, kind, ann, mapped=True)
+
+
+class _FlatView:
+    """A flat index searched by one matrix-vector product over its own vectors (a view of
+    FAISS's memory or of the mapped file, no copy): for one query FAISS's flat search keeps
+    a heap per vector and took ~2x as long (5 ms against 2-3 ms over 7.5K vectors)."""
+
+    def __init__(self, owner: Any, vectors: Matrix, ids: Ids) -> None:
+        self._owner = owner  # keeps the memory the view points into alive
+        self._vectors = vectors
+        self._ids = ids
+        self._order = np.argsort(ids, kind="stable")
+        self._sorted = ids[self._order]
+
+    def search(self, query: Matrix, k: int, excluded: Ids | None) -> tuple[Ids, Scores]:
+        scores = self._vectors @ np.ascontiguousarray(query, dtype=np.float32).reshape(-1)
+        if excluded is not None and len(excluded):
+            slots = np.minimum(np.searchsorted(self._sorted, excluded), len(self._sorted) - 1)
+            scores[self._order[slots[self._sorted[slots] == excluded]]] = -np.inf
+        top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+        top = top[np.lexsort((self._ids[top], -scores[top]))]
+        return self._ids[top], scores[top].astype(np.float32)
 
 
 def _search_settings(faiss: Any, index: Any, kind: str, ann: AnnSettings) -> None:

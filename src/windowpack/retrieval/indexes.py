@@ -265,8 +265,7 @@ class IndexStore:
             self._loaded[collection_id] = indexes
 
     def _version(self, collection_id: int) -> int:
-        with self._sessions() as session:
-            return repository.index_version(session, collection_id)
+        return repository.index_version_now(self._sessions, collection_id)
 
     def _apply_delta(
         self, collection_id: int, version: int, previous: CollectionIndexes, delta: IndexDelta
