@@ -88,3 +88,37 @@ def test_the_least_recently_used_query_is_evicted_beyond_the_size() -> None:
     assert embedder.queries == ["a", "b", "c", "b"]
     cache.get("a")
     assert embedder.queries == ["a", "b", "c", "b", "a"]
+
+
+def test_get_soon_embeds_beside_the_caller_and_then_serves_the_cache() -> None:
+    import threading
+
+    started, release = threading.Event(), threading.Event()
+    threads: list[str] = []
+
+    class _Slow(_CountingEmbedder):
+        def embed_query(self, text: str) -> Vectors:
+            started.set()
+            assert release.wait(5), "the caller never let the embedding finish"
+            threads.append(threading.current_thread().name)
+            return super().embed_query(text)
+
+    embedder = _Slow()
+    cache = QueryEmbeddingCache(embedder)
+    vector_of = cache.get_soon("where is the lighthouse")
+    assert started.wait(5)  # running while this thread goes on
+    release.set()
+    vector = vector_of()
+    assert threads[0] != threading.current_thread().name
+    np.testing.assert_array_equal(vector, cache.get_soon("where is the lighthouse")())
+    assert embedder.queries == ["where is the lighthouse"]
+
+
+def test_get_soon_raises_the_embedders_error_when_asked_for_the_vector() -> None:
+    class _Failing(_CountingEmbedder):
+        def embed_query(self, text: str) -> Vectors:
+            raise RuntimeError("model gone")
+
+    vector_of = QueryEmbeddingCache(_Failing()).get_soon("q")
+    with pytest.raises(RuntimeError, match="model gone"):
+        vector_of()

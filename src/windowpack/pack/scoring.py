@@ -47,12 +47,11 @@ def _fused_scores(
     irrelevant collection to the level of the best of a relevant one. Chunk and node ids are
     database keys, unique across the collections of a store.
     """
-    dense, lexical = [], []
-    vector = query_vectors.get(query)
-    for state, indexes in sources:
-        candidates = _candidates(state, budget)
-        dense.append(indexes.dense.search(vector, candidates))
-        lexical.append(indexes.lexical.search(query, candidates))
+    vector_of = query_vectors.get_soon(query)  # the model runs beside the lexical searches
+    searched = [(indexes, _candidates(state, budget)) for state, indexes in sources]
+    lexical = [indexes.lexical.search(query, k) for indexes, k in searched]
+    vector = vector_of()
+    dense = [indexes.dense.search(vector, k) for indexes, k in searched]
     return z_scores_fused([_merged(dense), _merged(lexical)])
 
 

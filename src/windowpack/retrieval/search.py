@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -41,12 +44,31 @@ class QueryEmbeddingCache:
             if query in self._vectors:
                 self._vectors.move_to_end(query)
                 return self._vectors[query]
+        return self._embedded(query)
+
+    def get_soon(self, query: str) -> Callable[[], Vectors]:
+        """What gives `get(query)`: at once when cached, else embedded in a worker thread
+        meanwhile, so that the caller's work that needs no vector (the lexical search)
+        overlaps the model's forward pass, which holds no GIL."""
+        with self._lock:
+            if query in self._vectors:
+                self._vectors.move_to_end(query)
+                vector = self._vectors[query]
+                return lambda: vector
+        return _query_workers().submit(self._embedded, query).result
+
+    def _embedded(self, query: str) -> Vectors:
         vector = self._embedder.embed_query(query)
         with self._lock:
             self._vectors[query] = vector
             while len(self._vectors) > self._size:
                 self._vectors.popitem(last=False)
         return vector
+
+
+@functools.cache
+def _query_workers() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="windowpack-query")
 
 
 def check_query(query: str) -> None:
@@ -76,8 +98,9 @@ def hybrid_search(
     The arguments are checked by the caller (`check_search`), once, where they come in.
     """
     candidates = max(k * _CANDIDATE_FACTOR, MIN_CANDIDATES)
-    dense = indexes.dense.search(query_vectors.get(query), candidates)
+    vector_of = query_vectors.get_soon(query)
     lexical = indexes.lexical.search(query, candidates)
+    dense = indexes.dense.search(vector_of(), candidates)
     fused = [
         (index_id, score)
         for index_id, score in z_score_fusion([dense, lexical])
