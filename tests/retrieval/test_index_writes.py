@@ -300,3 +300,27 @@ def test_an_hnsw_base_folds_additions_alone_into_its_graph_and_keeps_the_old_bas
     assert grown.search(vectors[650], 1)[0].tolist() == [650]
     assert grown.search(vectors[40], 1)[0].tolist() == [40]
     assert 650 not in base.search(vectors[650], 5)[0].tolist()
+
+
+def test_a_growing_hnsw_base_takes_its_tail_into_the_graph_and_keeps_few_tombstones() -> None:
+    rng = np.random.default_rng(9)
+    vectors = rng.normal(size=(3_000, DIMENSION)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    ids = np.arange(3_000, dtype=np.int64)
+    hnsw = AnnSettings(kind="hnsw", neighbours=16, ef_search=64)
+    base = FaissIndex.build(DIMENSION, ids[:500], vectors[:500], ann_threshold=100, ann=hnsw)
+    index = AppendableFaissIndex.build(base, ids[:500])
+    index.remove(ids[:10])  # a few tombstones, as every write leaves
+    with mock.patch.object(
+        FaissIndex, "_stored", side_effect=AssertionError("the graph was rebuilt")
+    ):
+        index.add(ids[500:], vectors[500:])  # past the compaction share: folded in
+    assert index.pending == (0, 10)
+    assert index.size == 2_990
+    assert index.search(vectors[2_500], 1)[0].tolist() == [2_500]
+    assert not set(index.search(vectors[5], 20)[0].tolist()) & set(ids[:10].tolist())
+    # A tombstoned id coming back (a reused id) must not stay hidden: that fold rebuilds.
+    index.remove(ids[600:2_700])
+    index.add(ids[5:6], vectors[5:6])
+    assert index.pending[1] == 0
+    assert index.search(vectors[5], 1)[0].tolist() == [5]

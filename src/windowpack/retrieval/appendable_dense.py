@@ -8,7 +8,8 @@ to a small exact *tail* (numpy, searched by one matrix product), and what it rem
 base is *tombstoned*: a FAISS `IDSelector` excludes those ids inside the base's search, so the
 top k stays exact for a flat base and is the ANN's own top k for IVF/HNSW. When the tail or
 the tombstones pass `_COMPACT_SHARE` of the base, they are folded into a new base (the kind's
-own `remove_ids` + `add`, or a rebuild for HNSW, which has no remove).
+own `remove_ids` + `add`; HNSW, which has no remove, takes a tail into its graph and is rebuilt
+only to fold its tombstones in).
 """
 
 from __future__ import annotations
@@ -181,19 +182,37 @@ class AppendableFaissIndex:
 
     def _compact_if_due(self) -> None:
         tail, dead = self.pending
-        due = max(_COMPACT_MIN, _COMPACT_SHARE * self._base.size)
-        if tail > due or dead > due:
-            self.compact()
+        if tail > self._due() or dead > self._due():
+            self.compact(keep_few_tombstones=True)
 
-    def compact(self) -> None:
-        """Fold the tail and the tombstones into a new base (of the same kind)."""
+    def _due(self) -> float:
+        return max(_COMPACT_MIN, _COMPACT_SHARE * self._base.size)
+
+    def compact(self, *, keep_few_tombstones: bool = False) -> None:
+        """Fold the tail and the tombstones into a new base (of the same kind).
+
+        With `keep_few_tombstones` (a compaction that a tail's growth made due), an HNSW base
+        takes the tail into its graph and keeps its tombstones while they are few: only
+        folding them in needs a new graph, and every write leaves some (the collection-level
+        summaries are rewritten each time), so folding them with each tail rebuilt the graph
+        at every tenth of growth. An id both tombstoned and in the tail (a reused id) would
+        be hidden by its own tombstone: then the graph is rebuilt."""
         changes = self._changes
-        self._base = self._base.rewritten(
-            removed=changes.dead, added_ids=changes.tail_ids, added_vectors=changes.tail_vectors
+        keep_dead = (
+            keep_few_tombstones
+            and self._base.kind == "hnsw"
+            and len(changes.dead) <= self._due()
+            and not np.isin(changes.tail_ids, changes.dead).any()
         )
-        live = self._base_ids[~np.isin(self._base_ids, changes.dead)]
+        removed = np.zeros(0, dtype=np.int64) if keep_dead else changes.dead
+        self._base = self._base.rewritten(
+            removed=removed, added_ids=changes.tail_ids, added_vectors=changes.tail_vectors
+        )
+        live = self._base_ids[~np.isin(self._base_ids, removed)]
         self._base_ids = np.sort(np.concatenate([live, changes.tail_ids]))
         self._changes = _Changes.none(self._base.dimension)
+        if keep_dead:
+            self._changes = replace(self._changes, dead=changes.dead)
         self._base_name, self._base_file = f"base-{uuid.uuid4().hex}", None
 
     def _link_or_write_base(self, target: Path) -> None:
