@@ -434,10 +434,13 @@ def document_titles(session: Session, collection_id: int) -> dict[int, str]:
     return {row.id: row.title or row.external_id for row in session.execute(query)}
 
 
-def set_parent(session: Session, node_ids: Sequence[int], parent_id: int | None) -> None:
-    for batch in _batches(list(node_ids)):
+def set_parents(session: Session, parents: Sequence[tuple[int, int | None]]) -> None:
+    """Give each (node id, parent id) pair's node that parent, in one executemany: one
+    statement per parent had made re-parenting every document root cost ~2 ms a parent."""
+    if parents:
         session.execute(
-            update(TreeNodeRow).where(TreeNodeRow.id.in_(batch)).values(parent_id=parent_id)
+            update(TreeNodeRow),
+            [{"id": node_id, "parent_id": parent_id} for node_id, parent_id in parents],
         )
 
 

@@ -155,12 +155,14 @@ def rebuild_collection_levels(
     rows = insert_levels(
         session, levels, collection_id=collection_id, document_id=None, summarizer_id=summarizer_id
     )
+    parents: list[tuple[int, int | None]] = []
     if levels:
         for node, row in zip(levels[0], rows[0], strict=True):
-            children = [root.node_id for root in roots[node.child_start : node.child_end]]
-            repository.set_parent(session, [i for i in children if i is not None], row.id)
+            children = roots[node.child_start : node.child_end]
+            parents += [(child.node_id, row.id) for child in children if child.node_id is not None]
     else:
-        repository.set_parent(session, [r.node_id for r in roots if r.node_id is not None], None)
+        parents = [(root.node_id, None) for root in roots if root.node_id is not None]
+    repository.set_parents(session, parents)
     return CollectionLevels(
         removed_ids=[row.id for row in old], added=[row for level in rows for row in level]
     )
