@@ -419,3 +419,25 @@ def test_rebuilding_deleted_index_files_embeds_nothing(
         # ...and so do the summaries regrouping it with the other documents, nothing else.
         summaries = {node.text for node in _summary_nodes(again)}
         assert {text for call in embed_calls[1:] for text in call} <= summaries
+
+
+def test_a_restarted_process_writes_from_the_saved_files_without_a_rebuild(
+    tmp_path: Path,
+) -> None:
+    with wp.open(_store_folder(tmp_path), config=HASH_CONFIG) as first:
+        first.collection("docs").add(DOCUMENTS[:2])
+    # A new process (a CLI ingest, a restarted server) that never read the collection adds
+    # one document: it starts from version 1's files instead of rebuilding from the database.
+    with wp.open(_store_folder(tmp_path), config=HASH_CONFIG) as second:
+        indexes = second._context.indexes
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(indexes, "_rebuild", _no_rebuild)
+            second.collection("docs").add(DOCUMENTS[2:])
+            written = _results(second.collection("docs"))
+    shutil.rmtree(_store_folder(tmp_path) / "indexes")
+    with wp.open(_store_folder(tmp_path), config=HASH_CONFIG) as rebuilt:
+        assert _results(rebuilt.collection("docs")) == written
+
+
+def _no_rebuild(collection_id: int, version: int) -> None:
+    raise AssertionError(f"version {version} was rebuilt from the database")

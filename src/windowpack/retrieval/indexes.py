@@ -166,6 +166,11 @@ class IndexStore:
         try:
             with self._gate(collection_id):
                 previous = self._loaded.get(collection_id)
+                if previous is None or previous.version != version - 1:
+                    # A process that has not read the collection yet (a CLI ingest, a
+                    # restarted server) starts from the previous version's saved files
+                    # rather than rebuild everything for a write of one document.
+                    previous = self._load_checked(collection_id, version - 1, database=False)
                 if previous is not None and previous.version == version - 1:
                     indexes = self._apply_delta(collection_id, version, previous, delta)
                 else:
@@ -361,9 +366,13 @@ class IndexStore:
         self._save(collection_id, indexes)
         return indexes
 
-    def _load_checked(self, collection_id: int, version: int) -> CollectionIndexes | None:
-        """The saved version when its files match their manifest and the database; None (to
-        rebuild) when they are missing, damaged or of another shape."""
+    def _load_checked(
+        self, collection_id: int, version: int, *, database: bool = True
+    ) -> CollectionIndexes | None:
+        """The saved version when its files match their manifest and (with `database`) the
+        database; None (to rebuild) when they are missing, damaged or of another shape.
+        Without `database`, the version is the one before a write just committed: only the
+        files and their manifest can be checked."""
         dense_path, lexical_path = self._paths(collection_id, version)
         if not dense_path.exists() and not lexical_path.exists():
             return None
@@ -376,9 +385,9 @@ class IndexStore:
                     dense=load_vector_index(dense_path),
                     lexical=load_lexical_index(lexical_path),
                 )
-                problem = self._shape_problem(collection_id, indexes, shape)
+                problem = self._shape_problem(collection_id, indexes, shape, database=database)
                 if problem is None:
-                    return self._with_keys(collection_id, indexes)
+                    return self._with_keys(collection_id, indexes) if database else indexes
             except StorageError as error:
                 problem = str(error)
         _LOG.warning(
@@ -387,16 +396,18 @@ class IndexStore:
         return None
 
     def _shape_problem(
-        self, collection_id: int, indexes: CollectionIndexes, shape: IndexShape
+        self, collection_id: int, indexes: CollectionIndexes, shape: IndexShape, *, database: bool
     ) -> str | None:
         """What does not match between loaded indexes, their manifest and the database."""
-        units = self._unit_count(collection_id)
-        dimension = self._expected_dimension()
         found = (indexes.version, indexes.dense.dimension, indexes.dense.size)
         if found != (shape.version, shape.dimension, shape.dense_size):
             return f"the files hold (version, dimension, size) {found}, the manifest {shape}"
         if indexes.lexical.size != shape.lexical_size:
             return f"the lexical index holds {indexes.lexical.size} units, not {shape.lexical_size}"
+        if not database:
+            return None
+        units = self._unit_count(collection_id)
+        dimension = self._expected_dimension()
         if dimension is not None and indexes.dense.dimension != dimension:
             return f"vectors of dimension {indexes.dense.dimension}, the embedder's is {dimension}"
         if indexes.dense.size != units:
