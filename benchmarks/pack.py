@@ -19,8 +19,10 @@ Building the stores takes minutes, so keep them with `--store`/`--big-store` and
    Each cold pack is timed whole and split by package internals (`CallTimer`, wrapped around
    the cold packs themselves): query embedding, search (dense + BM25), fusion (the rest of
    scoring), allocate, render (layout, overview tier, joining, items), count (exact count of
-   the pieces) and other (window cache, state lookup, version check); the non-embedding total
-   is the pack's wall time less its query embedding, p50/p95 over the cold packs.
+   the pieces) and other (window cache, state lookup, version check). The question is embedded
+   in a worker thread beside the BM25 search, so the parts may add up to more than the wall
+   time. The non-embedding total is timed apart: N more new questions per budget whose vectors
+   are embedded first (everything a cold pack does but the model), p50/p95.
 2. ~10M tokens with the hash embedder (`StoreConfig(embedder="hash")`: deterministic, model-free
    vectors, so the build takes minutes instead of ~40 min of model time; retrieval quality is
    not the point here, the size is). The essays + NIAH essays repeated with variations: copy c
@@ -108,7 +110,8 @@ NON_EMBEDDING_TARGETS_MS = {8_192: 5.0, 1_048_576: 40.0}
 # render is the layout, the overview tier and `_window` less its exact count (joining the
 # text, describing the items), count is the exact count of the pieces.
 _TIMED = {
-    "query embedding": (QueryEmbeddingCache, "get"),
+    # The model's own time, in the worker thread that embeds beside the BM25 search.
+    "query embedding": (QueryEmbeddingCache, "_embedded"),
     "dense search": (AppendableFaissIndex, "search"),
     "BM25 search": (Bm25Index, "search"),
     "scoring": (packer, "scored_corpora"),  # the name the packer calls
@@ -131,7 +134,6 @@ SPLIT = (
     "render",
     "count",
     "other",
-    "non-embedding total",
 )
 
 
@@ -143,7 +145,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     console.print(f"[bold]~1M corpus[/bold]: {corpus.description}")
     sentences = corpus_sentences([doc.text for doc, _ in corpus.sources])
     per_budget = args.queries + 1
-    questions = make_questions(sentences, len(BUDGETS) * per_budget + 1 + args.profile, args.seed)
+    questions = make_questions(
+        sentences, len(BUDGETS) * (per_budget + args.queries) + 1 + args.profile, args.seed
+    )
     figures: dict[str, Any] = {"command": " ".join(sys.argv), "budgets": list(BUDGETS)}
 
     with reusable_store_folder(args.store, "wp-pack-bench-") as folder:
@@ -271,6 +275,10 @@ def _measure(
         baseline.pack(questions[0], BUDGETS[0])
     per_budget = args.queries + 1
     results: dict[str, Any] = {"model_and_index_load_ms": warmup_ms, "budgets": {}}
+    # New questions whose vectors are embedded first: their packs are everything but the
+    # query embedding (which overlaps the BM25 search in a cold pack, so wall time less the
+    # model's time would understate it).
+    model_free = questions[1 + len(BUDGETS) * per_budget :]
     timed = {name: target for name, target in _TIMED.items() if hasattr(*target)}
     for number, budget in enumerate(BUDGETS):
         asked = questions[1 + number * per_budget : 1 + (number + 1) * per_budget]
@@ -294,7 +302,10 @@ def _measure(
         hits_before = store._context.packer.cache_hits
         warm = [_timed_pack(collection, asked[1], budget)[0] for _ in range(args.queries)]
         counted = counter.count_many([window.text for window in windows])
-        non_embedding = [split["non-embedding total"] / 1000.0 for split in splits]
+        vectors_first = model_free[number * args.queries : (number + 1) * args.queries]
+        for question in vectors_first:
+            store._context.query_vectors.get(question)
+        non_embedding = [_timed_pack(collection, q, budget)[0] for q in vectors_first]
         row: dict[str, Any] = {
             "load_average_1min": load,
             "first_call_ms": first_s * 1000.0,
@@ -333,7 +344,7 @@ def _measure(
         )
     results["state_load_first_call_ms"] = results["budgets"][str(BUDGETS[0])]["first_call_ms"]
     if args.profile:
-        tail = questions[1 + len(BUDGETS) * per_budget :]  # never asked before
+        tail = questions[1 + len(BUDGETS) * (per_budget + args.queries) :]  # never asked
         results["profile"] = _profile(console, store, collection, tail, args.profile_budget)
     return results
 
@@ -356,7 +367,6 @@ def _split(inside: dict[str, float], total: float) -> dict[str, float]:
         "render": render,
         "count": count,
         "other": max(0.0, total - embedding - named),
-        "non-embedding total": total - embedding,
     }
 
 
@@ -462,16 +472,17 @@ def _print_results(console: Console, figures: dict[str, Any]) -> None:
         title="Where a cold pack's time goes: mean ms per pack over the cold questions "
         "(search = dense + BM25; fusion = the rest of scoring; render = layout, overview, "
         "joining and items; count = exact count of the pieces; other = none of these; "
-        "non-embedding = the pack's wall time less its query embedding, p50/p95)"
+        "the query embedding runs beside the BM25 search; non-embedding = packs of other new "
+        "questions whose vectors were embedded first, p50/p95)"
     )
-    for name in ("corpus", "B", *SPLIT[:-1], "non-embedding p50/p95", "load avg"):
+    for name in ("corpus", "B", *SPLIT, "non-embedding p50/p95", "load avg"):
         split.add_column(name, justify="left" if name == "corpus" else "right")
     for name, budget, row in _rows(figures):
         times, non_embedding = row["split_ms_per_pack"], row["non_embedding"]
         split.add_row(
             name,
             f"{budget:,}",
-            *(f"{times[part]:.2f}" for part in SPLIT[:-1]),
+            *(f"{times[part]:.2f}" for part in SPLIT),
             f"{non_embedding['p50_ms']:.2f}/{non_embedding['p95_ms']:.2f}",
             f"{row['load_average_1min']:.1f}",
         )
