@@ -372,15 +372,22 @@ def document_texts_by_id(
     session: Session, collection_id: int, document_ids: Sequence[int]
 ) -> dict[int, str]:
     """The texts of these documents of the collection, by id (a deleted one is absent)."""
-    found: dict[int, str] = {}
-    for batch in _batches(list(document_ids)):
-        rows = session.execute(
-            select(DocumentRow.id, DocumentRow.text).where(
-                DocumentRow.collection_id == collection_id, DocumentRow.id.in_(batch)
+    rows = _rows_by_id(session, DocumentRow, (DocumentRow.text,), collection_id, document_ids)
+    return {row[0]: row[1] for row in rows}
+
+
+def _rows_by_id(
+    session: Session, table: Any, columns: Sequence[Any], collection_id: int, ids: Sequence[int]
+) -> list[Any]:
+    """(id, *columns) of the collection's rows of `table` with these ids, in batches."""
+    rows: list[Any] = []
+    for batch in _batches(list(ids)):
+        rows += session.execute(
+            select(table.id, *columns).where(
+                table.collection_id == collection_id, table.id.in_(batch)
             )
         ).all()
-        found.update({row[0]: row[1] for row in rows})
-    return found
+    return rows
 
 
 def get_tree_node(session: Session, collection_id: int, node_id: int) -> TreeNodeRow | None:
@@ -479,15 +486,8 @@ def unit_texts_by_id(
     is absent)."""
     found: list[dict[int, TextAndHash]] = []
     for table, ids in ((ChunkRow, chunk_ids), (TreeNodeRow, node_ids)):
-        texts: dict[int, TextAndHash] = {}
-        for batch in _batches(list(ids)):
-            rows = session.execute(
-                select(table.id, table.text, table.text_hash).where(
-                    table.collection_id == collection_id, table.id.in_(batch)
-                )
-            ).all()
-            texts.update({row[0]: (row[1], row[2]) for row in rows})
-        found.append(texts)
+        rows = _rows_by_id(session, table, (table.text, table.text_hash), collection_id, ids)
+        found.append({row[0]: (row[1], row[2]) for row in rows})
     return found[0], found[1]
 
 
