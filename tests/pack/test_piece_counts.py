@@ -177,6 +177,33 @@ def test_a_state_counts_a_documents_lines_once_then_packs_encode_only_headers() 
     assert again.asked == [block.text.partition("\n")[0] + "\n" for block in blocks]
 
 
+@pytest.mark.parametrize("tokenizer", TOKENIZERS)
+def test_a_small_passage_of_a_long_document_is_counted_alone_not_with_its_lines(
+    tokenizer: str,
+) -> None:
+    """A small window must cost what its passages cost: a passage that is a small share of
+    a document whose lines are not counted is counted as one span, the document's lines are
+    left alone; passages covering most of it count its lines, and all counts stay exact."""
+    counter = get_token_counter(tokenizer)
+    text = json.loads(ESSAYS.read_text("utf-8"))["text"][:60_000]
+    starts = [0, *(m.end() for m in re.finditer(r"(?<=[.!?])\s+(?=[A-Z])", text))][::3]
+    state = _state(text, counter, starts)
+    small = [_passage(state, 10, 12), _passage(state, 40, 40)]
+    pieces = [(state, block, block.text + layout.SEPARATOR) for block in small]
+    recording = _Recording(counter)
+    assert piece_counts(recording, pieces) == counter.count_many([t for _, _, t in pieces])  # type: ignore[arg-type]
+    assert state.line_counts == {}
+    assert sum(map(len, recording.asked)) < 2 * sum(len(t) for _, _, t in pieces)
+    state.short_counts.clear()
+    again = _Recording(counter)
+    assert piece_counts(again, pieces) == counter.count_many([t for _, _, t in pieces])  # type: ignore[arg-type]
+    assert again.asked == [block.text.partition("\n")[0] + "\n" for block in small]
+    most = [_passage(state, 0, len(starts) // 2), _passage(state, 11, 11)]
+    pieces = [(state, block, block.text + layout.SEPARATOR) for block in most]
+    assert piece_counts(counter, pieces) == counter.count_many([t for _, _, t in pieces])
+    assert set(state.line_counts) == {0}
+
+
 def test_a_tokenizer_of_unknown_pre_tokenizer_is_counted_whole() -> None:
     counter = get_token_counter("o200k_base")
     state = _state("One line.\nTwo lines.\nThree.", counter, [0, 10])

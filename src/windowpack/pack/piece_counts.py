@@ -8,9 +8,13 @@ parts (`tests/pack/test_piece_counts.py` checks this on random texts). A passage
 header line, then a span of its document: cut there and at every such line start inside the
 span, it is its header, the document's whole lines in between and a partial line at either
 end. None of these but the header depends on the question: the state keeps the counts of a
-document's lines from the first pack that renders from it, and of every partial line a pack
-counted, so a later pack encodes little more than its headers. A load counts no line: after
-a restart it reads its chunk counts from disk (`token_counts`) and is done.
+document's lines once a pack's passages cover a good share of it (`_LINES_SHARE`), and of
+every partial line a pack counted, so a later pack encodes little more than its headers. A
+passage that is a small part of a document whose lines are not counted is counted as one
+span instead (kept too): counting the whole document for it would make a small window cost
+what its documents cost (at 10M tokens, ~100 ms of each 8K pack went to counting the lines
+of ~16 documents of ~20K characters for ~30K characters of passages). A load counts no line:
+after a restart it reads its chunk counts from disk (`token_counts`) and is done.
 
 Other tokenizers (a local Hugging Face `tokenizer.json`) have pre-tokenizers this module
 knows nothing of: their pieces are counted whole, as before.
@@ -43,6 +47,13 @@ _SHORT_CHARS = 200
 _SHORT_HELD = 100_000
 # Documents whose lines one background batch counts (small: packs share the cores with it).
 _LINES_BATCH = 16
+# A pack counts a document's lines when its passages cover at least this share of the
+# document's characters: the count then costs at most 1/share times what counting the
+# passages would, and later packs cut their passages from it.
+_LINES_SHARE = 0.25
+# Spans kept per state; past this the map starts again (rare: it keeps passages and partial
+# lines, which recur from pack to pack).
+_SPANS_HELD = 200_000
 # Collections up to this many characters (~2M tokens) have all their lines counted in the
 # background after a load (~0.3 s at 1M tokens); above, the count took seconds of the
 # cores and slowed the packs meanwhile (10.9M tokens: 8K p95 112 -> 204 ms), so only what
@@ -72,13 +83,35 @@ def cuts_at_lines(counter: TokenCounter) -> bool:
 
 def lines_of(state: PackingState, document: int, counter: TokenCounter) -> Lines:
     """The document's cuttable line starts and the running sum of its whole lines' counts:
-    kept by the state once counted (here, the first time a pack needs them, or by the
-    background count a load starts)."""
+    kept by the state once counted (by a pack whose passages cover a good share of it, by
+    the background count a load starts, or here)."""
     held = state.line_counts.get(document)
     if held is None:
         _count_lines(state, [document], counter)
         held = state.line_counts[document]
     return held
+
+
+def _count_lines_worth_counting(counter: TokenCounter, pieces: Sequence[Piece]) -> None:
+    """Count, in one batch per state, the lines of every document whose lines are not held
+    yet and whose passages among `pieces` cover at least `_LINES_SHARE` of it."""
+    covered: dict[tuple[int, int], int] = {}
+    states: dict[int, PackingState] = {}
+    for state, block, _ in pieces:
+        document, start, end = block.document, block.char_start, block.char_end
+        if block.kind != "chunk" or document is None or start is None or end is None:
+            continue
+        if document in state.line_counts:
+            continue
+        key = (id(state), document)
+        covered[key] = covered.get(key, 0) + max(0, end - start)
+        states[id(state)] = state
+    wanted: dict[int, list[int]] = {}
+    for (state_id, document), chars in covered.items():
+        if chars >= _LINES_SHARE * states[state_id].documents[document].length:
+            wanted.setdefault(state_id, []).append(document)
+    for state_id, documents in wanted.items():
+        _count_lines(states[state_id], sorted(documents), counter)
 
 
 def count_lines_in_background(state: PackingState, counter: TokenCounter) -> None:
@@ -130,12 +163,13 @@ def piece_counts(counter: TokenCounter, pieces: Sequence[Piece]) -> list[int]:
     """The exact count of each piece, as `counter.count_many` of their texts would give."""
     if not cuts_at_lines(counter):
         return counter.count_many([text for _, _, text in pieces])
-    plans = [_plan(state, block, text, counter) for state, block, text in pieces]
-    own = _count_with_missing_spans(
+    _count_lines_worth_counting(counter, pieces)
+    plans = [_plan(state, block, text) for state, block, text in pieces]
+    own, span_count = _count_with_missing_spans(
         counter, [(state, plan) for (state, _, _), plan in zip(pieces, plans, strict=True)]
     )
     return [
-        count + lines + sum(state.span_counts[span] for span in spans)
+        count + lines + sum(span_count[id(state), span] for span in spans)
         for count, (_, lines, spans), (state, _, _) in zip(own, plans, pieces, strict=True)
     ]
 
@@ -144,10 +178,11 @@ _Plan = tuple[str, int, list[_Span]]
 """What to count now, the tokens of the whole lines held, and the partial lines held."""
 
 
-def _plan(state: PackingState, block: Block, text: str, counter: TokenCounter) -> _Plan:
+def _plan(state: PackingState, block: Block, text: str) -> _Plan:
     """A passage is its header line (counted now), the whole lines of its span (from the
-    state's prefix sums) and the partial lines at either end of it (kept spans). A piece that
-    is not a passage, or whose span starts with white space or "/", is counted whole."""
+    state's prefix sums) and the partial lines at either end of it (kept spans); in a
+    document whose lines are not counted, its header and its span (kept). A piece that is not
+    a passage, or whose span starts with white space or "/", is counted whole."""
     start, end, document = block.char_start, block.char_end, block.document
     whole: _Plan = (text, 0, [])
     if block.kind != "chunk" or document is None or start is None or end is None:
@@ -158,8 +193,10 @@ def _plan(state: PackingState, block: Block, text: str, counter: TokenCounter) -
         return whole
     if not _CUTTABLE.match(state.documents[document].text, start):
         return whole
-    lines = lines_of(state, document, counter)
     tail = text[len(block.text) :]
+    lines = state.line_counts.get(document)
+    if lines is None:  # a small part of its document (`_count_lines_worth_counting`)
+        return header, 0, [(document, start, end, tail)]
     first = bisect.bisect_right(lines.starts, start)  # the first line start inside the span
     last = bisect.bisect_left(lines.starts, end) - 1  # the last one
     if first > last:
@@ -171,21 +208,28 @@ def _plan(state: PackingState, block: Block, text: str, counter: TokenCounter) -
 
 def _count_with_missing_spans(
     counter: TokenCounter, plans: Sequence[tuple[PackingState, _Plan]]
-) -> list[int]:
+) -> tuple[list[int], dict[tuple[int, _Span], int]]:
     """Each plan's own text counted, in one batch (both cores when it is long) with every
-    span its state does not hold yet, which the state keeps."""
+    span its state does not hold yet, which the state keeps; and the count of every span of
+    the plans by (id of its state, span), read once here (another pack may clear a map)."""
     missing: dict[tuple[int, _Span], tuple[PackingState, _Span]] = {}
+    span_count: dict[tuple[int, _Span], int] = {}
     for state, (_, _, spans) in plans:
         for span in spans:
-            if span not in state.span_counts:
+            held = state.span_counts.get(span)
+            if held is None:
                 missing.setdefault((id(state), span), (state, span))
+            else:
+                span_count[id(state), span] = held
     # Headers, gap markers and summaries recur from pack to pack: short ones are kept by text.
     memo = [state.short_counts.get(own) for state, (own, _, _) in plans]
     asked = [own for (_, (own, _, _)), known in zip(plans, memo, strict=True) if known is None]
     span_texts = [span_text(state.documents, span) for state, span in missing.values()]
     counts = counter.count_many([*asked, *span_texts])
-    for (state, span), count in zip(missing.values(), counts[len(asked) :], strict=True):
-        state.span_counts[span] = count
+    for (key, (state, span)), count in zip(missing.items(), counts[len(asked) :], strict=True):
+        if len(state.span_counts) >= _SPANS_HELD:
+            state.span_counts.clear()  # rare: passages and partial lines recur
+        state.span_counts[span] = span_count[key] = count
     fresh = iter(counts[: len(asked)])
     own_counts = []
     for (state, (own, _, _)), known in zip(plans, memo, strict=True):
@@ -193,7 +237,7 @@ def _count_with_missing_spans(
         if known is None and len(own) <= _SHORT_CHARS:
             _remember(state.short_counts, own, count)
         own_counts.append(count)
-    return own_counts
+    return own_counts, span_count
 
 
 def _remember(memo: dict[str, int], text: str, count: int) -> None:
