@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import re
@@ -147,6 +148,18 @@ def test_edge_cases_of_the_cut_rule_count_exactly(text: str, tokenizer: str) -> 
     assert piece_counts(counter, pieces) == counter.count_many([t for _, _, t in pieces])
 
 
+class _CountedReads:
+    """A document body (`layout.LazyText`) that counts how often it is read."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.count = 0
+
+    def read(self) -> str:
+        self.count += 1
+        return self.text
+
+
 class _Recording:
     """A counter that records the texts it is asked to count."""
 
@@ -189,10 +202,13 @@ def test_a_small_passage_of_a_long_document_is_counted_alone_not_with_its_lines(
     starts = [0, *(m.end() for m in re.finditer(r"(?<=[.!?])\s+(?=[A-Z])", text))][::3]
     state = _state(text, counter, starts)
     small = [_passage(state, 10, 12), _passage(state, 40, 40)]
+    reads = _CountedReads(text)
+    state.documents[0] = dataclasses.replace(state.documents[0], body=reads)
     pieces = [(state, block, block.text + layout.SEPARATOR) for block in small]
     recording = _Recording(counter)
     assert piece_counts(recording, pieces) == counter.count_many([t for _, _, t in pieces])  # type: ignore[arg-type]
     assert state.line_counts == {}
+    assert reads.count == 0  # the spans are cut from the pieces, not from the document
     assert sum(map(len, recording.asked)) < 2 * sum(len(t) for _, _, t in pieces)
     state.short_counts.clear()
     again = _Recording(counter)

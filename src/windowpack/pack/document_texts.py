@@ -80,6 +80,7 @@ class DocumentTexts:
 
     def __init__(self, folder: Path, read_texts: ReadTexts, cache: TextCache) -> None:
         self.folder = folder / "texts"
+        self._prefix = os.path.join(self.folder, "")  # a string: pathlib cost ~40 us a read
         self._read_texts = read_texts
         self._cache = cache
 
@@ -128,13 +129,14 @@ class DocumentTexts:
         return self.folder / f"{text_hash}{_SUFFIX}"
 
     def _read(self, text_hash: str, document_id: int) -> str:
-        path = self._path(text_hash)
         try:
-            data = path.read_bytes()
+            with open(f"{self._prefix}{text_hash}{_SUFFIX}", "rb") as file:
+                data = file.read()
         except OSError:
             data = b""
         if hashlib.sha256(data).hexdigest() == text_hash:
             return data.decode("utf-8")
+        path = self._path(text_hash)
         # Missing or damaged: the database may still hold this text (the document unchanged).
         text = self._read_texts([document_id]).get(document_id)
         if text is None or content_hash(text) != text_hash:

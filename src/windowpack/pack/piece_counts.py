@@ -169,40 +169,43 @@ def piece_counts(counter: TokenCounter, pieces: Sequence[Piece]) -> list[int]:
         counter, [(state, plan) for (state, _, _), plan in zip(pieces, plans, strict=True)]
     )
     return [
-        count + lines + sum(span_count[id(state), span] for span in spans)
+        count + lines + sum(span_count[id(state), span] for span, _ in spans)
         for count, (_, lines, spans), (state, _, _) in zip(own, plans, pieces, strict=True)
     ]
 
 
-_Plan = tuple[str, int, list[_Span]]
-"""What to count now, the tokens of the whole lines held, and the partial lines held."""
+_Plan = tuple[str, int, list[tuple[_Span, str]]]
+"""What to count now, the tokens of the whole lines held, and the partial lines (each its key
+and its text) whose counts the state keeps."""
 
 
 def _plan(state: PackingState, block: Block, text: str) -> _Plan:
     """A passage is its header line (counted now), the whole lines of its span (from the
     state's prefix sums) and the partial lines at either end of it (kept spans); in a
     document whose lines are not counted, its header and its span (kept). A piece that is not
-    a passage, or whose span starts with white space or "/", is counted whole."""
+    a passage, or whose span starts with white space or "/", is counted whole. Spans are cut
+    from the piece itself (its text ends with the document's `[start:end]` and the tail), so
+    planning reads no document text."""
     start, end, document = block.char_start, block.char_end, block.document
     whole: _Plan = (text, 0, [])
     if block.kind != "chunk" or document is None or start is None or end is None:
         return whole
     body = end - start
-    header = block.text[: len(block.text) - body]
-    if body <= 0 or not header.endswith("\n"):
-        return whole
-    if not _CUTTABLE.match(state.documents[document].text, start):
+    opening = len(block.text) - body  # the header's length: the body follows it
+    header = block.text[:opening]
+    if body <= 0 or not header.endswith("\n") or not _CUTTABLE.match(text, opening):
         return whole
     tail = text[len(block.text) :]
     lines = state.line_counts.get(document)
     if lines is None:  # a small part of its document (`_count_lines_worth_counting`)
-        return header, 0, [(document, start, end, tail)]
+        return header, 0, [((document, start, end, tail), text[opening:])]
     first = bisect.bisect_right(lines.starts, start)  # the first line start inside the span
     last = bisect.bisect_left(lines.starts, end) - 1  # the last one
     if first > last:
-        return header, 0, [(document, start, end, tail)]
-    head = (document, start, lines.starts[first], "")
-    rest = (document, lines.starts[last], end, tail)
+        return header, 0, [((document, start, end, tail), text[opening:])]
+    head_end, rest_start = lines.starts[first], lines.starts[last]
+    head = ((document, start, head_end, ""), text[opening : opening + head_end - start])
+    rest = ((document, rest_start, end, tail), text[opening + rest_start - start :])
     return header, lines.before[last] - lines.before[first], [head, rest]
 
 
@@ -212,21 +215,20 @@ def _count_with_missing_spans(
     """Each plan's own text counted, in one batch (both cores when it is long) with every
     span its state does not hold yet, which the state keeps; and the count of every span of
     the plans by (id of its state, span), read once here (another pack may clear a map)."""
-    missing: dict[tuple[int, _Span], tuple[PackingState, _Span]] = {}
+    missing: dict[tuple[int, _Span], tuple[PackingState, _Span, str]] = {}
     span_count: dict[tuple[int, _Span], int] = {}
     for state, (_, _, spans) in plans:
-        for span in spans:
+        for span, cut in spans:
             held = state.span_counts.get(span)
             if held is None:
-                missing.setdefault((id(state), span), (state, span))
+                missing.setdefault((id(state), span), (state, span, cut))
             else:
                 span_count[id(state), span] = held
     # Headers, gap markers and summaries recur from pack to pack: short ones are kept by text.
     memo = [state.short_counts.get(own) for state, (own, _, _) in plans]
     asked = [own for (_, (own, _, _)), known in zip(plans, memo, strict=True) if known is None]
-    span_texts = [span_text(state.documents, span) for state, span in missing.values()]
-    counts = counter.count_many([*asked, *span_texts])
-    for (key, (state, span)), count in zip(missing.items(), counts[len(asked) :], strict=True):
+    counts = counter.count_many([*asked, *(text for _, _, text in missing.values())])
+    for (key, (state, span, _)), count in zip(missing.items(), counts[len(asked) :], strict=True):
         if len(state.span_counts) >= _SPANS_HELD:
             state.span_counts.clear()  # rare: passages and partial lines recur
         state.span_counts[span] = span_count[key] = count
