@@ -186,8 +186,10 @@ class Selection:
 
     chunks: AbstractSet[int]
     summaries: Mapping[int, int]
-    chunk_scores: Sequence[float] = ()
-    node_scores: Sequence[float] = ()
+    chunk_scores: Mapping[int, float] = field(default_factory=dict)
+    """By global chunk index, of the chosen chunks (not the corpus's: converting all would
+    cost what the corpus costs at every pack, not what the window does)."""
+    node_scores: Mapping[int, float] = field(default_factory=dict)
     labels: Mapping[tuple[int, int], str] = field(default_factory=dict)
     """Extra words for the header of a unit, by (document position, unit): "instance 2 of 4"."""
     by_document: Mapping[int, list[int]] = field(default_factory=dict)
@@ -197,18 +199,18 @@ class Selection:
 
     def chunk_score(self, first: int, last: int) -> float:
         """The best score of the chunks `first` to `last` (0 when unscored)."""
-        scores = self.chunk_scores[first : last + 1]
-        return max(scores) if len(scores) else 0.0
+        scores = self.chunk_scores
+        return max(scores.get(i, 0.0) for i in range(first, last + 1)) if scores else 0.0
 
     def node_score(self, node: int) -> float:
-        return self.node_scores[node] if len(self.node_scores) else 0.0
+        return self.node_scores.get(node, 0.0)
 
 
 def choose(
     source: Source,
     chunks: Sequence[int],
     nodes: Sequence[int] = (),
-    scores: tuple[Sequence[float], Sequence[float]] = ((), ()),
+    scores: tuple[Mapping[int, float], Mapping[int, float]] = ({}, {}),
     labels: Mapping[tuple[int, int], str] | None = None,
 ) -> Selection:
     """The selection of `chunks` verbatim and `nodes` as summaries, with (chunk, node) scores
