@@ -52,12 +52,14 @@ def lossless_cost(corpus: Corpus, overheads: Overheads) -> int:
     """Tokens of the window holding every chunk verbatim: a header per document, and one
     passage per document, or per unit in documents that have units."""
     document, unit = corpus.chunk_document, corpus.chunk_unit
+    if not corpus.chunks:
+        return 0
     # Chunks are in document order: a document (or a passage) starts wherever its id changes.
     new_document = document[1:] != document[:-1]
-    documents = 1 + int(new_document.sum()) if corpus.chunks else 0
-    passages = 1 + int((new_document | (unit[1:] != unit[:-1])).sum()) if corpus.chunks else 0
+    shown = document[np.concatenate(([True], new_document))]
+    passages = 1 + int((new_document | (unit[1:] != unit[:-1])).sum())
     chunks = int(corpus.chunk_cost.sum())
-    return chunks + documents * overheads.document + passages * overheads.passage
+    return chunks + int(corpus.document_cost[shown].sum()) + passages * overheads.passage
 
 
 def allocate(
@@ -107,7 +109,8 @@ def _summary_phase(
     for node, document, base in zip(
         order.tolist(), corpus.node_document[order].tolist(), costs.tolist(), strict=True
     ):
-        cost = base + overheads.document if document >= 0 and document not in shown else base
+        opens = document >= 0 and document not in shown
+        cost = base + int(corpus.document_cost[document]) if opens else base
         if spent + cost <= budget:
             chosen.add(node)
             shown.add(document)

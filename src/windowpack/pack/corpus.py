@@ -24,6 +24,8 @@ class Corpus:
     """
 
     chunk_document: IntArray
+    document_cost: IntArray
+    """By document: the tokens of its header (and the separator after it) in a window."""
     chunk_cost: IntArray
     chunk_score: FloatArray
     node_first: IntArray
@@ -73,9 +75,9 @@ def combined(corpora: Sequence[Corpus], documents: Sequence[int]) -> Corpus:
 
 @dataclass(frozen=True, kw_only=True)
 class Overheads:
-    """Tokens the layout adds: per document shown, per passage or summary, per gap marker."""
+    """Tokens the layout adds: per passage or summary, per gap marker (per document shown:
+    `Corpus.document_cost`)."""
 
-    document: int
     passage: int
     summary: int
     gap: int

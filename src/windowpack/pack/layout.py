@@ -89,13 +89,12 @@ class Block:
 
 
 def overheads(counter: TokenCounter) -> Overheads:
-    """Token costs of the headers and markers, measured on typical renderings."""
-    document = "## A document title of a typical length (document-id-0000) · document 100 of 200"
+    """Token costs of the headers and markers, measured on typical renderings (a document's
+    header is counted exactly, per document: `Corpus.document_cost`)."""
     # Measured on long numbers and a long title, plus a margin: the allocator must not
     # under-estimate, or the exact count sends it round again.
     passage = "[turn 1000 of 2000 · instance 12 of 20 · chars 1234567-1234789]"
     return Overheads(
-        document=counter.count(document + SEPARATOR) + 12,
         passage=counter.count(passage + SEPARATOR) + 4,
         summary=counter.count(summary_header(2, "chunks", 1000, 1200, 2000) + SEPARATOR) + 4,
         gap=counter.count(gap_marker(1_234_567, "documents", 1234) + SEPARATOR) + 2,

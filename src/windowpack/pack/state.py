@@ -124,7 +124,15 @@ def state_from_views(
     first_chunk.pop()
     # One batched count of every tile (chunk plus the whitespace to the next one): the
     # allocator's cost, and what a gap marker reports as left out.
-    tile_tokens, node_tokens = _costs(counter, documents, first_chunk, nodes, previous, saved)
+    # Document headers are counted with the nodes (and saved with them): the allocator costs
+    # each exactly, since titles and ids vary far more than one typical header allows for.
+    headers = [
+        layout.document_header(view, position, len(documents)) + layout.SEPARATOR
+        for position, view in enumerate(documents)
+    ]
+    texts = [node.text for node in nodes] + headers
+    tile_tokens, text_tokens = _costs(counter, documents, first_chunk, texts, previous, saved)
+    node_tokens, header_tokens = text_tokens[: len(nodes)], text_tokens[len(nodes) :]
     documents = [
         replace(view, chunk_tokens=tile_tokens[first : first + len(view.chunk_starts)])
         for view, first in zip(documents, first_chunk, strict=True)
@@ -132,6 +140,7 @@ def state_from_views(
     chunk_document = [p for p, view in enumerate(documents) for _ in view.chunk_starts]
     corpus = Corpus(
         chunk_document=np.asarray(chunk_document, dtype=np.int64),
+        document_cost=np.asarray(header_tokens, dtype=np.int64),
         chunk_cost=np.asarray(tile_tokens, dtype=np.int64),
         chunk_score=np.zeros(len(chunk_document)),
         node_first=np.asarray([n.first_chunk for n in nodes], dtype=np.int64),
@@ -182,20 +191,19 @@ def _costs(
     counter: TokenCounter,
     documents: list[DocumentView],
     first_chunk: list[int],
-    nodes: list[NodeView],
+    node_texts: list[str],
     previous: PackingState | None,
     saved: SavedCounts | None,
 ) -> tuple[list[int], list[int]]:
-    """Every tile's count, then every node's: looked up in `saved` (by key, without cutting a
-    tile's text), then in `previous` (by text), the rest counted in one batch; `saved` is
-    rewritten when it lacked any of them."""
-    node_texts = [node.text for node in nodes]
+    """Every tile's count, then every other text's (nodes, headers): looked up in `saved` (by
+    key, without cutting a tile's text), then in `previous` (by text), the rest counted in
+    one batch; `saved` is rewritten when it lacked any of them."""
     chunks = first_chunk[-1] + len(documents[-1].chunk_starts) if documents else 0
     keys = unit_keys(documents, node_texts) if saved is not None else None
     if saved is not None and keys is not None:
         counts = saved.lookup(keys)
     else:
-        counts = np.full(chunks + len(nodes), -1, dtype=np.int64)
+        counts = np.full(chunks + len(node_texts), -1, dtype=np.int64)
     lacking = np.flatnonzero(counts < 0)
     if len(lacking):
         texts = _unit_texts(documents, first_chunk, chunks, node_texts, lacking)

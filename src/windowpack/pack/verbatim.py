@@ -89,6 +89,7 @@ class _Selection:
         # Items are read one by one for the few chunks a window takes: converting whole
         # arrays to lists would cost what the corpus costs, not what the window does.
         self.costs = corpus.chunk_cost
+        self.document_costs = corpus.document_cost
         self.documents_of = corpus.chunk_document
         self.units_of = corpus.chunk_unit
         self.overheads = overheads
@@ -102,8 +103,9 @@ class _Selection:
         first = members[0]
         cost = int(self.costs[first]) if len(members) == 1 else int(self.costs[members].sum())
         cost += sum(self._opens_passage(first, last) for first, last in _runs(members))
-        if int(self.documents_of[first]) not in self.documents:
-            cost += self.overheads.document
+        document = int(self.documents_of[first])
+        if document not in self.documents:
+            cost += int(self.document_costs[document])
         return cost
 
     def take(self, members: list[int], cost: int) -> None:
@@ -145,7 +147,7 @@ def pinned_cost(corpus: Corpus, pins: list[int], overheads: Overheads) -> int:
     documents = {int(corpus.chunk_document[pin]) for pin in pins}
     per_unit = overheads.passage + overheads.gap
     total = sum(int(units.cost[run]) + per_unit for run in runs)
-    return int(total + len(documents) * overheads.document)
+    return int(total + sum(int(corpus.document_cost[d]) for d in documents))
 
 
 def verbatim_phase(
