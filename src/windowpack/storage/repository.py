@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
@@ -75,13 +75,17 @@ def index_versions(session: Session, collection_ids: Sequence[int]) -> dict[int,
     return {row[0]: int(row[1]) for row in rows}
 
 
+# Built once: building the select anew at each call cost more than running it (~0.5 ms).
+_INDEX_VERSION_OF = select(CollectionRow.index_version).where(
+    CollectionRow.id == bindparam("collection_id")
+)
+
+
 def index_version_now(sessions: sessionmaker[Session], collection_id: int) -> int:
     """`index_version` read on a plain connection of the sessions' engine, with no session:
     a pack asks this once per collection, and a session's set-up was most of its ~0.5 ms."""
     with sessions.kw["bind"].connect() as connection:
-        version = connection.execute(
-            select(CollectionRow.index_version).where(CollectionRow.id == collection_id)
-        ).scalar()
+        version = connection.execute(_INDEX_VERSION_OF, {"collection_id": collection_id}).scalar()
     return int(version or 0)
 
 
