@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from windowpack.errors import StorageError
+from windowpack.retrieval import bm25_segments
 from windowpack.retrieval.bm25_segments import Segment
 from windowpack.retrieval.lexical_index import Bm25Index
 
@@ -205,3 +206,31 @@ def test_chunks_without_an_indexable_word_make_a_valid_index_that_finds_nothing(
     assert loaded.size == len(texts)
     ids, scores = loaded.search("be or not", 5)
     assert ids.shape == (0,) and scores.shape == (0,)
+
+
+@pytest.mark.parametrize("sort_cost", [0, 16, 10**9])
+def test_a_segment_is_scored_from_its_postings_as_a_dense_pass_would(
+    index: Bm25Index, monkeypatch: pytest.MonkeyPatch, sort_cost: int
+) -> None:
+    """Whichever way the sentences are summed (sorted postings, or one pass over every
+    sentence), each sentence holding a query term gets the dense pass's score, in ascending
+    order, and the others are left out; a dead sentence scores 0."""
+    monkeypatch.setattr(bm25_segments, "_SORT_COST", sort_cost)
+    segment, live = index._segments[0], index._live[0].copy()
+    live[1] = False
+    terms = index._query_terms("music concert orchestra xylophone")
+    rows, scores = bm25_segments.score_segment(segment, live, terms, index._stats)
+    dense = np.zeros(segment.count)
+    columns = segment.columns
+    for term, idf in zip(terms, index._stats.idf(terms), strict=True):
+        for posting in range(columns.indptr[term], columns.indptr[term + 1]):
+            row, frequency = columns.indices[posting], columns.data[posting]
+            norm = bm25_segments.K1 * (
+                1
+                - bm25_segments.B
+                + bm25_segments.B * segment.lengths[row] / index._stats.average_length
+            )
+            dense[row] += idf * frequency / (norm + frequency) * live[row]
+    assert list(rows) == sorted(set(rows))
+    assert set(rows) >= set(np.flatnonzero(dense))
+    np.testing.assert_allclose(scores, dense[rows], rtol=1e-12)

@@ -243,8 +243,14 @@ def score_segment(
     live: npt.NDArray[np.bool_],
     term_ids: Sequence[int],
     stats: Statistics,
-) -> npt.NDArray[np.float64]:
-    """BM25 score of every sentence of `segment` for the query terms (0 for dead sentences)."""
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """The sentences of `segment` holding a query term (ascending positions) and the BM25
+    score of each (0 for dead sentences); sentences holding none score 0 and are not listed.
+
+    The cost follows the postings the terms have, not the segment's size, unless they hold
+    a good share of it: a dense array over every sentence of a 100M-token collection, and
+    the scan for its non-zero entries, cost each query ~10 ms per segment.
+    """
     columns = segment.columns
     width = columns.shape[1]
     sentences: list[npt.NDArray[np.int32]] = []
@@ -260,8 +266,24 @@ def score_segment(
         sentences.append(rows)
         contributions.append(idf * frequencies / (norms + frequencies) * live[rows])
     if not sentences:
-        return np.zeros(segment.count, dtype=np.float64)
-    # bincount adds each sentence's terms in query order, however the postings were split.
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+    postings = np.concatenate(sentences).astype(np.int64)
     weights = np.concatenate(contributions)
-    scores = np.bincount(np.concatenate(sentences), weights, minlength=segment.count)
-    return np.asarray(scores, dtype=np.float64)  # float64 already (weighted): no copy
+    # bincount adds each sentence's terms in query order, however the postings were split.
+    if len(sentences) == 1 and _ascending(postings):
+        return postings, np.asarray(weights, dtype=np.float64)  # one term: nothing to add
+    if len(postings) * _SORT_COST < segment.count:
+        listed, slots = np.unique(postings, return_inverse=True)
+        summed = np.bincount(slots, weights, minlength=len(listed))
+        return listed, np.asarray(summed, dtype=np.float64)  # float64 already: no copy
+    scores = np.bincount(postings, weights, minlength=segment.count)
+    listed = np.flatnonzero(scores)
+    return listed.astype(np.int64), np.asarray(scores[listed], dtype=np.float64)
+
+
+# Sorting the postings (np.unique) costs about this many times a pass over every sentence.
+_SORT_COST = 16
+
+
+def _ascending(values: npt.NDArray[np.int64]) -> bool:
+    return bool(len(values) < 2 or (values[1:] > values[:-1]).all())

@@ -176,9 +176,10 @@ class Bm25Index:
         wanted = k * _SENTENCES_PER_CHUNK
         owners, scores = [], []
         for segment, live in self._live_pairs():
-            segment_scores = score_segment(segment, live, terms, self._stats)
-            top = _top_sentences(segment.owners, segment_scores, wanted)
-            owners.append(segment.owners[top])
+            rows, segment_scores = score_segment(segment, live, terms, self._stats)
+            row_owners = segment.owners[rows]
+            top = _top_sentences(row_owners, segment_scores, wanted)
+            owners.append(row_owners[top])
             scores.append(segment_scores[top])
         # The best `wanted` of the collection are among the best `wanted` of each segment.
         return _best_chunks(np.concatenate(owners), np.concatenate(scores), k)
