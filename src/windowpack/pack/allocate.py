@@ -74,7 +74,8 @@ def allocate(
     units go in first, whole, in that order; a unit may be cut only when it costs more than
     its share of `window_budget` (the whole window's budget; default `budget`), see
     `verbatim.verbatim_phase`."""
-    if corpus.chunks and lossless_cost(corpus, overheads) <= budget:
+    whole = corpus.derived(f"lossless cost {overheads}", lambda c: lossless_cost(c, overheads))
+    if corpus.chunks and whole <= budget:
         return Allocation(
             chunks=np.arange(corpus.chunks, dtype=np.int64),
             nodes=np.zeros(0, dtype=np.int64),

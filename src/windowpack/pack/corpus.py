@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, fields, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -35,10 +37,22 @@ class Corpus:
     node_cost: IntArray
     node_score: FloatArray
     chunk_unit: IntArray
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    """What `derived` computed from the score-free arrays: shared by every scored copy of
+    one corpus (`with_scores`), so a pack does not redo per question what depends on the
+    corpus alone (over 650K chunks, each such pass costs milliseconds)."""
 
     @property
     def chunks(self) -> int:
         return len(self.chunk_cost)
+
+    def derived(self, name: str, compute: Callable[[Corpus], T]) -> T:
+        """`compute(self)`, kept under `name` for this corpus and its scored copies; it must
+        read no score (two packs computing it at once compute the same value)."""
+        if name not in self.memo:
+            self.memo[name] = compute(self)
+        value: T = self.memo[name]
+        return value
 
     @property
     def nodes(self) -> int:
@@ -52,6 +66,7 @@ class Corpus:
         """This corpus placed after `chunks` chunks, `nodes` nodes and `documents` documents."""
         return replace(
             self,
+            memo={},  # the arrays change: nothing derived from them still holds
             chunk_document=self.chunk_document + documents,
             node_first=self.node_first + chunks,
             node_last=self.node_last + chunks,
@@ -69,7 +84,11 @@ def combined(corpora: Sequence[Corpus], documents: Sequence[int]) -> Corpus:
     for corpus, count in zip(corpora, documents, strict=True):
         shifted.append(corpus.shifted(chunks=chunks, nodes=nodes, documents=before))
         chunks, nodes, before = chunks + corpus.chunks, nodes + corpus.nodes, before + count
-    arrays = {f.name: np.concatenate([getattr(c, f.name) for c in shifted]) for f in fields(Corpus)}
+    arrays: dict[str, Any] = {
+        f.name: np.concatenate([getattr(c, f.name) for c in shifted])
+        for f in fields(Corpus)
+        if f.name != "memo"
+    }
     return Corpus(**arrays)
 
 

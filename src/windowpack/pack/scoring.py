@@ -14,6 +14,7 @@ import numpy.typing as npt
 
 from windowpack.pack.corpus import Corpus
 from windowpack.pack.state import PackingState
+from windowpack.pack.verbatim import mean_chunk_cost
 from windowpack.retrieval.fusion import z_scores_fused
 from windowpack.retrieval.index_ids import split_index_ids
 from windowpack.retrieval.indexes import CollectionIndexes
@@ -59,7 +60,7 @@ def _candidates(state: PackingState, budget: int) -> int:
     """Enough candidates to rank about twice what the budget can hold, at least a few hundred."""
     corpus = state.corpus
     units = corpus.chunks + corpus.nodes
-    mean_cost = max(1.0, float(corpus.chunk_cost.mean())) if corpus.chunks else 1.0
+    mean_cost = max(1.0, corpus.derived("mean chunk cost", mean_chunk_cost))
     return max(1, min(units, max(MIN_CANDIDATES, int(2 * budget / mean_cost))))
 
 

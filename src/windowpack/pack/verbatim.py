@@ -53,6 +53,25 @@ class Units:
 
 def units_of(corpus: Corpus, budget: int) -> Units:
     """The corpus's units and which of them may not be cut at this budget."""
+    runs = corpus.derived("unit runs", _unit_runs)
+    atomic = runs.in_unit & (runs.cost <= max(1, int(budget * UNIT_SHARE)))
+    return Units(
+        start=runs.start, end=runs.end, of_chunk=runs.of_chunk, cost=runs.cost, atomic=atomic
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Runs:
+    """The budget-free part of `Units`, computed once per corpus."""
+
+    start: IntArray
+    end: IntArray
+    of_chunk: IntArray
+    cost: IntArray
+    in_unit: BoolArray
+
+
+def _unit_runs(corpus: Corpus) -> _Runs:
     count = corpus.chunks
     unit, document = corpus.chunk_unit, corpus.chunk_document
     opens = np.ones(count, dtype=bool)
@@ -63,9 +82,8 @@ def units_of(corpus: Corpus, budget: int) -> Units:
     end = np.append(start[1:], count).astype(np.int64)
     cost = np.add.reduceat(corpus.chunk_cost, start) if count else np.zeros(0, dtype=np.int64)
     in_unit = unit[start] >= 0 if count else np.zeros(0, dtype=bool)
-    atomic = in_unit & (cost <= max(1, int(budget * UNIT_SHARE)))
     of_chunk = (np.cumsum(opens) - 1).astype(np.int64)
-    return Units(start=start, end=end, of_chunk=of_chunk, cost=cost, atomic=atomic)
+    return _Runs(start=start, end=end, of_chunk=of_chunk, cost=cost, in_unit=in_unit)
 
 
 def chunk_priority(corpus: Corpus) -> FloatArray:
@@ -73,13 +91,28 @@ def chunk_priority(corpus: Corpus) -> FloatArray:
     the chunks of the same unit, or, outside units, of the same document."""
     score = corpus.chunk_score.astype(np.float64)
     priority = score.copy()
-    document, unit = corpus.chunk_document, corpus.chunk_unit
-    together = (document[:-1] == document[1:]) & (unit[:-1] == unit[1:])
-    from_next = np.where(together, score[1:] - NEIGHBOUR_MARGIN, -np.inf)
-    from_previous = np.where(together, score[:-1] - NEIGHBOUR_MARGIN, -np.inf)
-    priority[:-1] = np.maximum(priority[:-1], from_next)
-    priority[1:] = np.maximum(priority[1:], from_previous)
+    for source, target in _raising_neighbours(corpus, score):
+        priority[target] = np.maximum(priority[target], score[source] - NEIGHBOUR_MARGIN)
     return priority
+
+
+def _raising_neighbours(corpus: Corpus, score: FloatArray) -> list[tuple[IntArray, IntArray]]:
+    """(sources, targets) pairs, once towards the next chunk and once towards the previous:
+    a chunk scored above the lowest score lends it to a neighbour of its unit. A chunk at the
+    lowest score cannot raise a neighbour (its score less the margin is below theirs), so
+    only the scored few are visited, not every chunk of the corpus."""
+    if len(score) < 2:
+        return []
+    sources = np.flatnonzero(score > score.min())
+    document, unit = corpus.chunk_document, corpus.chunk_unit
+    pairs = []
+    for step in (1, -1):
+        target = sources + step
+        inside = (target >= 0) & (target < len(score))
+        source, target = sources[inside], target[inside]
+        together = (document[source] == document[target]) & (unit[source] == unit[target])
+        pairs.append((source[together], target[together]))
+    return pairs
 
 
 class _Selection:
@@ -138,6 +171,11 @@ def _runs(members: list[int]) -> list[tuple[int, int]]:
     return runs
 
 
+def mean_chunk_cost(corpus: Corpus) -> float:
+    """The mean tokens of a chunk (1 for an empty corpus)."""
+    return float(corpus.chunk_cost.mean()) if corpus.chunks else 1.0
+
+
 def pinned_cost(corpus: Corpus, pins: list[int], overheads: Overheads) -> int:
     """What the whole units of `pins` cost together, headers included (0 without pins)."""
     if not pins:
@@ -192,25 +230,34 @@ def verbatim_phase(
 
 def _expected_takes(corpus: Corpus, budget: int) -> int:
     """About how many chunks a budget holds (four times over): the order is sorted that far."""
-    mean = float(corpus.chunk_cost.mean()) if corpus.chunks else 1.0
+    mean = corpus.derived("mean chunk cost", mean_chunk_cost)
     return max(256, int(4 * budget / max(mean, 1.0)))
 
 
 def _priority_order(priority: FloatArray, first: int) -> Iterator[int]:
     """Chunk indices by priority, highest first, ties by index: the order of a full sort,
     but only the first `first` or so are sorted unless the caller reads on. The phase stops
-    after about what the budget holds, so sorting a 100M-token corpus would be wasted."""
+    after about what the budget holds, so sorting a 100M-token corpus would be wasted.
+
+    Every chunk no retriever proposed shares the lowest priority: those come last, in index
+    order, and are only listed if the caller reads that far; the few above it are sorted."""
     count = len(priority)
-    if first < count:
+    if not count:
+        return
+    lowest = priority.min()
+    raised = np.flatnonzero(priority > lowest)
+    if 0 < first < len(raised):
         # Every index at or above the `first`-th largest priority: ties at the boundary are
         # all in, so the sorted head is exactly a full sort's head.
-        threshold = np.partition(priority, count - first)[count - first]
-        head = np.flatnonzero(priority >= threshold)
+        values = priority[raised]
+        threshold = np.partition(values, len(raised) - first)[len(raised) - first]
+        head = raised[values >= threshold]
         yield from head[np.lexsort((head, -priority[head]))].tolist()
-        rest = np.flatnonzero(priority < threshold)
+        rest = raised[values < threshold]
         yield from rest[np.lexsort((rest, -priority[rest]))].tolist()
-        return
-    yield from np.lexsort((np.arange(count), -priority)).tolist()
+    else:
+        yield from raised[np.lexsort((raised, -priority[raised]))].tolist()
+    yield from np.flatnonzero(priority <= lowest).tolist()
 
 
 def _members(units: Units, run: int, index: int, chosen: BoolArray) -> list[int]:

@@ -1,0 +1,70 @@
+"""The verbatim phase's order, read from the few scored chunks, is the full sort's order."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from windowpack.pack.corpus import Corpus
+from windowpack.pack.verbatim import NEIGHBOUR_MARGIN, _priority_order, chunk_priority
+
+
+def _corpus(documents: list[int], units: list[int], scores: list[float]) -> Corpus:
+    count = len(scores)
+    return Corpus(
+        chunk_document=np.asarray(documents, dtype=np.int64),
+        document_cost=np.zeros(max(documents, default=0) + 1, dtype=np.int64),
+        chunk_cost=np.ones(count, dtype=np.int64),
+        chunk_score=np.asarray(scores, dtype=np.float64),
+        node_first=np.zeros(0, dtype=np.int64),
+        node_last=np.zeros(0, dtype=np.int64),
+        node_parent=np.zeros(0, dtype=np.int64),
+        node_document=np.zeros(0, dtype=np.int64),
+        node_cost=np.zeros(0, dtype=np.int64),
+        node_score=np.zeros(0),
+        chunk_unit=np.asarray(units, dtype=np.int64),
+    )
+
+
+def _dense_priority(corpus: Corpus) -> np.ndarray:
+    """Every chunk against both neighbours: the definition."""
+    score, priority = corpus.chunk_score, corpus.chunk_score.copy()
+    document, unit = corpus.chunk_document, corpus.chunk_unit
+    for i in range(len(score)):
+        for j in (i - 1, i + 1):
+            if 0 <= j < len(score) and document[i] == document[j] and unit[i] == unit[j]:
+                priority[i] = max(priority[i], score[j] - NEIGHBOUR_MARGIN)
+    return priority
+
+
+@st.composite
+def _corpora(draw: st.DrawFn) -> Corpus:
+    count = draw(st.integers(1, 40))
+    documents = sorted(draw(st.lists(st.integers(0, 4), min_size=count, max_size=count)))
+    units = draw(st.lists(st.integers(-1, 2), min_size=count, max_size=count))
+    floor = -3.0
+    # Most chunks unproposed (the floor), a few scored, ties among them likely.
+    scores = draw(
+        st.lists(
+            st.one_of(st.just(floor), st.sampled_from([-2.5, -2.0, 0.0, 0.5, 1.0, 2.2])),
+            min_size=count,
+            max_size=count,
+        )
+    )
+    return _corpus(documents, units, scores)
+
+
+@settings(max_examples=300, deadline=None)
+@given(corpus=_corpora(), first=st.integers(0, 45), read=st.integers(0, 45))
+def test_the_order_is_a_full_sort_by_priority_then_index(
+    corpus: Corpus, first: int, read: int
+) -> None:
+    priority = chunk_priority(corpus)
+    np.testing.assert_array_equal(priority, _dense_priority(corpus))
+    expected = sorted(range(len(priority)), key=lambda i: (-priority[i], i))
+    order = list(itertools.islice(_priority_order(priority, first), read))
+    assert order == expected[:read]
+    assert list(_priority_order(priority, first)) == expected
