@@ -1,14 +1,18 @@
-"""The verbatim phase's order, read from the few scored chunks, is the full sort's order."""
+"""Read from the few scored chunks, the verbatim order and a summary's best evidence are what a
+pass over every chunk gives."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import types
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from windowpack.pack.corpus import Corpus
+from windowpack.pack.scoring import _with_best_evidence_beneath
 from windowpack.pack.verbatim import NEIGHBOUR_MARGIN, _priority_order, chunk_priority
 
 
@@ -68,3 +72,45 @@ def test_the_order_is_a_full_sort_by_priority_then_index(
     order = list(itertools.islice(_priority_order(priority, first), read))
     assert order == expected[:read]
     assert list(_priority_order(priority, first)) == expected
+
+
+@st.composite
+def _scored_tree(draw: st.DrawFn) -> tuple[Corpus, np.ndarray, np.ndarray, float]:
+    count = draw(st.integers(1, 30))
+    floor = -2.0
+    chunk_score = np.asarray(
+        draw(
+            st.lists(
+                st.one_of(st.just(floor), st.floats(-1.0, 3.0)), min_size=count, max_size=count
+            )
+        )
+    )
+    ranges = draw(
+        st.lists(st.tuples(st.integers(0, count - 1), st.integers(1, count)), max_size=12)
+    )
+    ranges = [(min(a, b - 1), max(a + 1, b)) for a, b in ranges]
+    corpus = _corpus([0] * count, [-1] * count, chunk_score.tolist())
+    corpus = dataclasses.replace(
+        corpus,
+        node_first=np.asarray([a for a, _ in ranges], dtype=np.int64),
+        node_last=np.asarray([b for _, b in ranges], dtype=np.int64),
+    )
+    node_score = np.asarray(
+        draw(st.lists(st.floats(-2.0, 3.0), min_size=len(ranges), max_size=len(ranges)))
+    )
+    return corpus, chunk_score, node_score, floor
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=_scored_tree())
+def test_a_summary_gets_the_best_chunk_score_in_its_range(
+    case: tuple[Corpus, np.ndarray, np.ndarray, float],
+) -> None:
+    corpus, chunk_score, node_score, floor = case
+    state = types.SimpleNamespace(corpus=corpus)
+    got = _with_best_evidence_beneath(state, chunk_score, node_score, floor)  # type: ignore[arg-type]
+    expected = [
+        max(own, chunk_score[first:last].max())
+        for own, first, last in zip(node_score, corpus.node_first, corpus.node_last, strict=True)
+    ]
+    np.testing.assert_array_equal(got, np.asarray(expected, dtype=np.float64))

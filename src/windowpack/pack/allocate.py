@@ -122,7 +122,7 @@ def _summary_phase(
 
 def _refine(corpus: Corpus, chosen: set[int], budget: int, overheads: Overheads) -> None:
     """Replace the most relevant chosen summaries by their child summaries while that fits."""
-    children = _Children(corpus)
+    children = corpus.derived("children", _Children)
     heap = [(-float(corpus.node_score[node]), node) for node in chosen]
     heapq.heapify(heap)
     while heap:
@@ -156,7 +156,7 @@ def overview_cut(corpus: Corpus, budget: int, overheads: Overheads) -> list[int]
     cut = sorted(roots, key=lambda n: (int(corpus.node_first[n]), n))
     if _cut_cost(corpus, cut, overheads) > budget:
         return []
-    children = _Children(corpus)
+    children = corpus.derived("children", _Children)
     while True:
         finer = []
         for node in cut:

@@ -87,7 +87,7 @@ def _scores(state: PackingState, fused: Fused) -> tuple[FloatArray, FloatArray]:
     node_score = _lookup(
         state.node_keys, state.node_positions, node_ids, values[~is_chunk], floor, corpus.nodes
     )
-    return chunk_score, _with_best_evidence_beneath(state, chunk_score, node_score)
+    return chunk_score, _with_best_evidence_beneath(state, chunk_score, node_score, floor)
 
 
 def _lookup(
@@ -109,13 +109,25 @@ def _lookup(
 
 
 def _with_best_evidence_beneath(
-    state: PackingState, chunk_score: FloatArray, node_score: FloatArray
+    state: PackingState, chunk_score: FloatArray, node_score: FloatArray, floor: float
 ) -> FloatArray:
-    """A summary is as relevant as the best chunk it stands for, or its own score if higher."""
+    """A summary is as relevant as the best chunk it stands for, or its own score if higher.
+
+    Chunks no retriever proposed are at `floor`, below every proposed one: a node's best is
+    the best proposed chunk in its range, found among the few proposed (searchsorted), or
+    the floor; no pass over every chunk of the corpus."""
     if not len(node_score):
         return node_score
-    # reduceat over (first, last) pairs: the even results are the max over [first, last).
-    padded = np.append(chunk_score, -np.inf)
-    pairs = np.column_stack((state.corpus.node_first, state.corpus.node_last)).ravel()
-    best = np.maximum.reduceat(padded, pairs)[::2]
+    proposed = np.flatnonzero(chunk_score > floor)
+    bounds = state.corpus.derived("node bounds", _node_bounds)
+    slots = np.searchsorted(proposed, bounds)  # per node: its proposed chunks, [low, high)
+    # reduceat over (low, high) pairs: the even results are the max over [low, high).
+    padded = np.append(chunk_score[proposed], -np.inf)
+    best = np.maximum.reduceat(padded, slots)[::2]
+    best = np.where(slots[1::2] > slots[::2], best, floor)
     return np.asarray(np.maximum(node_score, best))
+
+
+def _node_bounds(corpus: Corpus) -> npt.NDArray[np.int64]:
+    """Every node's (first, last) chunk, flattened: first0, last0, first1, last1, ..."""
+    return np.column_stack((corpus.node_first, corpus.node_last)).ravel()
