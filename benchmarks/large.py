@@ -26,7 +26,9 @@ Every figure is then taken in fresh subprocesses (a restart: nothing of the buil
   step, against the size of text + vectors: the stored document text in UTF-8 bytes plus
   n_vectors x dim x 4 (the float32 vectors of the dense index, chunks and summary nodes).
   After the packs the window cache (256 MiB by default) is cleared and freed heap handed back
-  to the system (`malloc_trim`), each with its RSS, to tell held memory from cached windows.
+  to the system (`malloc_trim`), each with its RSS, to tell held memory from cached windows;
+  then the resident MiB of each kind of mapped store file (/proc/self/smaps: the FAISS base,
+  BM25 segments, the token counts), to tell which index the packs' mapped pages are of.
 
 Targets (issue 16): RSS <= 2x text + vectors, judged on what the process holds after the
 packs with the window cache emptied (the cache has a bound of its own,
@@ -164,6 +166,24 @@ def _memory() -> dict[str, float]:
     return figures
 
 
+def _mapped_files(folder: Path) -> dict[str, float]:
+    """Resident MiB of the store's mapped files, by kind (the file name without its version
+    and digest: `base-*.faiss`, a BM25 segment, the token counts), from /proc/self/smaps."""
+    import re
+
+    resident: dict[str, float] = {}
+    path = ""
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        fields = line.split()
+        if fields and re.fullmatch(r"[0-9a-f]+-[0-9a-f]+", fields[0]):
+            path = fields[5] if len(fields) > 5 else ""
+        elif fields and fields[0] == "Rss:" and path.startswith(str(folder)):
+            kind = re.sub(r"[0-9a-f]{16,}", "*", Path(path).parent.name + "/" + Path(path).name)
+            kind = re.sub(r"-v\d+", "", kind)
+            resident[kind] = resident.get(kind, 0.0) + int(fields[1]) / 1024.0
+    return dict(sorted(resident.items(), key=lambda item: -item[1]))
+
+
 def _trim_heap() -> None:
     """Ask glibc to return freed heap pages (what RSS still counts of memory already freed:
     the packs' counting thread allocates in an arena of its own)."""
@@ -233,6 +253,7 @@ def _measure(folder: Path, questions: list[str]) -> dict[str, Any]:
         memory["cache_cleared"] = _memory()
         _trim_heap()
         memory["trimmed"] = _memory()
+        mapped = _mapped_files(folder)
         sizes = _sizes(context, collection_id, indexes)
     finally:
         store.close()
@@ -246,6 +267,7 @@ def _measure(folder: Path, questions: list[str]) -> dict[str, Any]:
         "packs": packs,
         "memory_mib": memory,
         "window_cache_mib": cache_mib,
+        "mapped_files_mib": mapped,
         **sizes,
     }
 
@@ -355,6 +377,10 @@ def _print(figures: dict[str, Any]) -> None:
             f"{label:28s} {shown:>9s} {mem['rss']:9.0f} {mem['anon']:8.0f} "
             f"{mem['file']:8.0f} {mem['peak']:8.0f}"
         )
+    mapped = measure.get("mapped_files_mib", {})
+    if mapped:
+        shown = ", ".join(f"{kind} {mib:,.0f}" for kind, mib in list(mapped.items())[:6])
+        print(f"mapped store files resident after the packs (MiB): {shown}")
     print(
         f"RSS held after the packs / (text + vectors) = "
         f"{verdicts['held_rss_over_text_and_vectors']:.2f} (target <= {RSS_RATIO_TARGET}): "
