@@ -6,6 +6,7 @@ import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 import sqlalchemy
 
@@ -63,7 +64,13 @@ def _index_files(tmp_path: Path) -> set[str]:
 
 
 def _version_files(version: int) -> set[str]:
-    return {f"dense-v{version}", f"lexical-v{version}", f"manifest-v{version}.json"}
+    return {
+        f"dense-v{version}",
+        f"lexical-v{version}",
+        f"keys-v{version}.npy",
+        f"keys-v{version}.json",
+        f"manifest-v{version}.json",
+    }
 
 
 def _results(collection: wp.Collection) -> list[list[tuple[int, str, float]]]:
@@ -441,3 +448,43 @@ def test_a_restarted_process_writes_from_the_saved_files_without_a_rebuild(
 
 def _no_rebuild(collection_id: int, version: int) -> None:
     raise AssertionError(f"version {version} was rebuilt from the database")
+
+
+def test_a_restarted_process_reads_a_versions_keys_from_its_files_not_the_database(
+    tmp_path: Path,
+) -> None:
+    """The keys (index ids and text hashes) a replica catches up with are saved with the
+    version: a restart reads them there, equal to the database's, without asking it."""
+    with wp.open(_store_folder(tmp_path), config=HASH_CONFIG) as first:
+        first.collection("docs").add(DOCUMENTS)
+        collection_id = first.collection("docs").collection_id
+        _, in_database = first._context.indexes._keys_now(collection_id)
+    assert in_database is not None
+    with (
+        wp.open(_store_folder(tmp_path), config=HASH_CONFIG) as second,
+        pytest.MonkeyPatch.context() as patch,
+    ):
+        patch.setattr(repository, "unit_hashes", _no_database_keys)
+        loaded = second._context.indexes.current(collection_id)
+    assert loaded.keys is not None
+    np.testing.assert_array_equal(loaded.keys.ids, in_database.ids)
+    np.testing.assert_array_equal(loaded.keys.hashes, in_database.hashes)
+
+
+def test_a_damaged_keys_file_is_rebuilt_from_the_database(tmp_path: Path) -> None:
+    with wp.open(_store_folder(tmp_path), config=HASH_CONFIG) as first:
+        first.collection("docs").add(DOCUMENTS)
+        expected = _results(first.collection("docs"))
+    (keys_file,) = _collection_dir(tmp_path).glob("keys-v*.npy")
+    keys_file.write_bytes(keys_file.read_bytes()[:-8] + b"\0" * 8)
+    with wp.open(_store_folder(tmp_path), config=HASH_CONFIG) as second:
+        assert _results(second.collection("docs")) == expected
+        collection_id = second.collection("docs").collection_id
+        loaded = second._context.indexes.current(collection_id)
+        _, in_database = second._context.indexes._keys_now(collection_id)
+    assert loaded.keys is not None and in_database is not None
+    np.testing.assert_array_equal(loaded.keys.hashes, in_database.hashes)
+
+
+def _no_database_keys(*args: object, **kwargs: object) -> None:
+    raise AssertionError("the keys were read from the database")

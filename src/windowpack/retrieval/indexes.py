@@ -46,8 +46,10 @@ from windowpack.retrieval.embedding_cache import embed_with_cache
 from windowpack.retrieval.index_files import (
     IndexShape,
     manifest_path,
+    verified_record,
     verified_shape,
     write_manifest,
+    write_record,
 )
 from windowpack.retrieval.index_ids import (
     is_node_index_id,
@@ -72,6 +74,7 @@ _LOG = logging.getLogger("windowpack")
 # Index files are named `...-v{version}...`; a process saves into `.staging-{pid}-{random}`.
 _VERSION = re.compile(r"-v(\d+)\b")
 _STAGING = ".staging-"
+_KEYS_FORMAT = "unit-keys-1"
 _ABANDONED_AFTER_S = 3600
 
 Prepare = Callable[[int, int], bool]
@@ -386,6 +389,9 @@ class IndexStore:
                     lexical=load_lexical_index(lexical_path),
                 )
                 problem = self._shape_problem(collection_id, indexes, shape, database=database)
+                saved = self._saved_keys(collection_id, indexes) if problem is None else None
+                if saved is not None:
+                    return replace(indexes, keys=saved)
                 if problem is None:
                     return self._with_keys(collection_id, indexes) if database else indexes
             except StorageError as error:
@@ -416,9 +422,13 @@ class IndexStore:
 
     def _with_keys(self, collection_id: int, indexes: CollectionIndexes) -> CollectionIndexes:
         """Loaded files with the database's keys, when the database is still at their
-        version (else the keys stay unknown, and the next version is loaded, not caught up)."""
+        version (else the keys stay unknown, and the next version is loaded, not caught up);
+        saved beside the files, so that the next restart reads them there."""
         version, keys = self._keys_now(collection_id)
-        return replace(indexes, keys=keys) if version == indexes.version else indexes
+        if version != indexes.version or keys is None:
+            return indexes
+        self._save_keys(collection_id, version, keys)
+        return replace(indexes, keys=keys)
 
     def _unit_count(self, collection_id: int) -> int:
         with self._sessions() as session:
@@ -496,6 +506,32 @@ class IndexStore:
             indexes.lexical.moved_to(lexical_path)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+        if indexes.keys is not None:
+            self._save_keys(collection_id, indexes.version, indexes.keys)
+
+    def _save_keys(self, collection_id: int, version: int, keys: UnitKeys) -> None:
+        """Save a version's keys with a record of their own (a derived file that a load may
+        also write, later than the version's manifest): a restart reads them instead of the
+        database's hash of every unit (0.6 s at 10M tokens)."""
+        path = self._keys_path(collection_id, version)
+        temporary = path.with_name(f".{path.stem}.{uuid.uuid4().hex}.npy")  # writers may race
+        try:
+            keys.save(temporary)
+            os.replace(temporary, path)
+            write_record(path.with_suffix(".json"), {"format": _KEYS_FORMAT}, [path])
+        except OSError as error:
+            temporary.unlink(missing_ok=True)
+            _LOG.warning("cannot save index keys under %s: %s", path.parent, error)
+
+    def _saved_keys(self, collection_id: int, indexes: CollectionIndexes) -> UnitKeys | None:
+        """The keys saved with this version, when their record verifies them and they fit
+        its indexes; else None."""
+        path = self._keys_path(collection_id, indexes.version)
+        record = verified_record(path.with_suffix(".json"), [path])
+        if record is None or record.get("format") != _KEYS_FORMAT:
+            return None
+        keys = UnitKeys.load(path)
+        return keys if keys is not None and len(keys.ids) == indexes.dense.size else None
 
     def _remove_older_files(self, collection_id: int, version: int) -> None:
         """Remove older versions' files and abandoned staging folders. A newer version's
@@ -526,6 +562,10 @@ class IndexStore:
         """The folder of a collection's index files, where other derived files may go too
         (the packer's token counts): `forget` removes it with the collection."""
         return self._collection_dir(collection_id)
+
+    def _keys_path(self, collection_id: int, version: int) -> Path:
+        """The saved `UnitKeys` of a version: what its indexes hold, for catching up."""
+        return self._collection_dir(collection_id) / f"keys-v{version}.npy"
 
     def _paths(self, collection_id: int, version: int) -> tuple[Path, Path]:
         folder = self._collection_dir(collection_id)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -37,6 +38,24 @@ class UnitKeys:
         array = np.asarray(ids, dtype=np.int64)
         order = np.argsort(array, kind="stable")
         return cls(array[order], hash_keys(hashes)[order])
+
+    def save(self, path: Path) -> None:
+        """Write the ids and hashes as one (2, n) int64 array (`np.save`)."""
+        np.save(path, np.vstack([self.ids, self.hashes]).astype(np.int64), allow_pickle=False)
+
+    @classmethod
+    def load(cls, path: Path) -> UnitKeys | None:
+        """The keys `save` wrote at `path`; None when they cannot be read as such."""
+        try:
+            data = np.load(path, allow_pickle=False)
+        except (OSError, ValueError):
+            return None
+        if data.dtype != np.int64 or data.ndim != 2 or data.shape[0] != 2:
+            return None
+        ids, hashes = np.ascontiguousarray(data[0]), np.ascontiguousarray(data[1])
+        if len(ids) > 1 and not (ids[1:] > ids[:-1]).all():
+            return None  # not sorted and unique: not what `save` wrote
+        return cls(ids, hashes)
 
     def changed(self, removed: Ids, added: UnitKeys) -> UnitKeys:
         """These keys after a write removed `removed` and then added `added`."""
