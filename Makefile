@@ -10,7 +10,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: serve demo test check lint typecheck imports pytest clean dist package-check
+.PHONY: serve demo test browser check lint typecheck imports pytest clean dist package-check
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,7 +28,14 @@ serve: $(STAMP)
 	$(BIN)/windowpack demo
 	$(BIN)/windowpack serve
 
-test: $(STAMP) lint typecheck imports pytest
+test: $(STAMP) browser lint typecheck imports pytest
+
+# The /ui page tests drive Debian's Chromium (playwright downloads no browser here): installed
+# when missing, so that a fresh machine runs them too instead of skipping them.
+browser:
+	@command -v chromium > /dev/null || { apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		chromium > /dev/null; }
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
