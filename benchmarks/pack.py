@@ -54,6 +54,9 @@ cached lossless window), query embedding 12.4 / 12.7 ms of it, non-embedding p50
 0.94x / 88x. Met: warm, within budget, non-embedding at 1M, lossless cached, 5x at 1M. Not
 met: non-embedding <= 5 ms at 8K, 1.3x at 8K (it needs the non-embedding part at ~2.3 ms),
 5x at 128K (out of reach: each side embeds the question, ~12.7 ms of llama's 32.6 ms).
+On a slower machine (the query model ~3x slower, 32 ms a question), quiet, load 1.1, same
+command, later in issue 16: cold p50 42.2 / 93.5 / 1.6 ms, non-embedding p50 11.9 / 64.0 /
+0.4 ms; llama-index 44.5 / 83.8 / 304.4 ms, ratios 1.06x / 0.90x / 195x (met: 5x at 1M only).
 """
 
 from __future__ import annotations
