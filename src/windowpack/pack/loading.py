@@ -146,7 +146,16 @@ def _node_views(
             first_document, last_document = row.leaf_start, row.leaf_end
             first, last = first_chunk[first_document], ends[last_document - 1]
             position = -1
-        chunks = {"first_chunk": first, "last_chunk": last}
-        covered = {"first_document": first_document, "last_document": last_document}
-        views.append(copied(NodeView, row, document=position, **chunks, **covered))
+        # Built directly: `copied` reflects over the fields of each of ~100K nodes at 100M.
+        views.append(
+            NodeView(
+                text=row.text,
+                level=row.level,
+                document=position,
+                first_chunk=first,
+                last_chunk=last,
+                first_document=first_document,
+                last_document=last_document,
+            )
+        )
     return views, ids

@@ -544,7 +544,7 @@ def chunk_span_rows(session: Session, collection_id: int) -> list[tuple[int, ...
     """`chunk_spans` as plain tuples (id, document_id, char_start, char_end, unit or -1), by
     document id and ordinal: a large collection's state load built ~70K row objects where
     five numbers each do."""
-    rows = session.execute(
+    statement = (
         select(
             ChunkRow.id,
             ChunkRow.document_id,
@@ -552,10 +552,27 @@ def chunk_span_rows(session: Session, collection_id: int) -> list[tuple[int, ...
             ChunkRow.char_end,
             func.coalesce(ChunkRow.unit, -1),
         )
-        .where(ChunkRow.collection_id == collection_id)
+        .where(ChunkRow.collection_id == bindparam("collection_id"))
         .order_by(ChunkRow.document_id, ChunkRow.ordinal)
     )
-    return [tuple(row) for row in rows]
+    return _plain_tuples(session, statement, {"collection_id": collection_id})
+
+
+def _plain_tuples(session: Session, statement: Any, parameters: dict[str, Any]) -> list[Any]:
+    """The statement's rows as the driver's own tuples, on the session's connection (and
+    transaction): SQLAlchemy's row objects, and turning each into a tuple, were ~2/3 of
+    reading a 100M-token collection's 650K chunk spans (7 s)."""
+    connection = session.connection()
+    compiled = statement.compile(dialect=connection.dialect)
+    values = compiled.construct_params(parameters)
+    if compiled.positional:
+        values = [values[name] for name in compiled.positiontup or []]
+    cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    try:
+        cursor.execute(str(compiled), values)
+        return list(cursor.fetchall())
+    finally:
+        cursor.close()
 
 
 def unit_count(session: Session, collection_id: int) -> int:
