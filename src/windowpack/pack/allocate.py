@@ -50,7 +50,12 @@ class Allocation:
 
 def lossless_cost(corpus: Corpus, overheads: Overheads) -> int:
     """Tokens of the window holding every chunk verbatim: a header per document, and one
-    passage per document, or per unit in documents that have units."""
+    passage per document, or per unit in documents that have units. Computed once per
+    corpus and kept (`Corpus.derived`): the state and every pack's allocation ask for it."""
+    return corpus.derived(f"lossless cost {overheads}", lambda c: _lossless_cost(c, overheads))
+
+
+def _lossless_cost(corpus: Corpus, overheads: Overheads) -> int:
     document, unit = corpus.chunk_document, corpus.chunk_unit
     if not corpus.chunks:
         return 0
@@ -74,8 +79,7 @@ def allocate(
     units go in first, whole, in that order; a unit may be cut only when it costs more than
     its share of `window_budget` (the whole window's budget; default `budget`), see
     `verbatim.verbatim_phase`."""
-    whole = corpus.derived(f"lossless cost {overheads}", lambda c: lossless_cost(c, overheads))
-    if corpus.chunks and whole <= budget:
+    if corpus.chunks and lossless_cost(corpus, overheads) <= budget:
         return Allocation(
             chunks=np.arange(corpus.chunks, dtype=np.int64),
             nodes=np.zeros(0, dtype=np.int64),

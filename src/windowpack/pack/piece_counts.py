@@ -81,17 +81,6 @@ def cuts_at_lines(counter: TokenCounter) -> bool:
     return counter.name in TIKTOKEN_ENCODINGS
 
 
-def lines_of(state: PackingState, document: int, counter: TokenCounter) -> Lines:
-    """The document's cuttable line starts and the running sum of its whole lines' counts:
-    kept by the state once counted (by a pack whose passages cover a good share of it, by
-    the background count a load starts, or here)."""
-    held = state.line_counts.get(document)
-    if held is None:
-        _count_lines(state, [document], counter)
-        held = state.line_counts[document]
-    return held
-
-
 def _count_lines_worth_counting(counter: TokenCounter, pieces: Sequence[Piece]) -> None:
     """Count, in one batch per state, the lines of every document whose lines are not held
     yet and whose passages among `pieces` cover at least `_LINES_SHARE` of it."""

@@ -64,9 +64,9 @@ class PackingState:
     @functools.cached_property
     def line_counts(self) -> dict[int, piece_counts.Lines]:
         """By document position, its cuttable lines and their counts, which passages are
-        counted from (`piece_counts.lines_of`): counted the first time a pack renders from
-        the document (or taken from the previous version's state when its text is
-        unchanged), so a load costs nothing per line and a pack only what it touches."""
+        counted from (`piece_counts`): counted once a pack's passages cover a good share of
+        the document, by the background count a load starts, or taken from the previous
+        version's state when its text is unchanged; a load itself counts no line."""
         return {}
 
     @functools.cached_property
