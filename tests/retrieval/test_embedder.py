@@ -235,6 +235,8 @@ def test_model_query_runs_on_one_thread_and_restores_the_setting(model: Embedder
 
     question = "What did the founders learn from their first customers?"
     with pytest.MonkeyPatch.context() as patch:
+        # The torch path (questions go through ONNX Runtime when it loads: test_query_model).
+        patch.setattr(model, "_query_model", None)
         patch.setattr(torch.nn.Module, "__call__", recording)
         vector = model.embed_query(question)
     assert seen and set(seen) == {1}

@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from windowpack.config import cache_folder
 from windowpack.errors import InvalidArgumentError, WindowpackError
 
 if TYPE_CHECKING:
@@ -257,9 +258,7 @@ def _load_tiktoken_offline(name: str) -> tiktoken.Encoding:
 def tiktoken_cache_dir() -> Path:
     """Where the tiktoken tables are seeded: `$WINDOWPACK_CACHE_DIR/tiktoken` or
     `~/.cache/windowpack/tiktoken`."""
-    root = os.environ.get("WINDOWPACK_CACHE_DIR")
-    base = Path(root) if root else Path.home() / ".cache" / "windowpack"
-    return base / "tiktoken"
+    return cache_folder("tiktoken")
 
 
 def _seed_tiktoken_cache(name: str) -> Path:
