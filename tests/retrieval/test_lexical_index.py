@@ -234,3 +234,41 @@ def test_a_segment_is_scored_from_its_postings_as_a_dense_pass_would(
     assert list(rows) == sorted(set(rows))
     assert set(rows) >= set(np.flatnonzero(dense))
     np.testing.assert_allclose(scores, dense[rows], rtol=1e-12)
+
+
+class _Unread:
+    """Stands for a segment's rows where a test asserts they are never read."""
+
+    def __getattr__(self, name: str) -> object:
+        raise AssertionError(f"the rows were read ({name})")
+
+
+def test_whole_segments_give_their_statistics_from_the_postings_without_the_rows() -> None:
+    index = Bm25Index.build(IDS, TEXTS)
+    index.add(np.asarray([71]), ["Tapirs browse on river plants."])  # words of its own
+    expected = index._stats
+    assert len(index._segments) == 2
+    # Counted from the rows, as deletes do: the reference.
+    counted = bm25_segments.Statistics.empty()
+    for segment in index._segments:
+        counted = counted.changed(
+            sign=1, sentences=segment.rows, lengths=segment.lengths, vocabulary=index._words
+        )
+    unread = [
+        Segment(
+            owners=segment.owners,
+            lengths=segment.lengths,
+            rows=_Unread(),  # type: ignore[arg-type]
+            first_word_id=segment.first_word_id,
+            words=segment.words,
+            name=segment.name,
+            columns=segment.columns,
+        )
+        for segment in index._segments
+    ]
+    loaded = Bm25Index(unread, index._live)
+    for stats in (expected, loaded._stats):
+        assert (stats.documents, stats.total_length) == (counted.documents, counted.total_length)
+        np.testing.assert_array_equal(stats.term_documents, counted.term_documents)
+    for query in ("music concert", "orchestra newspaper", "tapirs and roses"):
+        np.testing.assert_array_equal(loaded.search(query, 5)[0], index.search(query, 5)[0])

@@ -222,14 +222,35 @@ class Statistics:
         self, *, sign: int, sentences: Any, lengths: Lengths, vocabulary: int
     ) -> Statistics:
         """The statistics with `sentences` (term-frequency rows) added (sign 1) or removed (-1)."""
+        holding = np.bincount(sentences.indices, minlength=sentences.shape[1])
+        return self.added(
+            term_documents=sign * holding,
+            documents=sign * sentences.shape[0],
+            total_length=sign * int(lengths.sum()),
+            vocabulary=vocabulary,
+        )
+
+    def with_segment(self, segment: Segment, vocabulary: int) -> Statistics:
+        """The statistics with every sentence of `segment` added, read from its postings:
+        the number of sentences holding a term is the length of that term's column, so the
+        rows (the largest arrays of a mapped segment) are not read, nor paged in."""
+        return self.added(
+            term_documents=np.diff(segment.columns.indptr),
+            documents=segment.count,
+            total_length=int(segment.lengths.sum()),
+            vocabulary=vocabulary,
+        )
+
+    def added(
+        self, *, term_documents: Lengths, documents: int, total_length: int, vocabulary: int
+    ) -> Statistics:
+        """These statistics plus the given (negative to remove) counts."""
         counts = np.zeros(vocabulary, dtype=np.int64)
         counts[: len(self.term_documents)] = self.term_documents
-        counts[: sentences.shape[1]] += sign * np.bincount(
-            sentences.indices, minlength=sentences.shape[1]
-        )
+        counts[: len(term_documents)] += term_documents
         return Statistics(
-            documents=self.documents + sign * sentences.shape[0],
-            total_length=self.total_length + sign * int(lengths.sum()),
+            documents=self.documents + documents,
+            total_length=self.total_length + total_length,
             term_documents=counts,
         )
 

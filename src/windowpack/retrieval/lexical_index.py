@@ -262,11 +262,11 @@ class Bm25Index:
 def _statistics(segments: Sequence[Segment], live: Sequence[Mask], words: int) -> Statistics:
     stats = Statistics.empty()
     for segment, mask in zip(segments, live, strict=True):
-        if mask.all():  # no copy of a whole segment's rows (a loaded one is mapped)
-            sentences, lengths = segment.rows, segment.lengths
-        else:
-            rows = np.flatnonzero(mask)
-            sentences, lengths = segment.rows[rows], segment.lengths[rows]
+        if mask.all():  # from the postings: a loaded segment's rows stay unread on disk
+            stats = stats.with_segment(segment, words)
+            continue
+        rows = np.flatnonzero(mask)
+        sentences, lengths = segment.rows[rows], segment.lengths[rows]
         stats = stats.changed(sign=1, sentences=sentences, lengths=lengths, vocabulary=words)
     return stats
 
