@@ -151,3 +151,36 @@ def test_a_model_that_is_not_mean_pooled_is_left_to_torch(
     model = embedder._loaded()
     cls_pooled = SentenceTransformer(modules=[model[0], Pooling(384, pooling_mode="cls")])
     assert query_model.load_query_model(cls_pooled, "cls-pooled") is None
+
+
+def test_questions_arriving_together_load_the_session_once(
+    embedder: SentenceTransformerEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+    import time
+
+    from windowpack.retrieval import embedder as embedder_module
+
+    loads: list[int] = []
+    real = embedder_module.load_query_model
+
+    def slow_load(model: object, name: str) -> object:
+        loads.append(1)
+        time.sleep(0.2)  # as an export would: the others arrive meanwhile
+        return real(model, name)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(embedder_module, "load_query_model", slow_load)
+    fresh = SentenceTransformerEmbedder(embedder.model_id)
+    monkeypatch.setattr(fresh, "_model", embedder._loaded())
+    vectors: list[np.ndarray] = []
+    threads = [
+        threading.Thread(target=lambda: vectors.append(fresh.embed_query(QUESTIONS[1])))
+        for _ in range(4)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(loads) == 1 and len(vectors) == 4
+    for vector in vectors:
+        np.testing.assert_allclose(vector, vectors[0], atol=1e-7)

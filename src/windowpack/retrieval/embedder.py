@@ -87,6 +87,7 @@ class SentenceTransformerEmbedder:
         self._model: SentenceTransformer | None = None
         self._query_model: OnnxQueryModel | bool | None = False  # False: not looked for yet
         self._lock = threading.Lock()
+        self._query_lock = threading.Lock()
 
     @property
     def model_id(self) -> str:
@@ -173,12 +174,14 @@ class SentenceTransformerEmbedder:
     def _onnx_query_model(self) -> OnnxQueryModel | None:
         """The same model through ONNX Runtime for questions (`query_model`), looked for once;
         None keeps them on torch."""
-        with self._lock:
-            query_model = self._query_model
+        query_model = self._query_model
         if query_model is False:
-            found = load_query_model(self._loaded(), self._name)
-            with self._lock:
-                self._query_model = query_model = found
+            model = self._loaded()
+            # One load (an export takes seconds) however many questions arrive at once.
+            with self._query_lock:
+                if self._query_model is False:
+                    self._query_model = load_query_model(model, self._name)
+                query_model = self._query_model
         assert query_model is not True
         return query_model
 
