@@ -10,11 +10,12 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import windowpack as wp
 from windowpack.pack import layout
+from windowpack.pack import piece_counts as piece_counts_module
 from windowpack.pack.layout import Block, DocumentView
 from windowpack.pack.piece_counts import piece_counts
 from windowpack.pack.state import PackingState, state_from_views
@@ -50,8 +51,17 @@ def test_a_text_cut_at_line_starts_counts_as_the_sum_of_its_parts(
     assert sum(counter.count_many(parts)) == counter.count(text)
 
 
-def _state(text: str, counter: TokenCounter, chunk_starts: list[int]) -> PackingState:
+def _state(
+    text: str, counter: TokenCounter, chunk_starts: list[int], *, trimmed: bool = False
+) -> PackingState:
+    """One document of chunks starting at `chunk_starts`; each ends where the next starts,
+    or (`trimmed`, as the chunker cuts them) before the white space up to it."""
     ends = [*chunk_starts[1:], len(text)]
+    if trimmed:
+        ends = [
+            start + len(text[start:end].rstrip())
+            for start, end in zip(chunk_starts, ends, strict=True)
+        ]
     view = DocumentView(
         external_id="d",
         title=None,
@@ -69,6 +79,7 @@ def _passage(state: PackingState, first: int, last: int) -> Block:
     view = state.documents[0]
     start, end = view.chunk_starts[first], view.chunk_ends[last]
     header = layout.passage_header(view, first, last)
+    following = view.chunk_starts[last + 1] if last + 1 < len(view.chunk_starts) else None
     return Block(
         kind="chunk",
         text=f"{header}\n{view.text[start:end]}",
@@ -77,6 +88,7 @@ def _passage(state: PackingState, first: int, last: int) -> Block:
         last_chunk=last,
         char_start=start,
         char_end=end,
+        after=None if following is None else view.text[end:following],
     )
 
 
@@ -214,7 +226,7 @@ def test_a_small_passage_of_a_long_document_is_counted_alone_not_with_its_lines(
     again = _Recording(counter)
     assert piece_counts(again, pieces) == counter.count_many([t for _, _, t in pieces])  # type: ignore[arg-type]
     assert again.asked == [block.text.partition("\n")[0] + "\n" for block in small]
-    most = [_passage(state, 0, len(starts) // 2), _passage(state, 11, 11)]
+    most = [_passage(state, 0, len(starts) * 4 // 5), _passage(state, 11, 11)]
     pieces = [(state, block, block.text + layout.SEPARATOR) for block in most]
     assert piece_counts(counter, pieces) == counter.count_many([t for _, _, t in pieces])
     assert set(state.line_counts) == {0}
@@ -250,3 +262,53 @@ def test_a_loaded_state_counts_every_documents_lines_in_the_background(
         assert held.starts == starts
         assert held.before == [0, *itertools.accumulate(counts)]
     assert window.tokens == counter.count(window.text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=_texts(), tokenizer=st.sampled_from(TOKENIZERS), data=st.data())
+def test_passages_of_documents_whose_lines_are_not_counted_count_exactly_from_their_tiles(
+    text: str, tokenizer: str, data: st.DataObject
+) -> None:
+    counter = get_token_counter(tokenizer)
+    starts = sorted({0, *data.draw(st.lists(st.integers(0, len(text) - 1), max_size=8))})
+    state = _state(text, counter, starts, trimmed=data.draw(st.booleans()))
+    assume(state.documents[0].length > 0)  # an empty one has its (no) lines counted at once
+    first = data.draw(st.integers(0, len(starts) - 1))
+    last = data.draw(st.integers(first, len(starts) - 1))
+    block = _passage(state, first, last)
+    tail = data.draw(st.sampled_from(["", layout.SEPARATOR, "\n"]))
+    pieces = [(state, block, block.text + tail)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(piece_counts_module, "_LINES_SHARE", 2.0)  # never count its lines
+        assert piece_counts(counter, pieces) == [counter.count(block.text + tail)]
+        assert piece_counts(counter, pieces) == [counter.count(block.text + tail)]
+    assert state.line_counts == {}
+
+
+@pytest.mark.parametrize("tokenizer", TOKENIZERS)
+def test_a_passage_of_paragraph_chunks_is_counted_from_their_tiles(
+    tokenizer: str,
+) -> None:
+    """Chunks that end at a paragraph break are known by their tile counts: counting a
+    passage of them asks tiktoken for its header alone, and for its last chunk only when the
+    window does not go on as the document does."""
+    counter = get_token_counter(tokenizer)
+    essay = json.loads(ESSAYS.read_text("utf-8"))["text"][:200_000]
+    starts = [0, *(m.end() for m in re.finditer(r"\n\n(?=[A-Z])", essay))]
+    state = _state(essay, counter, starts, trimmed=True)
+    view = state.documents[0]
+    assert view.text[view.chunk_ends[9] : view.chunk_starts[10]] == layout.SEPARATOR
+    block = _passage(state, 3, 9)
+    header = block.text.partition("\n")[0] + "\n"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(piece_counts_module, "_LINES_SHARE", 2.0)
+        # Followed by the separator, as the document goes on: every chunk is a known tile.
+        recording = _Recording(counter)
+        piece = block.text + layout.SEPARATOR
+        assert piece_counts(recording, [(state, block, piece)]) == [counter.count(piece)]  # type: ignore[arg-type]
+        assert recording.asked == [header]
+        # The window's last piece (nothing after it): the last chunk is counted afresh.
+        recording = _Recording(counter)
+        assert piece_counts(recording, [(state, block, block.text)]) == [counter.count(block.text)]  # type: ignore[arg-type]
+        last_chunk = view.text[view.chunk_starts[9] : view.chunk_ends[9]]
+        assert recording.asked == [last_chunk]  # the header was remembered by text

@@ -86,6 +86,10 @@ class Block:
     score: float = 0.0
     # A collection-level summary's documents (first and last, inclusive).
     documents: tuple[int, int] | None = None
+    # A passage's document text from its last chunk's end to the next chunk (None after the
+    # document's last chunk): when it is what follows the passage in the window, the last
+    # chunk costs its tile's count (`piece_counts`).
+    after: str | None = None
 
 
 def overheads(counter: TokenCounter) -> Overheads:
@@ -353,9 +357,12 @@ def _passage(source: Source, position: int, first: int, last: int, selection: Se
     unit = view.chunk_units[first]
     label = selection.labels.get((position, unit)) if unit is not None else None
     header = passage_header(view, first, last, label=label)
+    text = view.text
+    following = view.chunk_starts[last + 1] if last + 1 < len(view.chunk_starts) else None
     return Block(
         kind="chunk",
-        text=f"{header}\n{view.text[start:end]}",
+        text=f"{header}\n{text[start:end]}",
+        after=None if following is None else text[end:following],
         document=position,
         first_chunk=offset + first,
         last_chunk=offset + last,

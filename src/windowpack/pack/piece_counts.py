@@ -10,10 +10,11 @@ span, it is its header, the document's whole lines in between and a partial line
 end. None of these but the header depends on the question: the state keeps the counts of a
 document's lines once a pack's passages cover a good share of it (`_LINES_SHARE`), and of
 every partial line a pack counted, so a later pack encodes little more than its headers. A
-passage that is a small part of a document whose lines are not counted is counted as one
-span instead (kept too): counting the whole document for it would make a small window cost
-what its documents cost (at 10M tokens, ~100 ms of each 8K pack went to counting the lines
-of ~16 documents of ~20K characters for ~30K characters of passages). A load counts no line:
+passage of a document whose lines are not counted is cut where its chunks end at a line
+start instead: each whole tile there costs the count the load holds for it, and the rest are
+spans (kept too). Counting the whole document for it would make a small window cost what its
+documents cost (at 10M tokens, ~100 ms of each 8K pack went to counting the lines of ~16
+documents of ~20K characters for ~30K characters of passages). A load counts no line:
 after a restart it reads its chunk counts from disk (`token_counts`) and is done.
 
 Other tokenizers (a local Hugging Face `tokenizer.json`) have pre-tokenizers this module
@@ -49,8 +50,11 @@ _SHORT_HELD = 100_000
 _LINES_BATCH = 16
 # A pack counts a document's lines when its passages cover at least this share of the
 # document's characters: the count then costs at most 1/share times what counting the
-# passages would, and later packs cut their passages from it.
-_LINES_SHARE = 0.25
+# passages would, and later packs cut their passages from it. High, since a passage of a
+# document whose lines are not counted mostly costs its tiles' counts, already held
+# (`_tiles_plan`): at 0.25, 1M packs over 10.9M tokens counted 2.9M characters each, half
+# of them whole documents' lines; at 0.75, 1.9M.
+_LINES_SHARE = 0.75
 # Spans kept per state; past this the map starts again (rare: it keeps passages and partial
 # lines, which recur from pack to pack).
 _SPANS_HELD = 200_000
@@ -187,7 +191,8 @@ def _plan(state: PackingState, block: Block, text: str) -> _Plan:
     tail = text[len(block.text) :]
     lines = state.line_counts.get(document)
     if lines is None:  # a small part of its document (`_count_lines_worth_counting`)
-        return header, 0, [((document, start, end, tail), text[opening:])]
+        known, spans = _tiles_plan(state, block, text, opening, tail)
+        return header, known, spans
     first = bisect.bisect_right(lines.starts, start)  # the first line start inside the span
     last = bisect.bisect_left(lines.starts, end) - 1  # the last one
     if first > last:
@@ -196,6 +201,42 @@ def _plan(state: PackingState, block: Block, text: str) -> _Plan:
     head = ((document, start, head_end, ""), text[opening : opening + head_end - start])
     rest = ((document, rest_start, end, tail), text[opening + rest_start - start :])
     return header, lines.before[last] - lines.before[first], [head, rest]
+
+
+def _tiles_plan(
+    state: PackingState, block: Block, text: str, opening: int, tail: str
+) -> tuple[int, list[tuple[_Span, str]]]:
+    """A passage of a document whose lines are not counted, cut where one of its chunks ends
+    at a line start: a part that is one whole tile (the chunk and the white space to the
+    next) costs the tile's count, which the load already holds; the other parts are spans
+    (kept). The last part is a tile too when the window goes on as the document does (the
+    separator is the white space before the next chunk). Prose chunks mostly end at
+    paragraph breaks, so most of a passage is known and tiktoken reads only the tiles cut
+    inside a paragraph."""
+    document, start, end = block.document, block.char_start, block.char_end
+    assert document is not None and start is not None and end is not None
+    view = state.documents[document]
+    offset = state.document_first_chunk[document]
+    assert block.first_chunk is not None and block.last_chunk is not None
+    first, last = block.first_chunk - offset, block.last_chunk - offset
+    starts, tokens = view.chunk_starts, view.chunk_tokens
+    known, spans = 0, []
+    part_start, part_first = start, first
+    for ordinal in range(first, last):
+        cut = starts[ordinal + 1]
+        at = opening + cut - start  # where the cut falls in the piece
+        if text[at - 1] != "\n" or not _CUTTABLE.match(text, at):
+            continue  # inside a paragraph: the tiles on either side of it merge
+        if part_first == ordinal:
+            known += tokens[ordinal]
+        else:
+            spans.append(((document, part_start, cut, ""), text[opening + part_start - start : at]))
+        part_start, part_first = cut, ordinal + 1
+    if part_first == last and block.after is not None and block.after == tail:
+        known += tokens[last]  # the piece ends as its last tile does: "\n\n" before a chunk
+        return known, spans
+    spans.append(((document, part_start, end, tail), text[opening + part_start - start :]))
+    return known, spans
 
 
 def _count_with_missing_spans(
