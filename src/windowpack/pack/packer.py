@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from windowpack.errors import StorageError
 from windowpack.pack import piece_counts
+from windowpack.pack.collector import collections_batched
 from windowpack.pack.document_texts import DocumentTexts, TextCache
 from windowpack.pack.loading import load_state
 from windowpack.pack.repeats import focus
@@ -90,6 +91,12 @@ class Packer:
         waiting for them (a replica serving the previous version of another process's write
         to a request whose state it never loaded).
         """
+        with collections_batched():
+            return self._pack(resolve_sources, request)
+
+    def _pack(
+        self, resolve_sources: Callable[[bool], Sequence[Source]], request: PackRequest
+    ) -> Window:
         counter = get_token_counter(request.tokenizer)
         for attempt in range(_MAX_ATTEMPTS):
             window = self._pack_at(resolve_sources(attempt > 0), request, counter)
@@ -135,10 +142,11 @@ class Packer:
         be loaded (another process moved the collection past `version` meanwhile)."""
         with self._lock:
             held = {(k[2], s.name) for k, s in self._states.items() if k[0] == collection_id}
-        loaded = [
-            self._state(collection_id, name, version, get_token_counter(tokenizer))
-            for tokenizer, name in held
-        ]
+        with collections_batched():
+            loaded = [
+                self._state(collection_id, name, version, get_token_counter(tokenizer))
+                for tokenizer, name in held
+            ]
         return all(state is not None for state in loaded)
 
     def forget(self, collection_id: int) -> None:
