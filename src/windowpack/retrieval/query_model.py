@@ -68,7 +68,7 @@ def load_query_model(model: SentenceTransformer, name: str) -> OnnxQueryModel | 
     try:
         import onnxruntime
     except ImportError:
-        _LOG.debug("onnxruntime or onnx is not installed: questions are embedded with torch")
+        _LOG.debug("onnxruntime is not installed: questions are embedded with torch")
         return None
     inputs = _supported_inputs(model)
     if inputs is None:

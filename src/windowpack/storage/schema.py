@@ -75,6 +75,9 @@ class DocumentRow(Base):
     __table_args__ = (
         UniqueConstraint("collection_id", "external_id", name="uq_documents_collection_external"),
         Index("ix_documents_collection_position", "collection_id", "position"),
+        # On SQLite, migration 0004 also adds ix_documents_pack_fields: every field a packing
+        # state reads, so that no load walks the overflow pages of a document's text to
+        # reach the fields stored after it.
     )
 
     id: Mapped[int] = mapped_column(IdType, primary_key=True, autoincrement=True)
@@ -106,6 +109,18 @@ class ChunkRow(Base):
     __tablename__ = "chunks"
     __table_args__ = (
         UniqueConstraint("document_id", "ordinal", name="uq_chunks_document_ordinal"),
+        # What a packing state reads of every chunk, in its order: read from the index
+        # alone, not from the table's pages, which hold the chunks' text (migration 0004).
+        Index(
+            "ix_chunks_pack_spans",
+            "collection_id",
+            "document_id",
+            "ordinal",
+            "id",
+            "char_start",
+            "char_end",
+            "unit",
+        ),
     )
 
     id: Mapped[int] = mapped_column(IdType, primary_key=True, autoincrement=True)
