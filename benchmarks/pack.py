@@ -57,6 +57,10 @@ met: non-embedding <= 5 ms at 8K, 1.3x at 8K (it needs the non-embedding part at
 On a slower machine (the query model ~3x slower, 32 ms a question), quiet, load 1.1, same
 command, later in issue 16: cold p50 42.2 / 93.5 / 1.6 ms, non-embedding p50 11.9 / 64.0 /
 0.4 ms; llama-index 44.5 / 83.8 / 304.4 ms, ratios 1.06x / 0.90x / 195x (met: 5x at 1M only).
+With questions through ONNX Runtime (2026-12-02, a faster machine, quiet, load 1.0, same
+command): cold p50 23.6 / 46.7 / 1.0 ms, query embedding 9.4 / 7.2 ms of it, non-embedding
+p50 8.1 / 36.6 / 0.1 ms (the first packs read text files the kernel had paged out);
+llama-index 45.8 / 52.8 / 198.2 ms, ratios 1.95x / 1.13x / 191x (met: 1.3x at 8K, 5x at 1M).
 """
 
 from __future__ import annotations
