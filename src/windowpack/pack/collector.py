@@ -10,38 +10,31 @@ everything a pack allocates is freed by reference counting, so those runs found 
 While any pack or load runs, the first generation's threshold is raised to
 `_BATCHED_THRESHOLD`: the collector still runs and frees what it would have freed, in
 batches, and the thresholds are restored as they were when the last one ends. The setting
-is the process's: concurrent packs share one save and restore, as the query's torch
-threads do (`retrieval.embedder`).
+is the process's: concurrent packs share one save and restore (`retrieval.shared_setting`), as
+the query's torch threads do.
 """
 
 from __future__ import annotations
 
-import contextlib
 import gc
-import threading
-from collections.abc import Iterator
+from contextlib import AbstractContextManager
+
+from windowpack.retrieval.shared_setting import SharedSetting
 
 _BATCHED_THRESHOLD = 100_000
-_lock = threading.Lock()
-_running = 0
-_saved: tuple[int, ...] = ()
 
 
-@contextlib.contextmanager
-def collections_batched() -> Iterator[None]:
+def _batch() -> tuple[int, ...]:
+    saved = gc.get_threshold()
+    first, *rest = saved
+    gc.set_threshold(max(first, _BATCHED_THRESHOLD), *rest)  # never lowered
+    return saved
+
+
+_THRESHOLDS = SharedSetting(_batch, lambda saved: gc.set_threshold(*saved))
+
+
+def collections_batched() -> AbstractContextManager[None]:
     """Run the body with the collector's first threshold at `_BATCHED_THRESHOLD` (never
     lowered: a process that set a higher one keeps it)."""
-    global _running, _saved
-    with _lock:
-        if _running == 0:
-            _saved = gc.get_threshold()
-            first, *rest = _saved
-            gc.set_threshold(max(first, _BATCHED_THRESHOLD), *rest)
-        _running += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _running -= 1
-            if _running == 0:
-                gc.set_threshold(*_saved)
+    return _THRESHOLDS.held()

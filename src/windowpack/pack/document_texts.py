@@ -24,13 +24,13 @@ import hashlib
 import logging
 import os
 import threading
-import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from windowpack.errors import StorageError
+from windowpack.text.files import write_atomically
 from windowpack.text.hashing import content_hash
 
 _LOG = logging.getLogger("windowpack")
@@ -151,13 +151,9 @@ class DocumentTexts:
     def _write(self, text_hash: str, text: str) -> None:
         """Write atomically (a reader never sees half a file; same name, same bytes)."""
         path = self._path(text_hash)
-        temporary = path.with_name(f".{text_hash}.{uuid.uuid4().hex}.tmp")
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            temporary.write_bytes(text.encode("utf-8"))
-            os.replace(temporary, path)
+            write_atomically(path, text.encode("utf-8"))
         except OSError as error:
-            temporary.unlink(missing_ok=True)
             raise StorageError(f"{path}: cannot write document text: {error}") from error
 
 

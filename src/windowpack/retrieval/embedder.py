@@ -9,12 +9,12 @@ part of a chunk vanishes from the dense index.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -23,6 +23,7 @@ import numpy.typing as npt
 from windowpack.config import DEFAULT_EMBEDDER
 from windowpack.errors import InvalidArgumentError, MissingDependencyError
 from windowpack.retrieval.query_model import OnnxQueryModel, load_query_model
+from windowpack.retrieval.shared_setting import SharedSetting
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -110,40 +111,27 @@ class SentenceTransformerEmbedder:
         return _normalise(vectors)
 
     def embed_query(self, text: str) -> Vectors:
-        """One question, on one intra-op thread: a forward pass over a dozen word pieces
-        gains nothing from a second one, and torch's threads spinning beside the rest of a
-        pack (or another process) made it 20x slower on a loaded 2-core machine (~25 ms
-        alone; 0.5-0.7 s with two threads under a load of 3, 21-31 ms with one). Through
-        ONNX Runtime when it can be (`query_model`: the same vector, ~2.5x sooner)."""
-        with _one_torch_thread():
-            vector = self._forward_one(text)
-            if vector is None:  # longer than the model reads: windows, as `embed` cuts them
-                vector = self.embed([text])[0]
-        return np.asarray(vector, dtype=np.float32)
-
-    def _forward_one(self, text: str) -> npt.NDArray[np.float32] | None:
-        """One text through the model's modules directly, tokenised once: `encode`'s own
-        work around the forward pass (sorting, batching, a second tokenisation for the
-        windows) was ~2 ms of a ~12 ms query. None when the text fills the model's reach
-        (the windowed path takes it)."""
-        import torch
-
+        """One question, tokenised once and through the model's modules directly: `encode`'s
+        own work around the forward pass (sorting, batching, a second tokenisation for the
+        windows) was ~2 ms of a ~12 ms query. Through ONNX Runtime when it can be
+        (`query_model`: the same vector, ~2.5x sooner); else torch on one intra-op thread: a
+        forward pass over a dozen word pieces gains nothing from a second one, and torch's
+        threads spinning beside the rest of a pack (or another process) made it 20x slower
+        on a loaded 2-core machine (~25 ms alone; 0.5-0.7 s with two threads under a load of
+        3, 21-31 ms with one). A question longer than the model reads is embedded in windows,
+        as `embed` cuts them."""
         model = self._loaded()
         features = model.preprocess([text])
         if int(features["input_ids"].shape[1]) >= int(model.max_seq_length or 512):
-            return None
+            with _one_torch_thread():
+                return np.asarray(self.embed([text])[0], dtype=np.float32)
         query_model = self._onnx_query_model()
         if query_model is not None:
-            unit: npt.NDArray[np.float32] = _normalise(query_model.embed(features).reshape(1, -1))[
-                0
-            ]
-            return unit
-        with torch.inference_mode():
-            output = model(
-                {k: v.to(model.device) if hasattr(v, "to") else v for k, v in features.items()}
-            )
-        vector = output["sentence_embedding"][0].float().cpu().numpy()
-        normalised: npt.NDArray[np.float32] = _normalise(vector.reshape(1, -1))[0]
+            vector = query_model.embed(features)
+        else:
+            with _one_torch_thread():
+                vector = _torch_forward(model, features)
+        normalised: Vectors = _normalise(vector.reshape(1, -1))[0]
         return normalised
 
     def _encode(self, texts: list[str]) -> Vectors:
@@ -192,30 +180,38 @@ class SentenceTransformerEmbedder:
             return self._model
 
 
-_THREADS_LOCK = threading.Lock()
-_single_threaded = 0  # queries embedding now; torch's thread count is restored by the last
-_saved_threads = 0
-
-
-@contextlib.contextmanager
-def _one_torch_thread() -> Iterator[None]:
-    """Torch's intra-op threads set to one while any query is being embedded (the setting is
-    the process's: concurrent queries share one save and restore)."""
+def _one_thread() -> int:
     import torch
 
-    global _single_threaded, _saved_threads
-    with _THREADS_LOCK:
-        if _single_threaded == 0:
-            _saved_threads = torch.get_num_threads()
-            torch.set_num_threads(1)
-        _single_threaded += 1
-    try:
-        yield
-    finally:
-        with _THREADS_LOCK:
-            _single_threaded -= 1
-            if _single_threaded == 0:
-                torch.set_num_threads(_saved_threads)
+    saved = torch.get_num_threads()
+    torch.set_num_threads(1)
+    return saved
+
+
+def _set_torch_threads(count: int) -> None:
+    import torch
+
+    torch.set_num_threads(count)
+
+
+# Torch's intra-op threads at one while any query is embedded through torch (the setting is
+# the process's: concurrent queries share one save and restore).
+_TORCH_THREADS = SharedSetting(_one_thread, _set_torch_threads)
+
+
+def _one_torch_thread() -> AbstractContextManager[None]:
+    return _TORCH_THREADS.held()
+
+
+def _torch_forward(model: SentenceTransformer, features: dict[str, Any]) -> Vectors:
+    import torch
+
+    with torch.inference_mode():
+        output = model(
+            {k: v.to(model.device) if hasattr(v, "to") else v for k, v in features.items()}
+        )
+    vector: Vectors = output["sentence_embedding"][0].float().cpu().numpy()
+    return vector
 
 
 def _window_bounds(offsets: Sequence[tuple[int, int]], limit: int) -> list[tuple[int, int]]:

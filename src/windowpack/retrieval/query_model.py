@@ -17,12 +17,10 @@ Without `onnxruntime` and `onnx` installed, they stay on torch as well.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import logging
 import os
 import tempfile
-import uuid
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -32,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from windowpack.config import cache_folder
+from windowpack.text.files import write_atomically
 
 if TYPE_CHECKING:
     import torch
@@ -186,16 +185,11 @@ def _exported(model: SentenceTransformer, inputs: tuple[str, ...]) -> bytes:
 
 
 def _save(path: Path, graph: bytes) -> None:
-    """Keep the export for the next process (a name of this writer's own, then a replace:
-    processes may export at once); a folder that cannot be written is logged and skipped."""
-    temporary = path.with_name(f".{path.stem}.{uuid.uuid4().hex}.tmp")
+    """Keep the export for the next process; a folder that cannot be written is logged and
+    skipped (the session is in memory already)."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_bytes(graph)
-        os.replace(temporary, path)
+        write_atomically(path, graph)  # processes may export at once
     except OSError as error:
-        with contextlib.suppress(OSError):  # its folder may be what could not be made
-            temporary.unlink(missing_ok=True)
         _LOG.warning("cannot keep the ONNX query model under %s: %s", path.parent, error)
 
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from windowpack.config import cache_folder
 from windowpack.errors import InvalidArgumentError, WindowpackError
+from windowpack.text.files import write_atomically
 
 if TYPE_CHECKING:
     import tiktoken
@@ -296,13 +297,4 @@ def _bundled_tiktoken_table(name: str) -> bytes:
 def _write_if_different(path: Path, data: bytes) -> None:
     if path.is_file() and path.read_bytes() == data:
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # Write then rename, so a concurrent reader never sees half a table.
-    handle, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as tmp:
-            tmp.write(data)
-        os.replace(tmp_name, path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
+    write_atomically(path, data)  # a concurrent reader never sees half a table
