@@ -15,6 +15,7 @@ def test_all_is_pinned() -> None:
             "AuthenticationError",
             "Client",
             "Collection",
+            "CollectionDeletedError",
             "CollectionNotFoundError",
             "CollectionStats",
             "ConflictError",

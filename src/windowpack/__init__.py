@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from windowpack.config import StoreConfig
 from windowpack.errors import (
     AuthenticationError,
+    CollectionDeletedError,
     CollectionNotFoundError,
     ConflictError,
     DocumentNotFoundError,
@@ -63,6 +64,7 @@ __all__ = [
     "AuthenticationError",
     "Client",
     "Collection",
+    "CollectionDeletedError",
     "CollectionNotFoundError",
     "CollectionStats",
     "ConflictError",

@@ -16,6 +16,7 @@ to, so one handler turns any of them into `{"error": {"code", "message"}}`.
     ├── NotFoundError                404
     │   ├── StoreNotFoundError       404  a store opened to read is not there (names the place)
     │   ├── CollectionNotFoundError  404  (also what a key sees for a collection outside its scope)
+    │   │   └── CollectionDeletedError 404  deleted while a handle or request was using it
     │   ├── DocumentNotFoundError    404
     │   ├── JobNotFoundError         404  an ingest job id this server does not know
     │   └── InputPathNotFoundError   404  a path given to ingest does not exist
@@ -169,6 +170,26 @@ class CollectionNotFoundError(NotFoundError):
         super().__init__(message)
         self.name = name
         self.existing = list(existing) if existing is not None else None
+
+
+class CollectionDeletedError(CollectionNotFoundError):
+    """The collection a handle (or a request) was using was deleted meanwhile, by another
+    handle, process or replica. Raised where it is known by its id only, and named by the
+    `Collection` method it surfaces from; `Store.collection(name)` opens it again (a new
+    collection, if one was created under that name since)."""
+
+    code = "collection_deleted"
+    collection_id: int | None = None
+
+    def __init__(self, name: str | None = None, *, collection_id: int | None = None) -> None:
+        what = repr(name) if name is not None else f"with id {collection_id}"
+        WindowpackError.__init__(
+            self,
+            f"collection {what} was deleted after it was opened (here, or by another "
+            "process or replica): open it again by name to use what is stored under that "
+            "name now",
+        )
+        self.name, self.existing, self.collection_id = name, None, collection_id
 
 
 class DocumentNotFoundError(NotFoundError):

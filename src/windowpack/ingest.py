@@ -53,6 +53,7 @@ class IngestTarget:
     """The collection being written and the parts that process it."""
 
     collection_id: int
+    collection_name: str
     counter: TokenCounter
     chunk_tokens: int
     embedder: Embedder
@@ -166,6 +167,10 @@ def delete_document(document_id: str, collection_name: str, target: IngestTarget
     with target.sessions.begin() as session:
         rows = repository.documents_by_external_id(session, target.collection_id, [document_id])
         if document_id not in rows:
+            # Not found in a collection deleted since (whose id SQLite may have given to
+            # another) is the deletion's error. A document found there goes with the
+            # rollback that the version's bump brings (`bump_index_version`).
+            repository.check_collection(session, target.collection_id, collection_name)
             raise DocumentNotFoundError(document_id, collection_name)
         removed = _delete(session, rows[document_id])
         written = _finish_transaction(session, target, [], removed, 0)
@@ -364,7 +369,7 @@ def _finish_transaction(
     levels = rebuild_collection_levels(
         session, target.collection_id, builder, summarizer_id=target.summarizer.summarizer_id
     )
-    version = repository.bump_index_version(session, target.collection_id)
+    version = repository.bump_index_version(session, target.collection_id, target.collection_name)
     return _Written(
         version=version,
         added_ids=added,

@@ -102,8 +102,9 @@ def test_files_and_background_jobs(client: wp.Client, tmp_path: Path) -> None:
 def test_errors_are_the_library_exception_tree(client: wp.Client) -> None:
     client.collection("docs").add(DOCUMENTS)
 
-    with pytest.raises(wp.CollectionNotFoundError, match=r"'nope' does not exist.*'docs'"):
+    with pytest.raises(wp.CollectionNotFoundError, match=r"'nope' does not exist.*'docs'") as gone:
         client.collection("nope").search("x")
+    assert type(gone.value) is wp.CollectionNotFoundError  # not its subclass
     with pytest.raises(wp.InvalidInputError, match=r"body\.budget") as raised:
         client.collection("docs").pack("x", budget=0)
     assert raised.value.code == "validation_error" and raised.value.http_status == 422
@@ -113,6 +114,16 @@ def test_errors_are_the_library_exception_tree(client: wp.Client) -> None:
         client.job("no-such-job")
     with pytest.raises(wp.ConflictError):
         client.create_collection("docs")
+
+
+def test_a_collection_deleted_while_in_use_crosses_the_wire_as_itself() -> None:
+    from windowpack.errors import from_wire
+
+    message = str(wp.CollectionDeletedError("docs", collection_id=3))
+    error = from_wire("collection_deleted", message, 404)
+    assert isinstance(error, wp.CollectionDeletedError)
+    assert isinstance(error, wp.CollectionNotFoundError), "callers catching not-found see it"
+    assert error.http_status == 404 and "'docs' was deleted" in str(error)
 
 
 def test_keys_are_sent_and_refusals_raise(hash_store: wp.Store, tmp_path: Path) -> None:

@@ -175,6 +175,69 @@ def test_deleting_a_collection_removes_everything(any_database_store: wp.Store) 
         any_database_store.collection("docs", create=False)
 
 
+def _raises_deleted(call: object, name: str, what: str = "") -> None:
+    assert callable(call)
+    with pytest.raises(wp.CollectionDeletedError, match=repr(name)) as raised:
+        call()
+        pytest.fail(f"{what or 'the call'} did not raise")
+    assert isinstance(raised.value, wp.CollectionNotFoundError)  # a 404 to clients
+
+
+def test_a_handle_outliving_its_collection_says_so_and_writes_nothing(
+    any_database_store: wp.Store,
+) -> None:
+    """A deleted collection's handle neither reads as an empty collection nor writes into
+    what the database holds now: not into a new collection under its name, nor (SQLite hands
+    the deleted id to the next collection) into one of another name."""
+    stale = any_database_store.collection("docs")
+    stale.add(_documents())
+    assert "glaciers" in stale.pack("glaciers", budget=400).text
+    any_database_store.delete_collection("docs")
+    other = any_database_store.collection("other")
+    other.add([wp.Document(text="Gamma: notes on tides and harbours.", id="g")])
+    calls = {
+        "pack": lambda: stale.pack("glaciers", budget=400),
+        "search": lambda: stale.search("glaciers", k=3),
+        "add": lambda: stale.add([wp.Document(text="Delta lines on deserts.", id="d")]),
+        "delete": lambda: stale.delete("a"),
+        "delete other's": lambda: stale.delete("g"),  # under the reused id on SQLite
+        "stats": lambda: stale.stats(),
+        "index_version": lambda: stale.index_version,
+    }
+    for what, call in calls.items():
+        _raises_deleted(call, "docs", what)
+    assert [info.id for info in other.documents()] == ["g"], "nothing went to another one"
+    assert other.index_version == 1
+    again = any_database_store.collection("docs")
+    again.add([wp.Document(text="Epsilon: a page on forests.", id="e")])
+    _raises_deleted(lambda: stale.add([wp.Document(text="Zeta.", id="z")]), "docs")
+    assert [info.id for info in again.documents()] == ["e"]
+    assert "forests" in again.pack("forests", budget=400).text
+
+
+def test_a_replica_handle_of_a_collection_deleted_elsewhere_says_so(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """Two stores on one PostgreSQL database (two replicas): a collection one deletes is a
+    clear error through the other's handle, not an empty window; a new handle sees what the
+    name holds now."""
+    config = wp.StoreConfig(embedder="hash")
+    with (
+        wp.open(postgres_url, index_dir=tmp_path / "a", config=config) as a,
+        wp.open(postgres_url, index_dir=tmp_path / "b", config=config) as b,
+    ):
+        a.collection("docs").add(_documents())
+        seen = b.collection("docs")
+        assert "volcanoes" in seen.pack("volcanoes", budget=400).text
+        a.delete_collection("docs")
+        _raises_deleted(lambda: seen.pack("volcanoes", budget=400), "docs")
+        _raises_deleted(lambda: seen.search("volcanoes", k=3), "docs")
+        a.collection("docs").add([wp.Document(text="Notes on coral reefs.", id="c")])
+        _raises_deleted(lambda: seen.pack("coral reefs", budget=400), "docs")
+        window = b.collection("docs").pack("coral reefs", budget=400)
+        assert [item.document_id for item in window.items if item.kind == "chunk"] == ["c"]
+
+
 def test_collections_are_isolated(any_database_store: wp.Store) -> None:
     first = any_database_store.collection("first")
     second = any_database_store.collection("second")

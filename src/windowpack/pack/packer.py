@@ -203,7 +203,7 @@ class Packer:
         collection_id, version, tokenizer = key
         # Versions only grow, one per committed write: the same version before and after the
         # reads means every row read belongs to it.
-        if self._version(collection_id) != version:
+        if self._version(collection_id, name) != version:
             return None
         # The latest state of this collection in this tokenizer lends its counts: only the
         # texts a write added are counted, so a new version loads in a fraction of the time.
@@ -223,10 +223,10 @@ class Packer:
             # The reads are separate statements (SQLite gives them no common snapshot): a
             # write committed between two of them can leave rows that do not fit together.
             # That is a retry, not an error; with the version unchanged it is a real bug.
-            if self._version(collection_id) != version:
+            if self._version(collection_id, name) != version:
                 return None
             raise
-        if self._version(collection_id) != version:
+        if self._version(collection_id, name) != version:
             return None
         with self._lock:
             self._states[key] = state
@@ -278,8 +278,8 @@ class Packer:
             held = [k for k in self._states if k[0] == collection_id and k[2] == tokenizer]
             return self._states[max(held)] if held else None
 
-    def _version(self, collection_id: int) -> int:
-        return repository.index_version_now(self._sessions, collection_id)
+    def _version(self, collection_id: int, name: str) -> int:
+        return repository.index_version_now(self._sessions, collection_id, name)
 
 
 def _names_collection(key: Hashable, collection_id: int) -> bool:

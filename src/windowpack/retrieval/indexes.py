@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
-from windowpack.errors import StorageError
+from windowpack.errors import CollectionDeletedError, StorageError
 from windowpack.retrieval.embedder import Embedder, Vectors
 from windowpack.retrieval.embedding_cache import embed_with_cache
 from windowpack.retrieval.index_files import (
@@ -145,11 +145,15 @@ class IndexStore:
         collection another process deleted (the packer's states)."""
         self._prepare, self._forgotten = prepare, forgotten
 
-    def current(self, collection_id: int, *, wait: bool = False) -> CollectionIndexes:
+    def current(
+        self, collection_id: int, *, wait: bool = False, name: str | None = None
+    ) -> CollectionIndexes:
         """The indexes at the database's current version: from memory, from disk or rebuilt
         (or the last whole version while a newer one is being published; see the module).
-        `wait`: a version another process wrote is waited for even with `snapshot_reads`."""
-        version = self._version(collection_id)
+        `wait`: a version another process wrote is waited for even with `snapshot_reads`.
+        `name`: the collection's, checked against the row (`CollectionDeletedError` when
+        the collection was deleted, or its id given to another since)."""
+        version = self._version(collection_id, name)
         loaded = self._loaded.get(collection_id)
         if loaded is not None and loaded.version == version:
             return loaded
@@ -258,6 +262,8 @@ class IndexStore:
         try:
             self._bring_current(collection_id, only_if_ready=True)
             return True
+        except CollectionDeletedError:
+            return False  # deleted meanwhile: the watcher forgets it, readers are told
         except Exception:
             _LOG.exception("loading collection %s's new index version failed", collection_id)
             return False
@@ -272,8 +278,8 @@ class IndexStore:
         with self._lock:
             self._loaded[collection_id] = indexes
 
-    def _version(self, collection_id: int) -> int:
-        return repository.index_version_now(self._sessions, collection_id)
+    def _version(self, collection_id: int, name: str | None = None) -> int:
+        return repository.index_version_now(self._sessions, collection_id, name)
 
     def _apply_delta(
         self, collection_id: int, version: int, previous: CollectionIndexes, delta: IndexDelta

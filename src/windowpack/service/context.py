@@ -218,19 +218,23 @@ class StoreContext:
         )
 
         def sources(fresh: bool) -> list[Source]:
-            return [(cid, name, self.indexes.current(cid, wait=fresh)) for cid, name in collections]
+            return [
+                (cid, name, self.indexes.current(cid, wait=fresh, name=name))
+                for cid, name in collections
+            ]
 
         return self.packer.pack(sources, request)
 
     def search(
-        self, collection_id: int, query: str, k: int, *, include_summaries: bool
+        self, collection: tuple[int, str], query: str, k: int, *, include_summaries: bool
     ) -> list[Hit]:
-        """The one search path, checked once here."""
+        """The one search path over (collection id, name), checked once here."""
         check_search(query, k)
+        collection_id, name = collection
         return hybrid_search(
             query,
             k,
-            indexes=self.indexes.current(collection_id),
+            indexes=self.indexes.current(collection_id, name=name),
             query_vectors=self.query_vectors,
             sessions=self.sessions,
             include_summaries=include_summaries,
@@ -243,6 +247,7 @@ class StoreContext:
         another is given)."""
         return IngestTarget(
             collection_id=collection.collection_id,
+            collection_name=collection.name,
             counter=get_token_counter(collection.tokenizer),
             chunk_tokens=collection.chunk_tokens,
             embedder=self.executor.embedder(self.embedder),

@@ -10,6 +10,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
+from windowpack.errors import CollectionDeletedError
 from windowpack.storage.notifications import announce_change
 from windowpack.storage.schema import (
     ChunkRow,
@@ -50,19 +51,28 @@ def create_collection(
     return row
 
 
-def bump_index_version(session: Session, collection_id: int) -> int:
-    """Increment and return the collection's index version inside the caller's transaction."""
+def bump_index_version(session: Session, collection_id: int, name: str) -> int:
+    """Increment and return the collection's index version inside the caller's transaction.
+
+    Every write ends here: `CollectionDeletedError` (and the caller's rollback) when the
+    collection was deleted since the writer opened it, or when SQLite gave its id to a
+    collection of another name since."""
+    this = (CollectionRow.id == collection_id) & (CollectionRow.name == name)
     session.execute(
-        update(CollectionRow)
-        .where(CollectionRow.id == collection_id)
-        .values(index_version=CollectionRow.index_version + 1)
+        update(CollectionRow).where(this).values(index_version=CollectionRow.index_version + 1)
     )
-    version = session.scalar(
-        select(CollectionRow.index_version).where(CollectionRow.id == collection_id)
-    )
-    assert version is not None
+    version = session.scalar(select(CollectionRow.index_version).where(this))
+    if version is None:
+        raise CollectionDeletedError(name, collection_id=collection_id)
     announce_change(session, collection_id)  # replicas hear of it on commit
     return version
+
+
+def check_collection(session: Session, collection_id: int, name: str) -> None:
+    """`CollectionDeletedError` unless the row of this id is still the collection `name`."""
+    found = session.scalar(select(CollectionRow.name).where(CollectionRow.id == collection_id))
+    if found != name:
+        raise CollectionDeletedError(name, collection_id=collection_id)
 
 
 def index_versions(session: Session, collection_ids: Sequence[int]) -> dict[int, int]:
@@ -76,24 +86,38 @@ def index_versions(session: Session, collection_ids: Sequence[int]) -> dict[int,
 
 
 # Built once: building the select anew at each call cost more than running it (~0.5 ms).
-_INDEX_VERSION_OF = select(CollectionRow.index_version).where(
+_INDEX_VERSION_OF = select(CollectionRow.index_version, CollectionRow.name).where(
     CollectionRow.id == bindparam("collection_id")
 )
 
 
-def index_version_now(sessions: sessionmaker[Session], collection_id: int) -> int:
+def index_version_now(
+    sessions: sessionmaker[Session], collection_id: int, name: str | None = None
+) -> int:
     """`index_version` read on a plain connection of the sessions' engine, with no session:
-    a pack asks this once per collection, and a session's set-up was most of its ~0.5 ms."""
+    a pack asks this once per collection, and a session's set-up was most of its ~0.5 ms.
+    With `name`, a row of another name is the deleted collection's id given to a new one
+    (SQLite reuses ids): `CollectionDeletedError` too, not the other collection's version."""
     with sessions.kw["bind"].connect() as connection:
-        version = connection.execute(_INDEX_VERSION_OF, {"collection_id": collection_id}).scalar()
-    return int(version or 0)
+        row = connection.execute(_INDEX_VERSION_OF, {"collection_id": collection_id}).first()
+    if row is not None and name is not None and row.name != name:
+        raise CollectionDeletedError(name, collection_id=collection_id)
+    return _existing_version(None if row is None else row.index_version, collection_id)
 
 
 def index_version(session: Session, collection_id: int) -> int:
+    """The collection's index version; `CollectionDeletedError` when its row is gone (a
+    handle or request outlived it): version 0 would read as an empty collection."""
     version = session.scalar(
         select(CollectionRow.index_version).where(CollectionRow.id == collection_id)
     )
-    return int(version or 0)
+    return _existing_version(version, collection_id)
+
+
+def _existing_version(version: int | None, collection_id: int) -> int:
+    if version is None:
+        raise CollectionDeletedError(collection_id=collection_id)
+    return int(version)
 
 
 def documents_by_external_id(
@@ -172,7 +196,8 @@ def claim_positions(session: Session, collection_id: int, count: int) -> int:
     after = session.scalar(
         select(CollectionRow.next_position).where(CollectionRow.id == collection_id)
     )
-    assert after is not None
+    if after is None:  # deleted since the handle was opened: nothing was written
+        raise CollectionDeletedError(collection_id=collection_id)
     return int(after) - count
 
 
