@@ -203,6 +203,11 @@ def test_a_handle_outliving_its_collection_says_so_and_writes_nothing(
         "delete other's": lambda: stale.delete("g"),  # under the reused id on SQLite
         "stats": lambda: stale.stats(),
         "index_version": lambda: stale.index_version,
+        "documents": lambda: stale.documents(),
+        "get": lambda: stale.get("g"),
+        "len": lambda: len(stale),
+        "tree": lambda: stale.tree(),
+        "chunk_vectors": lambda: stale.chunk_vectors(),
     }
     for what, call in calls.items():
         _raises_deleted(call, "docs", what)

@@ -6,7 +6,7 @@ import contextlib
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from windowpack.errors import (
     CollectionDeletedError,
@@ -43,6 +43,9 @@ from windowpack.types import (
     Window,
     copied,
 )
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 
 class Collection:
@@ -84,6 +87,15 @@ class Collection:
     def _adopt(self, row: CollectionRow) -> None:
         self._known_id = row.id
         self.tokenizer, self.chunk_tokens = row.tokenizer, row.chunk_tokens
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[Session]:
+        """A session to read the collection's rows in, once the row of its id is checked to
+        still be this collection: SQLite gives a deleted collection's id to the next one
+        created, whose rows a stale handle would otherwise read as its own."""
+        with self._context.sessions() as session, self._named_if_deleted():
+            repository.check_collection(session, self.collection_id, self.name)
+            yield session
 
     @contextlib.contextmanager
     def _named_if_deleted(self) -> Iterator[None]:
@@ -202,12 +214,12 @@ class Collection:
 
     def tree(self) -> TreeOverview:
         """The summary tree's shape: per level, node counts and token totals."""
-        with self._context.sessions() as session:
+        with self._reading() as session:
             return tree_overview(session, self.collection_id)
 
     def node(self, node_id: int) -> TreeNode:
         """One summary node: its text, span, parent and children."""
-        with self._context.sessions() as session:
+        with self._reading() as session:
             return tree_node(session, self.collection_id, node_id, collection=self.name)
 
     def rebuild_tree(
@@ -220,7 +232,7 @@ class Collection:
     def get(self, document_id: str) -> Document:
         """The stored document with this id."""
         _check_lookup_id(document_id)
-        with self._context.sessions() as session:
+        with self._reading() as session:
             rows = repository.documents_by_external_id(session, self.collection_id, [document_id])
         if document_id not in rows:
             raise DocumentNotFoundError(document_id, self.name)
@@ -230,7 +242,7 @@ class Collection:
 
     def documents(self, *, offset: int = 0, limit: int | None = None) -> list[DocumentInfo]:
         """Stored documents in collection order, without their text."""
-        with self._context.sessions() as session:
+        with self._reading() as session:
             rows = repository.list_documents(
                 session, self.collection_id, offset=offset, limit=limit
             )
@@ -249,8 +261,7 @@ class Collection:
     def stats(self) -> CollectionStats:
         """Settings and size of the collection: documents, chunks, tokens, index version."""
         collection_id = self.collection_id  # a collection no write created is not found
-        with self._context.sessions() as session, self._named_if_deleted():
-            repository.check_collection(session, collection_id, self.name)
+        with self._reading() as session:
             documents, chunks, tokens = repository.collection_totals(session, collection_id)
             version = repository.index_version(session, self.collection_id)
         size = {"documents": documents, "chunks": chunks, "tokens": tokens}
@@ -263,7 +274,7 @@ class Collection:
         baselines): the vectors come from the embedding cache, so nothing is embedded again.
         """
         sessions = self._context.sessions
-        with sessions() as session:
+        with self._reading() as session:
             _, texts = repository.chunk_texts_and_ids(session, self.collection_id)
         hashes = [content_hash(t) for t in texts]
         vectors, _ = embed_with_cache(sessions, self._context.embedder, texts, hashes)
@@ -273,13 +284,13 @@ class Collection:
         """Every summary node's text, by id, with the vector it was indexed under (from the
         embedding cache, as `chunk_vectors`): for a baseline that retrieves over the tree."""
         sessions = self._context.sessions
-        with sessions() as session:
+        with self._reading() as session:
             _, hashes, texts = repository.nodes_for_index(session, self.collection_id)
         vectors, _ = embed_with_cache(sessions, self._context.embedder, texts, hashes)
         return texts, vectors
 
     def __len__(self) -> int:
-        with self._context.sessions() as session:
+        with self._reading() as session:
             return repository.count_documents(session, self.collection_id)
 
     @property
