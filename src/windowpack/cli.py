@@ -404,6 +404,13 @@ def serve(
     access_log: Annotated[
         bool | None, typer.Option(help="Log every request, at info [env: WINDOWPACK_ACCESS_LOG].")
     ] = None,
+    warm_up: Annotated[
+        bool | None,
+        typer.Option(
+            help="Load the model and every collection's indexes at start, in the background; "
+            "/readyz answers 200 once done [env: WINDOWPACK_WARM_UP; on]."
+        ),
+    ] = None,
 ) -> None:
     """Serve the REST API (docs at /docs, inspector at /ui); beyond 127.0.0.1 only with keys.
 
@@ -420,6 +427,7 @@ def serve(
         "embedder": embedder,
         "log_level": log_level,
         "access_log": access_log,
+        "warm_up": warm_up,
     }
     run_server(
         _server_settings({name: value for name, value in flags.items() if value is not None})

@@ -17,6 +17,7 @@ from windowpack.api.limits import BodySizeLimit, JsonShapeLimit
 from windowpack.api.metrics import Metrics, RequestMetrics
 from windowpack.api.routes import ERRORS, collections, documents, jobs, ops, query, ui
 from windowpack.api.settings import ApiSettings
+from windowpack.api.warm_up import WarmUp
 from windowpack.errors import InvalidArgumentError
 from windowpack.jobs import JobRunner
 from windowpack.service import Store
@@ -49,11 +50,14 @@ def create_app(settings: ApiSettings | None = None, *, store: Store | None = Non
         settings=settings,
         metrics=metrics,
         upload_dir=upload_dir,
+        warm_up=WarmUp(store, enabled=settings.warm_up),
     )
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        api.warm_up.start()
         yield
+        api.warm_up.stop()
         api.jobs.close()
         if owned:
             store.close()

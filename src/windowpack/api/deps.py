@@ -17,6 +17,7 @@ from windowpack.api.access import Access, Caller, authenticate
 from windowpack.api.metrics import Metrics
 from windowpack.api.schemas import JobOut
 from windowpack.api.settings import ApiSettings
+from windowpack.api.warm_up import WarmUp
 from windowpack.errors import InvalidArgumentError
 from windowpack.jobs import IngestCall, JobRunner
 from windowpack.service import Collection, Store
@@ -31,6 +32,7 @@ class ApiContext:
     settings: ApiSettings
     metrics: Metrics
     upload_dir: Path
+    warm_up: WarmUp
 
     def ingest(
         self,

@@ -278,6 +278,13 @@ class Health(BaseModel):
     keys_required: bool
 
 
+class Readiness(BaseModel):
+    """`ready` once the warm-up at start is done (or was turned off), else `warming`."""
+
+    status: Literal["ready", "warming"]
+    warmed: list[str] = Field(description="Collections the warm-up loaded, in order.")
+
+
 class DocumentPage(BaseModel):
     """One page of a collection's documents, in collection order, without their text."""
 

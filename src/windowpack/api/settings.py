@@ -47,6 +47,9 @@ class ApiSettings(BaseSettings):
     max_json_depth: int = Field(default=512, gt=0)
     window_cache_bytes: int = Field(default=256 * MIB, gt=0)
     snapshot_reads: bool = True
+    # Load the query model and every collection's indexes and packing state at start, in the
+    # background (`api.warm_up`); `/readyz` answers 200 once done.
+    warm_up: bool = True
     # Replicas on one database: seconds between checks for versions other processes wrote
     # (on PostgreSQL a NOTIFY wakes the check at once); 0 turns the watcher off.
     watch_interval_s: float = Field(default=1.0, ge=0)

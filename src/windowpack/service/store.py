@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
@@ -32,6 +33,11 @@ from windowpack.types import (
 
 _COLLECTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _DATABASE_FILE = "windowpack.db"
+
+
+# `Store.warm_up`'s pack: any question loads the same states; a small budget renders little.
+WARM_UP_QUESTION = "warm-up"
+WARM_UP_BUDGET = 1024
 
 
 def open(
@@ -213,6 +219,27 @@ class Store:
             announce_change(session, collection_id)  # replicas let it go
         self._context.indexes.forget(collection_id)
         self._context.packer.forget(collection_id)
+
+    def warm_up(
+        self, *, tokenizer: str = "o200k_base", stop: threading.Event | None = None
+    ) -> list[str]:
+        """Load what the first requests would wait for: the query model, then each
+        collection's indexes and packing state in `tokenizer` (one small pack of a fixed
+        question each, which is cached like any other). Returns the collections warmed, in
+        order; one deleted meanwhile is skipped; `stop` set ends it between collections.
+        A server runs this in the background at start (`ApiSettings.warm_up`)."""
+        warmed: list[str] = []
+        self._context.query_vectors.get(WARM_UP_QUESTION)
+        for name in self.collections():
+            if stop is not None and stop.is_set():
+                break
+            try:
+                collection = self.collection(name, create=False)
+                collection.pack(WARM_UP_QUESTION, budget=WARM_UP_BUDGET, tokenizer=tokenizer)
+            except CollectionNotFoundError:  # deleted since the listing (or while packing)
+                continue
+            warmed.append(name)
+        return warmed
 
     def close(self) -> None:
         """Stop background work (version watcher, Ray workers) and close the database."""

@@ -1,0 +1,83 @@
+"""The first requests after `windowpack serve` starts, with the warm-up at start and without.
+
+    .venv/bin/python benchmarks/server_start.py --store /tmp/wp-large-10m   # large.py's store
+
+The store is one `large.py` (or `pack.py`) built: hash embedder for `large.py`'s, the model for
+`pack.py`'s (`--embedder model`). For each mode, a new server process on a free loopback
+port (nothing of it loaded): the seconds until /healthz answers ("up"), then with the warm-up
+until /readyz answers 200 ("ready", the warm-up done), then the first pack of a question never
+asked (B = 8K, over HTTP, wall time as the client sees it) and `--questions` more (p50). The
+page cache is warm (the build or an earlier run read the files). Figures go to
+`benchmarks/results/server_start.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from bench_common import (
+    corpus_sentences,
+    essay_corpus,
+    machine_info,
+    make_questions,
+    windowpack_server,
+    write_results,
+)
+
+from windowpack.text.tokens import get_token_counter
+
+BUDGET = 8_192
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", type=Path, required=True, help="a store large.py built")
+    parser.add_argument("--collection", default="large", help="collection to pack")
+    parser.add_argument("--embedder", default="hash", help="'hash', or 'model' (the default)")
+    parser.add_argument("--questions", type=int, default=10, help="packs after the first")
+    args = parser.parse_args()
+    corpus = essay_corpus(get_token_counter("o200k_base"), target_tokens=0, max_bytes=64 << 20)
+    sentences = corpus_sentences([doc.text for doc, _ in corpus.sources])
+    asked = iter(make_questions(sentences, 2 * (args.questions + 1), seed=17))
+    options = ["--embedder", args.embedder] if args.embedder != "model" else []
+    figures: dict[str, Any] = {"store": str(args.store), "budget": BUDGET, "modes": {}}
+    for mode in ("warm-up", "no warm-up"):
+        flag = "--warm-up" if mode == "warm-up" else "--no-warm-up"
+        started = time.perf_counter()
+        with windowpack_server(args.store, *options, flag) as url, httpx.Client() as http:
+            row: dict[str, Any] = {"up_s": time.perf_counter() - started}
+            if mode == "warm-up":
+                while http.get(f"{url}/readyz", timeout=30).status_code != 200:
+                    time.sleep(0.02)
+                row["ready_s"] = time.perf_counter() - started
+            timed = [
+                _pack(http, url, args.collection, next(asked)) for _ in range(args.questions + 1)
+            ]
+            row["first_pack_s"] = timed[0]
+            row["next_p50_ms"] = statistics.median(timed[1:]) * 1000.0
+        figures["modes"][mode] = row
+        print(
+            f"{mode:>11}: up {row['up_s']:.2f} s"
+            + (f", ready {row['ready_s']:.2f} s" if "ready_s" in row else "")
+            + f", first pack {row['first_pack_s']:.3f} s, next p50 {row['next_p50_ms']:.1f} ms",
+            flush=True,
+        )
+    figures["machine"] = machine_info()
+    print(f"Figures written to {write_results('server_start', figures)}")
+
+
+def _pack(http: httpx.Client, url: str, collection: str, question: str) -> float:
+    started = time.perf_counter()
+    body = {"query": question, "budget": BUDGET}
+    response = http.post(f"{url}/v1/collections/{collection}/pack", json=body, timeout=600)
+    response.raise_for_status()
+    return time.perf_counter() - started
+
+
+if __name__ == "__main__":
+    main()
