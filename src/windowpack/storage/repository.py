@@ -100,9 +100,9 @@ def index_version_now(
     (SQLite reuses ids): `CollectionDeletedError` too, not the other collection's version."""
     with sessions.kw["bind"].connect() as connection:
         row = connection.execute(_INDEX_VERSION_OF, {"collection_id": collection_id}).first()
-    if row is not None and name is not None and row.name != name:
+    if row is None or (name is not None and row.name != name):
         raise CollectionDeletedError(name, collection_id=collection_id)
-    return _existing_version(None if row is None else row.index_version, collection_id)
+    return int(row.index_version)
 
 
 def index_version(session: Session, collection_id: int) -> int:
