@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from api_helpers import FERRY, OWLS, SEALS, local_client, settings_for
 from fastapi.testclient import TestClient
 
@@ -40,40 +42,43 @@ def _ready(client: TestClient) -> dict[str, object]:
         time.sleep(0.02)
 
 
-def test_a_started_server_loads_every_collection_before_any_request(
-    hash_store: wp.Store, tmp_path: Path
-) -> None:
+@pytest.fixture
+def restarted(hash_store: wp.Store, tmp_path: Path) -> Iterator[Restarted]:
+    """Two filled collections, and the store opened again as a new process would: nothing
+    loaded (the writes loaded the indexes in `hash_store`)."""
     collections = _filled(hash_store)
-    # A fresh process: nothing loaded (the writes above loaded the indexes here).
-    fresh = wp.open(tmp_path / "store", config=hash_store.config)
-    try:
-        assert all(_held(fresh, c)[0] is None for c in collections)
-        with local_client(create_app(settings_for(tmp_path), store=fresh)) as client:
-            assert _ready(client) == {"status": "ready", "warmed": ["docs", "notes"]}
-            for collection in collections:
-                version, state = _held(fresh, collection)
-                assert version == collection.index_version and state
-            hits_before = fresh.window_cache_hits
-            body = {"query": "harbour seals", "budget": 500}
-            assert client.post("/v1/collections/docs/pack", json=body).status_code == 200
-            assert fresh.window_cache_hits == hits_before, "a new question, not the warm-up's"
-    finally:
-        fresh.close()
+    with wp.open(tmp_path / "store", config=hash_store.config) as fresh:
+        assert all(_held(fresh, c) == (None, False) for c in collections)
+        yield fresh, collections
+
+
+Restarted = tuple[wp.Store, list[wp.Collection]]
+
+
+def test_a_started_server_loads_every_collection_before_any_request(
+    restarted: Restarted, tmp_path: Path
+) -> None:
+    fresh, collections = restarted
+    with local_client(create_app(settings_for(tmp_path), store=fresh)) as client:
+        assert _ready(client) == {"status": "ready", "warmed": ["docs", "notes"]}
+        for collection in collections:
+            version, state = _held(fresh, collection)
+            assert version == collection.index_version and state
+        hits_before = fresh.window_cache_hits
+        body = {"query": "harbour seals", "budget": 500}
+        assert client.post("/v1/collections/docs/pack", json=body).status_code == 200
+        assert fresh.window_cache_hits == hits_before, "a new question, not the warm-up's"
 
 
 def test_without_warm_up_the_server_is_ready_at_once_and_loads_nothing(
-    hash_store: wp.Store, tmp_path: Path
+    restarted: Restarted, tmp_path: Path
 ) -> None:
-    collections = _filled(hash_store)
-    fresh = wp.open(tmp_path / "store", config=hash_store.config)
-    try:
-        app = create_app(settings_for(tmp_path, warm_up=False), store=fresh)
-        with local_client(app) as client:
-            assert client.get("/readyz").json() == {"status": "ready", "warmed": []}
-            time.sleep(0.2)
-            assert all(_held(fresh, c) == (None, False) for c in collections)
-    finally:
-        fresh.close()
+    fresh, collections = restarted
+    app = create_app(settings_for(tmp_path, warm_up=False), store=fresh)
+    with local_client(app) as client:
+        assert client.get("/readyz").json() == {"status": "ready", "warmed": []}
+        time.sleep(0.2)
+        assert all(_held(fresh, c) == (None, False) for c in collections)
 
 
 def test_warm_up_stops_between_collections_when_asked(hash_store: wp.Store) -> None:
