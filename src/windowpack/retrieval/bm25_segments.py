@@ -21,6 +21,7 @@ its columns are computed, as they were before.
 
 from __future__ import annotations
 
+import functools
 import struct
 import uuid
 import zipfile
@@ -67,6 +68,15 @@ class Segment:
     @property
     def count(self) -> int:
         return len(self.owners)
+
+    @functools.cached_property
+    def compact_lengths(self) -> npt.NDArray[np.unsignedinteger[Any]]:
+        """`lengths` in the smallest unsigned type that holds them, in memory: a query reads
+        the length of every sentence in a term's postings, and over 100M tokens a common
+        term's run over most of the eight-byte mapped array took most of its BM25 time."""
+        largest = int(self.lengths.max()) if self.count else 0
+        kind = next(t for t in (np.uint8, np.uint16, np.uint32) if largest <= np.iinfo(t).max)
+        return self.lengths.astype(kind)
 
     def save(self, path: Path) -> None:
         np.savez(
@@ -282,24 +292,62 @@ def score_segment(
         start, end = columns.indptr[term_id], columns.indptr[term_id + 1]
         rows = columns.indices[start:end]
         frequencies = columns.data[start:end]
-        # Only the postings are touched (lengths, liveness): a query reads few sentences.
-        norms = K1 * ((1 - B) + B * segment.lengths[rows] / stats.average_length)
         sentences.append(rows)
-        contributions.append(idf * frequencies / (norms + frequencies) * live[rows])
+        contributions.append(_contributions(segment, rows, frequencies, idf, stats))
     if not sentences:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+    listed, scores = _summed(segment, sentences, contributions)
+    # Dead sentences score 0: applied to the sums, once, not to each term's weights (the
+    # same floats: a sum times 1.0 is itself, times 0.0 is 0).
+    if not live.all():
+        scores *= live[listed]
+    return listed, scores
+
+
+def _summed(
+    segment: Segment,
+    sentences: list[npt.NDArray[np.int32]],
+    contributions: list[npt.NDArray[np.float64]],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """Each sentence in the postings (ascending) and the sum of its terms' weights."""
     postings = np.concatenate(sentences).astype(np.int64)
     weights = np.concatenate(contributions)
     # bincount adds each sentence's terms in query order, however the postings were split.
     if len(sentences) == 1 and _ascending(postings):
-        return postings, np.asarray(weights, dtype=np.float64)  # one term: nothing to add
+        return postings, weights  # one term: nothing to add
     if len(postings) * _SORT_COST < segment.count:
         listed, slots = np.unique(postings, return_inverse=True)
         summed = np.bincount(slots, weights, minlength=len(listed))
         return listed, np.asarray(summed, dtype=np.float64)  # float64 already: no copy
     scores = np.bincount(postings, weights, minlength=segment.count)
-    listed = np.flatnonzero(scores)
-    return listed.astype(np.int64), np.asarray(scores[listed], dtype=np.float64)
+    # The sentences listed from a mask of one byte each, not from the scores (eight): the
+    # scan was most of a query's BM25 time over 100M tokens.
+    holding = np.zeros(segment.count, dtype=np.bool_)
+    holding[postings] = True
+    listed = np.asarray(np.flatnonzero(holding), dtype=np.int64)
+    return listed, np.asarray(scores[listed], dtype=np.float64)
+
+
+def _contributions(
+    segment: Segment,
+    rows: npt.NDArray[np.int32],
+    frequencies: npt.NDArray[np.float32],
+    idf: np.float64,
+    stats: Statistics,
+) -> npt.NDArray[np.float64]:
+    """A term's BM25 weight in each sentence of its postings:
+    idf * f / (f + K1 * ((1 - B) + B * length / average)), the same floats as the formula
+    written out, computed in place: a common term's postings over 100M tokens run to
+    millions, and each temporary array was a fresh allocation the kernel had to map. Only
+    the postings' lengths are read: a query reads few sentences."""
+    norms = np.multiply(segment.compact_lengths[rows], B, dtype=np.float64)
+    norms /= stats.average_length
+    norms += 1 - B
+    norms *= K1
+    norms += frequencies
+    weights = np.multiply(frequencies, idf, dtype=np.float64)
+    weights /= norms
+    return weights
 
 
 # Sorting the postings (np.unique) costs about this many times a pass over every sentence.

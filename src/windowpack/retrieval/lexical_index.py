@@ -26,7 +26,7 @@ import functools
 import itertools
 import re
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -177,9 +177,10 @@ class Bm25Index:
         owners, scores = [], []
         for segment, live in self._live_pairs():
             rows, segment_scores = score_segment(segment, live, terms, self._stats)
-            row_owners = segment.owners[rows]
-            top = _top_sentences(row_owners, segment_scores, wanted)
-            owners.append(row_owners[top])
+            # Owners are read for the few sentences kept (and ties), not for every one
+            # scored: a common term lists millions over 100M tokens.
+            top = _top_sentences(segment_scores, wanted, _owners_of(segment.owners, rows))
+            owners.append(segment.owners[rows[top]])
             scores.append(segment_scores[top])
         # The best `wanted` of the collection are among the best `wanted` of each segment.
         return _best_chunks(np.concatenate(owners), np.concatenate(scores), k)
@@ -288,7 +289,7 @@ def _best_chunks(owners: Ids, scores: npt.NDArray[np.float64], k: int) -> tuple[
     Sentences are ranked by score, then by chunk id, so which ones compete does not depend
     on the order they are stored in (segments, merges).
     """
-    chosen = _top_sentences(owners, scores, k * _SENTENCES_PER_CHUNK)
+    chosen = _top_sentences(scores, k * _SENTENCES_PER_CHUNK, owners.__getitem__)
     candidate_owners, candidate_scores = owners[chosen], scores[chosen]
     order = np.lexsort((candidate_owners, -candidate_scores))
     _, first = np.unique(candidate_owners[order], return_index=True)
@@ -296,8 +297,16 @@ def _best_chunks(owners: Ids, scores: npt.NDArray[np.float64], k: int) -> tuple[
     return candidate_owners[best].astype(np.int64), candidate_scores[best].astype(np.float32)
 
 
-def _top_sentences(owners: Ids, scores: npt.NDArray[np.float64], wanted: int) -> Ids:
-    """Positions of the `wanted` best sentences scoring above 0, by score then lower chunk id."""
+def _owners_of(owners: Ids, rows: Ids) -> Callable[[Ids], Ids]:
+    """The owners of the sentences at some positions of `rows`."""
+    return lambda positions: owners[rows[positions]]
+
+
+def _top_sentences(
+    scores: npt.NDArray[np.float64], wanted: int, owners_of: Callable[[Ids], Ids]
+) -> Ids:
+    """Positions of the `wanted` best sentences scoring above 0, by score then lower chunk id
+    (`owners_of(positions)`: the chunk ids of the sentences there, asked for ties only)."""
     positive = np.flatnonzero(scores > 0)
     if len(positive) <= wanted:
         return positive
@@ -307,5 +316,5 @@ def _top_sentences(owners: Ids, scores: npt.NDArray[np.float64], wanted: int) ->
     tied = positive[values == cutoff]
     room = wanted - len(above)
     if len(tied) > room:  # many short sentences score alike: keep the lowest chunk ids
-        tied = tied[np.argsort(owners[tied], kind="stable")[:room]]
+        tied = tied[np.argsort(owners_of(tied), kind="stable")[:room]]
     return np.concatenate([above, tied])
