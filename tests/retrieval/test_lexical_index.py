@@ -272,3 +272,16 @@ def test_whole_segments_give_their_statistics_from_the_postings_without_the_rows
         np.testing.assert_array_equal(stats.term_documents, counted.term_documents)
     for query in ("music concert", "orchestra newspaper", "tapirs and roses"):
         np.testing.assert_array_equal(loaded.search(query, 5)[0], index.search(query, 5)[0])
+
+
+def test_compact_lengths_hold_every_length_in_the_smallest_type() -> None:
+    """Sentences longer than a byte's range take two bytes each; every length is kept."""
+    long = "tapir " + " ".join(f"word{i}" for i in range(400))  # one sentence of 401 terms
+    index = Bm25Index.build([1, 2], ["A short line about a tapir.", long])
+    segment = index._segments[0]
+    assert segment.compact_lengths.dtype == np.uint16
+    np.testing.assert_array_equal(segment.compact_lengths, segment.lengths)
+    small = Bm25Index.build(IDS, TEXTS)._segments[0]
+    assert small.compact_lengths.dtype == np.uint8
+    ids, _ = index.search("tapir", 2)
+    assert ids.tolist() == [1, 2], "the short sentence first: its one tapir weighs more"
