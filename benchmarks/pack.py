@@ -61,6 +61,10 @@ With questions through ONNX Runtime (2026-12-02, a faster machine, quiet, load 1
 command): cold p50 23.6 / 46.7 / 1.0 ms, query embedding 9.4 / 7.2 ms of it, non-embedding
 p50 8.1 / 36.6 / 0.1 ms (the first packs read text files the kernel had paged out);
 llama-index 45.8 / 52.8 / 198.2 ms, ratios 1.95x / 1.13x / 191x (met: 1.3x at 8K, 5x at 1M).
+On a third machine, after BM25 read less of large segments (2026-12-02, quiet, load 0.9, same
+command): cold p50 27.1 / 56.2 / 1.0 ms, query embedding 11.3 / 9.8 ms of it, non-embedding
+p50 8.5 / 44.7 / 0.35 ms (10.0 / 50.0 / 0.4 before the change, same machine); llama-index
+50.7 / 60.7 / 227.6 ms, ratios 1.87x / 1.08x / 239x (met: 1.3x at 8K, 5x at 1M).
 """
 
 from __future__ import annotations
