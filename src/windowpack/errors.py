@@ -174,9 +174,9 @@ class CollectionNotFoundError(NotFoundError):
 
 class CollectionDeletedError(CollectionNotFoundError):
     """The collection a handle (or a request) was using was deleted meanwhile, by another
-    handle, process or replica. Raised where it is known by its id only, and named by the
-    `Collection` method it surfaces from; `Store.collection(name)` opens it again (a new
-    collection, if one was created under that name since)."""
+    handle, process or replica, or its id was given to another collection since (SQLite).
+    Raised where the collection's row is read, named by the caller (by id where only the
+    index layer knew it); `Store.collection(name)` opens what the name holds now."""
 
     code = "collection_deleted"
     collection_id: int | None = None

@@ -119,7 +119,9 @@ def ingest_documents(
     changed, unchanged = _split_unchanged(prepared, target)
     if not changed:  # nothing to do: not even the embedding model is loaded
         with target.sessions() as session:
-            current = repository.index_version(session, target.collection_id)
+            current = repository.index_version(
+                session, target.collection_id, target.collection_name
+            )
         tracker.stage("done")
         return _report(prepared, unchanged=unchanged, version=current, skipped=skipped)
     chunked = target.executor.chunk(
@@ -170,7 +172,7 @@ def delete_document(document_id: str, collection_name: str, target: IngestTarget
             # Not found in a collection deleted since (whose id SQLite may have given to
             # another) is the deletion's error. A document found there goes with the
             # rollback that the version's bump brings (`bump_index_version`).
-            repository.check_collection(session, target.collection_id, collection_name)
+            repository.index_version(session, target.collection_id, collection_name)
             raise DocumentNotFoundError(document_id, collection_name)
         removed = _delete(session, rows[document_id])
         written = _finish_transaction(session, target, [], removed, 0)
@@ -348,7 +350,9 @@ def _commit(changed: list[_Prepared], texts: list[str], target: IngestTarget) ->
         for row in existing.values():
             removed.extend(_delete(session, row))
         new_count = sum(1 for item in changed if item.position is None)
-        next_position = repository.claim_positions(session, target.collection_id, new_count)
+        next_position = repository.claim_positions(
+            session, target.collection_id, new_count, target.collection_name
+        )
         for item in changed:
             if item.position is None:
                 item.position, next_position = next_position, next_position + 1

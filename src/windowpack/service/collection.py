@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from windowpack.errors import (
-    CollectionDeletedError,
     DocumentNotFoundError,
     InvalidArgumentError,
 )
@@ -93,19 +92,9 @@ class Collection:
         """A session to read the collection's rows in, once the row of its id is checked to
         still be this collection: SQLite gives a deleted collection's id to the next one
         created, whose rows a stale handle would otherwise read as its own."""
-        with self._context.sessions() as session, self._named_if_deleted():
-            repository.check_collection(session, self.collection_id, self.name)
+        with self._context.sessions() as session:
+            repository.index_version(session, self.collection_id, self.name)
             yield session
-
-    @contextlib.contextmanager
-    def _named_if_deleted(self) -> Iterator[None]:
-        """`CollectionDeletedError` raised below, where only the id is known, by this name."""
-        try:
-            yield
-        except CollectionDeletedError as error:
-            if error.name is not None or error.collection_id != self._known_id:
-                raise
-            raise CollectionDeletedError(self.name, collection_id=error.collection_id) from None
 
     def add(
         self, documents: Iterable[Document | str], *, progress: ProgressCallback | None = None
@@ -172,10 +161,9 @@ class Collection:
 
         With `include_summaries=True` summary-tree nodes compete too (`Hit.kind`, `Hit.level`).
         """
-        with self._named_if_deleted():
-            return self._context.search(
-                (self.collection_id, self.name), query, k, include_summaries=include_summaries
-            )
+        return self._context.search(
+            (self.collection_id, self.name), query, k, include_summaries=include_summaries
+        )
 
     def pack(
         self,
@@ -196,20 +184,19 @@ class Collection:
         budget; `window.prefix_cache()` says which providers' minimums it reaches. The same
         index version and request give the same bytes (cached).
         """
-        with self._named_if_deleted():
-            return self._context.pack(
-                [(self.collection_id, self.name)],
-                query,
-                budget=budget,
-                tokenizer=tokenizer,
-                overview_tokens=overview_tokens,
-                align=align,
-            )
+        return self._context.pack(
+            [(self.collection_id, self.name)],
+            query,
+            budget=budget,
+            tokenizer=tokenizer,
+            overview_tokens=overview_tokens,
+            align=align,
+        )
 
     def delete(self, document_id: str) -> None:
         """Delete one document by its id (its summaries go, the collection levels regroup)."""
         _check_lookup_id(document_id)
-        with self._context.write_lock, self._named_if_deleted():
+        with self._context.write_lock:
             delete_document(document_id, self.name, self._context.ingest_target(self))
 
     def tree(self) -> TreeOverview:
@@ -226,7 +213,7 @@ class Collection:
         self, summarizer: Summarizer | None = None, *, progress: ProgressCallback | None = None
     ) -> IngestReport:
         """Rebuild every summary node with `summarizer` (default: the store's), atomically."""
-        with self._context.write_lock, self._named_if_deleted():
+        with self._context.write_lock:
             return rebuild_tree(self._context.ingest_target(self, summarizer), progress)
 
     def get(self, document_id: str) -> Document:
@@ -261,9 +248,9 @@ class Collection:
     def stats(self) -> CollectionStats:
         """Settings and size of the collection: documents, chunks, tokens, index version."""
         collection_id = self.collection_id  # a collection no write created is not found
-        with self._reading() as session:
+        with self._context.sessions() as session:
+            version = repository.index_version(session, collection_id, self.name)
             documents, chunks, tokens = repository.collection_totals(session, collection_id)
-            version = repository.index_version(session, self.collection_id)
         size = {"documents": documents, "chunks": chunks, "tokens": tokens}
         return copied(CollectionStats, self, **size, index_version=version)
 
@@ -295,10 +282,7 @@ class Collection:
 
     @property
     def index_version(self) -> int:
-        with self._named_if_deleted():
-            return repository.index_version_now(
-                self._context.sessions, self.collection_id, self.name
-            )
+        return repository.index_version_now(self._context.sessions, self.collection_id, self.name)
 
     def _ingest(
         self,
@@ -307,7 +291,7 @@ class Collection:
         progress: ProgressCallback | None,
         skipped: dict[str, str] | None = None,
     ) -> IngestReport:
-        with self._context.write_lock, self._named_if_deleted():
+        with self._context.write_lock:
             if self._known_id is None:  # the first write creates the collection
                 self._adopt(
                     self._context.row_for_write(self.name, self.tokenizer, self.chunk_tokens)

@@ -68,13 +68,6 @@ def bump_index_version(session: Session, collection_id: int, name: str) -> int:
     return version
 
 
-def check_collection(session: Session, collection_id: int, name: str) -> None:
-    """`CollectionDeletedError` unless the row of this id is still the collection `name`."""
-    found = session.scalar(select(CollectionRow.name).where(CollectionRow.id == collection_id))
-    if found != name:
-        raise CollectionDeletedError(name, collection_id=collection_id)
-
-
 def index_versions(session: Session, collection_ids: Sequence[int]) -> dict[int, int]:
     """The index version of each of these collections that still exists, by id."""
     rows = session.execute(
@@ -95,29 +88,25 @@ def index_version_now(
     sessions: sessionmaker[Session], collection_id: int, name: str | None = None
 ) -> int:
     """`index_version` read on a plain connection of the sessions' engine, with no session:
-    a pack asks this once per collection, and a session's set-up was most of its ~0.5 ms.
-    With `name`, a row of another name is the deleted collection's id given to a new one
-    (SQLite reuses ids): `CollectionDeletedError` too, not the other collection's version."""
+    a pack asks this once per collection, and a session's set-up was most of its ~0.5 ms."""
     with sessions.kw["bind"].connect() as connection:
         row = connection.execute(_INDEX_VERSION_OF, {"collection_id": collection_id}).first()
+    return _version_of(row, collection_id, name)
+
+
+def index_version(session: Session, collection_id: int, name: str | None = None) -> int:
+    """The collection's index version. `CollectionDeletedError` when its row is gone (a
+    handle or request outlived it: version 0 would read as an empty collection), or, with
+    `name`, when the row is another collection's (SQLite gives a deleted collection's id to
+    the next one created)."""
+    row = session.execute(_INDEX_VERSION_OF, {"collection_id": collection_id}).first()
+    return _version_of(row, collection_id, name)
+
+
+def _version_of(row: Any, collection_id: int, name: str | None) -> int:
     if row is None or (name is not None and row.name != name):
         raise CollectionDeletedError(name, collection_id=collection_id)
     return int(row.index_version)
-
-
-def index_version(session: Session, collection_id: int) -> int:
-    """The collection's index version; `CollectionDeletedError` when its row is gone (a
-    handle or request outlived it): version 0 would read as an empty collection."""
-    version = session.scalar(
-        select(CollectionRow.index_version).where(CollectionRow.id == collection_id)
-    )
-    return _existing_version(version, collection_id)
-
-
-def _existing_version(version: int | None, collection_id: int) -> int:
-    if version is None:
-        raise CollectionDeletedError(collection_id=collection_id)
-    return int(version)
 
 
 def documents_by_external_id(
@@ -182,7 +171,7 @@ def delete_document(session: Session, document: DocumentRow) -> list[int]:
     return chunk_ids
 
 
-def claim_positions(session: Session, collection_id: int, count: int) -> int:
+def claim_positions(session: Session, collection_id: int, count: int, name: str) -> int:
     """Reserve `count` consecutive document positions; returns the first one.
 
     The update comes first: it locks the row, so that two writers (processes, on PostgreSQL)
@@ -197,7 +186,7 @@ def claim_positions(session: Session, collection_id: int, count: int) -> int:
         select(CollectionRow.next_position).where(CollectionRow.id == collection_id)
     )
     if after is None:  # deleted since the handle was opened: nothing was written
-        raise CollectionDeletedError(collection_id=collection_id)
+        raise CollectionDeletedError(name, collection_id=collection_id)
     return int(after) - count
 
 
