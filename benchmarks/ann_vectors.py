@@ -25,8 +25,8 @@ def essay_vectors(cache: Path, *, queries: int = 200) -> dict[str, np.ndarray]:
     if cache.exists():
         with np.load(cache) as saved:
             return {name: saved[name] for name in saved.files}
-    from windowpack.retrieval.chunking import chunk_document
-    from windowpack.retrieval.embedder import get_embedder
+    from windowpack.documents.chunking import chunk_document
+    from windowpack.embed.embedder import get_embedder
     from windowpack.text.tokens import get_token_counter
 
     counter = get_token_counter("cl100k_base")

@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 
 import windowpack as wp
+from windowpack.documents.parsing import parse_paths
 from windowpack.evals.haystack import split_bounds
-from windowpack.retrieval.parsing import parse_paths
 from windowpack.text.tokens import TokenCounter
 from windowpack.types import Document, IngestProgress
 

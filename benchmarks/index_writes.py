@@ -37,11 +37,11 @@ from pathlib import Path
 import numpy as np
 from bench_common import ESSAYS_JSON, load_corpus, machine_info, write_results
 
-from windowpack.retrieval.appendable_dense import AppendableFaissIndex
-from windowpack.retrieval.chunking import chunk_document
-from windowpack.retrieval.dense_index import FaissIndex
-from windowpack.retrieval.embedder import HashEmbedder
-from windowpack.retrieval.lexical_index import Bm25Index
+from windowpack.documents.chunking import chunk_document
+from windowpack.embed.embedder import HashEmbedder
+from windowpack.index.appendable_dense import AppendableFaissIndex
+from windowpack.index.dense import FaissIndex
+from windowpack.index.lexical import Bm25Index
 from windowpack.text.tokens import get_token_counter
 
 DOCUMENT_CHUNKS = 25  # 25 x 200 tokens = one 5K-token document

@@ -90,10 +90,10 @@ from rich.table import Table
 import windowpack as wp
 from windowpack import ingest as ingest_module
 from windowpack.config import DEFAULT_EMBEDDER, StoreConfig
-from windowpack.retrieval.chunking import chunk_document
-from windowpack.retrieval.embedder import Embedder, SentenceTransformerEmbedder, get_embedder
-from windowpack.retrieval.embedding_cache import embed_with_cache
-from windowpack.retrieval.indexes import IndexStore
+from windowpack.documents.chunking import chunk_document
+from windowpack.embed.cache import embed_with_cache
+from windowpack.embed.embedder import Embedder, SentenceTransformerEmbedder, get_embedder
+from windowpack.index.store import IndexStore
 from windowpack.storage import repository
 from windowpack.storage.database import create_database_engine, migrate, session_factory, sqlite_url
 from windowpack.text.hashing import content_hash

@@ -99,11 +99,11 @@ import windowpack as wp
 from windowpack.config import StoreConfig
 from windowpack.evals.chunk_view import chunk_view
 from windowpack.evals.llama_baseline import LlamaIndexRetriever
+from windowpack.index.appendable_dense import AppendableFaissIndex
+from windowpack.index.lexical import Bm25Index
 from windowpack.pack import packer
 from windowpack.pack import window as pack_window
-from windowpack.retrieval.appendable_dense import AppendableFaissIndex
-from windowpack.retrieval.lexical_index import Bm25Index
-from windowpack.retrieval.search import QueryEmbeddingCache
+from windowpack.search.hybrid import QueryEmbeddingCache
 from windowpack.text.tokens import TokenCounter, get_token_counter
 from windowpack.types import Window
 

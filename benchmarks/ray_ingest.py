@@ -37,7 +37,7 @@ from rich.table import Table
 
 import windowpack as wp
 from windowpack.config import DEFAULT_EMBEDDER, StoreConfig
-from windowpack.retrieval.embedder import get_embedder
+from windowpack.embed.embedder import get_embedder
 from windowpack.storage import repository
 from windowpack.text.hashing import content_hash
 from windowpack.text.tokens import get_token_counter

@@ -20,7 +20,7 @@ cache never hides the model's cost. 5 warm-up queries (not measured) come first;
 query once (uncached), then the same queries again (their vectors now cached). Printed:
 p50/p95/p99/mean wall time in ms, and the split - index version check, query embedding,
 dense (FAISS) search, BM25 search, RRF fusion, DB fetch + hits - timed by calling the
-components the way `windowpack.retrieval.search.hybrid_search` does. A diagnostic row repeats
+components the way `windowpack.search.hybrid.hybrid_search` does. A diagnostic row repeats
 the dense searches with FAISS held to one OpenMP thread.
 
 Target: uncached p50 ≤ 20 ms. Figures are also written to `benchmarks/results/search.json`.
@@ -56,9 +56,9 @@ from rich.table import Table
 
 import windowpack as wp
 from windowpack.config import DEFAULT_EMBEDDER, StoreConfig
-from windowpack.retrieval import fusion as fusion_module
-from windowpack.retrieval import search as search_module
-from windowpack.retrieval.embedder import Embedder, Vectors
+from windowpack.embed.embedder import Embedder, Vectors
+from windowpack.search import fusion as fusion_module
+from windowpack.search import hybrid as search_module
 from windowpack.storage import repository
 from windowpack.text.tokens import get_token_counter
 from windowpack.types import Hit, IngestProgress
@@ -336,7 +336,7 @@ class _UncachedQueryVectors:
 def _instrumented(store: wp.Store, collection: wp.Collection, timer: _Timer) -> Iterator[None]:
     """Time the parts of the real `collection.search` by wrapping what `hybrid_search` calls:
     the index version check, the query embedding (never cached here), the dense and BM25
-    searches of the loaded indexes, the fusion function `retrieval.search` imports, and the
+    searches of the loaded indexes, the fusion function `search.hybrid` imports, and the
     chunk fetch. What is left (validation, session, building hits) is "other"."""
     indexes = store._context.indexes.current(collection.collection_id)
     patched: list[tuple[Any, str, Any, bool]] = []

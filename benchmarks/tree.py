@@ -68,8 +68,8 @@ from rich.table import Table
 import windowpack as wp
 from windowpack import ingest as ingest_module
 from windowpack.config import DEFAULT_EMBEDDER, StoreConfig
-from windowpack.retrieval.embedder import get_embedder
-from windowpack.retrieval.indexes import IndexStore
+from windowpack.embed.embedder import get_embedder
+from windowpack.index.store import IndexStore
 from windowpack.storage import repository
 from windowpack.summarizer.extractive import ExtractiveSummarizer
 from windowpack.summarizer.overview import TreeOverview

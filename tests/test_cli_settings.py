@@ -24,7 +24,7 @@ def served(monkeypatch: pytest.MonkeyPatch) -> list[ApiSettings]:
     for name in _SERVER_VARIABLES:
         monkeypatch.delenv(f"WINDOWPACK_{name}", raising=False)
     seen: list[ApiSettings] = []
-    monkeypatch.setattr("windowpack.api.server.serve", seen.append)
+    monkeypatch.setattr("windowpack.api.serve", seen.append)
     return seen
 
 

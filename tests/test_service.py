@@ -9,7 +9,7 @@ import pytest
 
 import windowpack as wp
 from windowpack.config import StoreConfig
-from windowpack.retrieval.conversation import render_conversation
+from windowpack.documents.conversation import render_conversation
 
 
 def _write(path: Path, content: str | bytes) -> Path:

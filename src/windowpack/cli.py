@@ -26,7 +26,7 @@ from windowpack.config import DEFAULT_COLLECTION, DEFAULT_STORE
 from windowpack.errors import CollectionNotFoundError, InvalidArgumentError, WindowpackError
 
 if TYPE_CHECKING:
-    from windowpack.api.settings import ApiSettings
+    from windowpack.api import ApiSettings
     from windowpack.service import Collection, Store
     from windowpack.types import CollectionStats, IngestProgress, IngestReport
 
@@ -327,7 +327,7 @@ def eval_(
 ) -> None:
     """Run NIAH, RULER-style, MRCR-style, associative, multi-hop and aggregation evals;
     write JSON, markdown and PNG plots."""
-    from windowpack.evals.cli_run import EvalRequest, run_evals
+    from windowpack.evals import EvalRequest, run_evals
 
     # `eval load FILE...` runs benchmark files alone; `--load FILE` runs one beside tasks.
     loading = tasks[0] == "load"
@@ -417,7 +417,7 @@ def serve(
     Each setting comes from its flag, else from its WINDOWPACK_* environment variable, else
     from its default: a flag left out never hides the environment.
     """
-    from windowpack.api.server import serve as run_server
+    from windowpack.api import serve as run_server
 
     flags = {
         "store": store,
@@ -439,7 +439,7 @@ def _server_settings(flags: dict[str, object]) -> ApiSettings:
     error naming the setting and its environment variable."""
     import pydantic
 
-    from windowpack.api.settings import ApiSettings
+    from windowpack.api import ApiSettings
 
     try:
         return ApiSettings(**flags)  # type: ignore[arg-type]

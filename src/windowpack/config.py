@@ -33,7 +33,7 @@ class StoreConfig:
 
     `chunk_tokens` defaults to 200 tokens of the collection tokenizer: the bundled MiniLM reads
     at most 256 word pieces (≈ 220 tiktoken tokens), so a default chunk is embedded whole.
-    Longer chunks are still embedded completely, in windows (see `retrieval.embedder`).
+    Longer chunks are still embedded completely, in windows (see `embed.embedder`).
     `fanout` is how many children a summary-tree node has (design §3).
 
     `window_cache_bytes` bounds the memory of every cached window together (least recently
@@ -43,7 +43,7 @@ class StoreConfig:
     for it. Either way, a write made through this store is seen by every read that starts
     after the write returns, and readers never wait for this store's own writes.
     `executor` says where ingest parses, chunks and embeds: `"local"` (this process) or
-    `"ray"` (fanned out over a Ray cluster, extra `ray`; see `retrieval.executor`). With
+    `"ray"` (fanned out over a Ray cluster, extra `ray`; see `ingest.executor`). With
     `"ray"`, a Ray this process already started is used as it is; otherwise `ray_address`
     (unset: `$WINDOWPACK_RAY_ADDRESS`) names the cluster to join (`"auto"`,
     `"ray://host:10001"`; unset: Ray's default, a new local instance), and `ray_workers` how

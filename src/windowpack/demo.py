@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from windowpack.retrieval.conversation import conversation_document
+from windowpack.documents import conversation_document
 from windowpack.types import Document
 
 STATIONS = ["Aurora", "Basalt Ridge", "Cinder Bay", "Driftwood", "Ember Flats", "Frostmere"]

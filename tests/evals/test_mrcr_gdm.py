@@ -8,11 +8,11 @@ from difflib import SequenceMatcher
 
 import pytest
 
+from windowpack.documents.conversation import transcript_turns
 from windowpack.errors import InvalidArgumentError
 from windowpack.evals import Case, Haystack, generated_haystack
 from windowpack.evals.mrcr_gdm import INDEX_NAMES, Key, gdm_mrcr_case, grade_mrcr_gdm
 from windowpack.evals.mrcr_words import FEW_SHOT
-from windowpack.retrieval.conversation import transcript_turns
 from windowpack.text.tokens import TokenCounter
 
 REQUEST = re.compile(r"^User: Write a (.+) about (.+) in (.+) style\.$", re.M)

@@ -112,7 +112,7 @@ def test_an_unknown_tokenizer_is_named(two_sources: wp.Store) -> None:
 
 
 def test_a_hugging_face_tokenizer_counts_the_window(two_sources: wp.Store) -> None:
-    from windowpack.retrieval.embedder import bundled_model_path
+    from windowpack.embed.embedder import bundled_model_path
 
     path = bundled_model_path()
     window = two_sources.collection("harbour").pack("launch", budget=300, tokenizer=path)

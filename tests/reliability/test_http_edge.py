@@ -18,9 +18,9 @@ from reliability_helpers import serving
 import windowpack as wp
 from windowpack.api import ApiSettings, create_app
 from windowpack.config import StoreConfig
+from windowpack.documents.parsing import parse_file
 from windowpack.errors import FileTooLargeError, StorageError
 from windowpack.jobs import JobRunner
-from windowpack.retrieval.parsing import parse_file
 from windowpack.storage.database import create_database_engine
 
 

@@ -17,7 +17,7 @@ import pytest
 
 import windowpack as wp
 from windowpack.config import StoreConfig
-from windowpack.retrieval.dense_index import FaissIndex
+from windowpack.index.dense import FaissIndex
 
 CONFIG = StoreConfig(embedder="hash", chunk_tokens=64)
 TEXTS = [

@@ -26,7 +26,7 @@ import pytest
 
 import windowpack as wp
 from windowpack.config import StoreConfig
-from windowpack.retrieval.indexes import IndexStore
+from windowpack.index.store import IndexStore
 
 CONFIG = StoreConfig(embedder="hash", chunk_tokens=64)
 QUERIES = ["harbour seals", "lighthouse keeper", "copper kettle", "replica word seven"]

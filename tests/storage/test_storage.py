@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import Engine, inspect, select
 
 import windowpack as wp
-from windowpack import ingest as ingest_module
+from windowpack.ingest import pipeline as ingest_module
 from windowpack.storage import repository
 from windowpack.storage.database import create_database_engine, current_revision, migrate
 from windowpack.storage.schema import ChunkRow, DocumentRow

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from windowpack.documents.chunking import chunk_document
 from windowpack.errors import InvalidArgumentError, WindowpackError
-from windowpack.retrieval.chunking import chunk_document
 from windowpack.summarizer.base import Summarizer, SummaryFailure
 from windowpack.summarizer.extractive import (
     Excerpt,

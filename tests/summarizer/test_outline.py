@@ -8,8 +8,8 @@ from functools import cache
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from windowpack.retrieval.chunking import chunk_document, natural_units
-from windowpack.retrieval.conversation import conversation_document
+from windowpack.documents.chunking import chunk_document, natural_units
+from windowpack.documents.conversation import conversation_document
 from windowpack.summarizer.extractive import ExtractiveSummarizer
 from windowpack.summarizer.outline import DocumentOutline, collection_outline, document_outline
 from windowpack.summarizer.tree import TreeBuilder, TreeItem

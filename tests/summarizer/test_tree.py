@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import windowpack as wp
-from windowpack import ingest as ingest_module
 from windowpack.config import StoreConfig
+from windowpack.ingest import pipeline as ingest_module
 from windowpack.storage import repository
 from windowpack.storage.schema import ChunkRow, DocumentRow, TreeNodeRow
 from windowpack.summarizer.tree import estimate_tree_cost, even_groups, fixed_groups

@@ -12,6 +12,7 @@ report and PNG plots (matplotlib, the `evals` extra, imported only when plotting
 from __future__ import annotations
 
 from windowpack.evals.cases import Case
+from windowpack.evals.cli_run import EvalRequest, run_evals
 from windowpack.evals.haystack import Haystack, generated_haystack, load_haystack
 from windowpack.evals.mrcr import grade_mrcr, mrcr_case
 from windowpack.evals.mrcr_gdm import gdm_mrcr_case, grade_mrcr_gdm
@@ -29,6 +30,7 @@ __all__ = [
     "SYSTEMS",
     "Case",
     "DeterministicReader",
+    "EvalRequest",
     "Haystack",
     "MrcrEval",
     "NiahEval",
@@ -45,5 +47,6 @@ __all__ = [
     "mrcr_case",
     "niah_case",
     "ruler_case",
+    "run_evals",
     "score_reply",
 ]

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from windowpack.retrieval.embedder import Embedder
+from windowpack.embed import Embedder
 
 if TYPE_CHECKING:
     from windowpack.service import Collection, Store

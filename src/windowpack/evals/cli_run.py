@@ -28,7 +28,7 @@ from windowpack.evals.report import write_report
 from windowpack.evals.runner import MRCR_SHAPES, MrcrEval, NiahEval
 from windowpack.evals.systems import SYSTEMS
 from windowpack.evals.timing import is_part
-from windowpack.text.tokens import get_token_counter
+from windowpack.text import get_token_counter
 
 if TYPE_CHECKING:
     from windowpack.service import Store

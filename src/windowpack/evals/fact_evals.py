@@ -23,7 +23,7 @@ from windowpack.evals.haystack import Haystack
 from windowpack.evals.loaders import LoadedSet, loaded_cell
 from windowpack.evals.options import size_label
 from windowpack.evals.runner import Cell, GridEval
-from windowpack.text.tokens import TokenCounter
+from windowpack.text import TokenCounter
 
 
 @dataclass(kw_only=True)

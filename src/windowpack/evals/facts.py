@@ -27,7 +27,7 @@ from windowpack.evals.cases import Case
 from windowpack.evals.haystack import Haystack
 from windowpack.evals.multihop_set import MULTIHOP_NEEDLES
 from windowpack.evals.planting import Planted, plant
-from windowpack.text.tokens import TokenCounter
+from windowpack.text import TokenCounter
 
 AGGREGATION_FACTS = 16
 MAX_AGGREGATION_FACTS = len(aggregation_set.CITIES)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from windowpack.errors import InputPathNotFoundError, InvalidArgumentError, UnsupportedFileError
-from windowpack.text.tokens import TokenCounter
+from windowpack.text import TokenCounter
 
 # A passage longer than this is cut into parts of about `PASSAGE_CHARS` characters.
 SPLIT_ABOVE_CHARS = 100_000

@@ -17,6 +17,7 @@ import time
 from typing import Any
 
 from windowpack.config import DEFAULT_EMBEDDER
+from windowpack.embed import HASH_EMBEDDER, Embedder, bundled_model_path
 from windowpack.errors import MissingDependencyError
 from windowpack.evals.chunk_view import ChunkView
 from windowpack.evals.systems import (
@@ -27,8 +28,7 @@ from windowpack.evals.systems import (
     exact_context,
     fill_to_budget,
 )
-from windowpack.retrieval.embedder import HASH_EMBEDDER, Embedder, bundled_model_path
-from windowpack.text.tokens import TokenCounter
+from windowpack.text import TokenCounter
 
 TOP_K_OVER_BUDGET = 1.25
 

@@ -32,14 +32,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from windowpack.documents import conversation_document, transcript_document
 from windowpack.errors import InputPathNotFoundError, InvalidInputError, UnsupportedFileError
 from windowpack.evals.cases import Case
 from windowpack.evals.haystack import split_passage
 from windowpack.evals.mrcr import request
 from windowpack.evals.mrcr_gdm import INDEX_NAMES
 from windowpack.evals.options import size_label
-from windowpack.retrieval.conversation import conversation_document, transcript_document
-from windowpack.text.tokens import TokenCounter
+from windowpack.text import TokenCounter
 from windowpack.types import Document
 
 LOAD_FORMATS = ("loft", "openai-mrcr", "gdm-mrcr", "ruler")

@@ -16,12 +16,12 @@ import string
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
+from windowpack.documents import conversation_document
 from windowpack.errors import InvalidArgumentError
 from windowpack.evals.cases import Case
 from windowpack.evals.haystack import Haystack
 from windowpack.evals.replies import ReplyRange, reply_pool
-from windowpack.retrieval.conversation import conversation_document
-from windowpack.text.tokens import TokenCounter
+from windowpack.text import TokenCounter
 
 NEEDLE_COUNTS = (2, 4, 8)
 NEAR_MISSES = 3  # of each kind: same format other topic, same topic other format

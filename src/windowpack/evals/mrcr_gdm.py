@@ -28,13 +28,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
+from windowpack.documents import transcript_document
 from windowpack.errors import InvalidArgumentError
 from windowpack.evals.cases import Case
 from windowpack.evals.haystack import Haystack
 from windowpack.evals.mrcr_words import FEW_SHOT, FORMATS, STYLES, TOPICS
 from windowpack.evals.replies import Reply, ReplyRange, reply_pool
-from windowpack.retrieval.conversation import transcript_document
-from windowpack.text.tokens import TokenCounter, get_token_counter
+from windowpack.text import TokenCounter, get_token_counter
 from windowpack.types import Document
 
 HASH_LENGTH = 12

@@ -19,7 +19,7 @@ from windowpack.errors import InvalidArgumentError
 from windowpack.evals.cases import Case
 from windowpack.evals.haystack import Haystack
 from windowpack.evals.planting import plant
-from windowpack.text.tokens import TokenCounter
+from windowpack.text import TokenCounter
 
 RULER_TASKS = ("multikey-number", "multikey-uuid", "multivalue", "multiquery")
 MULTIKEY_NEEDLES = 8  # one asked, seven distractors with other keys

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from windowpack.evals.haystack import Haystack, insert_at_depth, passages_of_length
-from windowpack.text.tokens import TokenCounter
+from windowpack.text import TokenCounter
 from windowpack.types import Document
 
 

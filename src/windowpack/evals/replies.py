@@ -13,10 +13,10 @@ import random
 import re
 from dataclasses import dataclass
 
+from windowpack.documents import message_starts
 from windowpack.errors import InvalidArgumentError
 from windowpack.evals.haystack import Haystack, sentence_boundaries
-from windowpack.retrieval.conversation import message_starts
-from windowpack.text.tokens import TokenCounter, get_token_counter
+from windowpack.text import TokenCounter, get_token_counter
 
 _PARAGRAPH = re.compile(r"\n[ \t]*\n")
 

@@ -40,7 +40,7 @@ from windowpack.evals.readers import DeterministicReader, Reader, score_reply
 from windowpack.evals.summary import summarise, summarise_cells
 from windowpack.evals.systems import SYSTEMS, System, Target, make_system
 from windowpack.evals.timing import StageClock
-from windowpack.text.tokens import TokenCounter, get_token_counter
+from windowpack.text import TokenCounter, get_token_counter
 from windowpack.types import Document
 
 if TYPE_CHECKING:

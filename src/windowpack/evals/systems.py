@@ -23,11 +23,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from windowpack.text.tokens import TokenCounter
+from windowpack.text import TokenCounter
 
 if TYPE_CHECKING:
+    from windowpack.embed import Vectors
     from windowpack.evals.chunk_view import ChunkView
-    from windowpack.retrieval.embedder import Vectors
     from windowpack.service import Collection, Store
 
 SYSTEMS = (
@@ -142,7 +142,7 @@ class DenseTopKSystem(_RankedChunksSystem):
     def _build(self) -> None:
         import numpy as np
 
-        from windowpack.retrieval.index_kinds import build_vector_index
+        from windowpack.index import build_vector_index
 
         self._query: tuple[str, Vectors] | None = None
         vectors = self._chunks.vectors

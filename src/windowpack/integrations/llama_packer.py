@@ -8,7 +8,7 @@ from pydantic import field_validator
 
 from windowpack.errors import MissingDependencyError
 from windowpack.pack import PackedPassages, check_budget, pack_passages
-from windowpack.text.tokens import get_token_counter
+from windowpack.text import get_token_counter
 
 try:
     from llama_index.core.postprocessor.types import BaseNodePostprocessor

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from windowpack.errors import InvalidArgumentError, MissingDependencyError
 from windowpack.integrations.pieces import validate_k
 from windowpack.pack import check_budget
-from windowpack.text.tokens import get_token_counter
+from windowpack.text import get_token_counter
 from windowpack.types import Window
 
 try:

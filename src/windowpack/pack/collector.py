@@ -10,7 +10,7 @@ everything a pack allocates is freed by reference counting, so those runs found 
 While any pack or load runs, the first generation's threshold is raised to
 `_BATCHED_THRESHOLD`: the collector still runs and frees what it would have freed, in
 batches, and the thresholds are restored as they were when the last one ends. The setting
-is the process's: concurrent packs share one save and restore (`retrieval.shared_setting`), as
+is the process's: concurrent packs share one save and restore (`windowpack.shared_setting`), as
 the query's torch threads do.
 """
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 import gc
 from contextlib import AbstractContextManager
 
-from windowpack.retrieval.shared_setting import SharedSetting
+from windowpack.shared_setting import SharedSetting
 
 _BATCHED_THRESHOLD = 100_000
 

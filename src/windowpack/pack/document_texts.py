@@ -30,8 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from windowpack.errors import StorageError
-from windowpack.text.files import write_atomically
-from windowpack.text.hashing import content_hash
+from windowpack.text import content_hash, write_atomically
 
 _LOG = logging.getLogger("windowpack")
 _SUFFIX = ".txt"

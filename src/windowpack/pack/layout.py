@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from windowpack.pack.corpus import Overheads
-from windowpack.text.tokens import TokenCounter
+from windowpack.text import TokenCounter
 
 SEPARATOR = "\n\n"
 

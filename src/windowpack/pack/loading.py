@@ -10,13 +10,13 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy.orm import Session, sessionmaker
 
+from windowpack.documents import section_paths
 from windowpack.pack.document_texts import DocumentTexts, StoredText
 from windowpack.pack.layout import DocumentView, NodeView
 from windowpack.pack.state import PackingState, state_from_views
 from windowpack.pack.token_counts import SavedCounts
-from windowpack.retrieval.sections import section_paths
 from windowpack.storage import repository
-from windowpack.text.tokens import TokenCounter
+from windowpack.text import TokenCounter
 from windowpack.types import Span, copied
 
 # What a window calls the units of each kind of document in its passage headers.

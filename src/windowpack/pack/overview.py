@@ -16,7 +16,7 @@ from windowpack.pack.allocate import overview_cut
 from windowpack.pack.layout import Block
 from windowpack.pack.request import PackRequest
 from windowpack.pack.state import PackingState
-from windowpack.text.tokens import TokenCounter
+from windowpack.text import TokenCounter
 
 ALIGNMENT = 256
 # The overview takes at most this share of the budget, and never more than the cap.

@@ -7,7 +7,7 @@ version simply keys a new state. Finished windows are cached by (version, reques
 a bound in bytes (`window_cache`).
 
 `prepare` loads a new version's states before the index store makes that version current
-(see `retrieval.indexes`): a write pays for them, and readers go on packing the previous
+(see `index.store`): a write pays for them, and readers go on packing the previous
 version, whose states are kept until the next one lands, instead of waiting.
 """
 
@@ -24,6 +24,7 @@ from pathlib import Path
 from sqlalchemy.orm import Session, sessionmaker
 
 from windowpack.errors import StorageError
+from windowpack.index import CollectionIndexes
 from windowpack.pack import piece_counts
 from windowpack.pack.collector import collections_batched
 from windowpack.pack.document_texts import DocumentTexts, TextCache
@@ -35,10 +36,9 @@ from windowpack.pack.state import PackingState
 from windowpack.pack.token_counts import SavedCounts
 from windowpack.pack.window import Part, lossless_estimate, lossless_window, pack_parts
 from windowpack.pack.window_cache import WindowCache
-from windowpack.retrieval.indexes import CollectionIndexes
-from windowpack.retrieval.search import QueryEmbeddingCache
+from windowpack.search import QueryEmbeddingCache
 from windowpack.storage import repository
-from windowpack.text.tokens import TokenCounter, get_token_counter
+from windowpack.text import TokenCounter, get_token_counter
 from windowpack.types import Window
 
 # Packs tried before giving up on a collection that a stream of writes keeps changing.

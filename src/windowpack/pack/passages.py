@@ -26,7 +26,7 @@ from windowpack.pack.layout import SEPARATOR, DocumentView
 from windowpack.pack.request import PackRequest
 from windowpack.pack.state import state_from_views
 from windowpack.pack.window import Part, pack_parts
-from windowpack.text.tokens import get_token_counter
+from windowpack.text import get_token_counter
 from windowpack.types import Window, WindowItem
 
 # Passage-level "units": each passage gets a header of its own, "[passage 2 of 5 · ...]".

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from windowpack.pack.layout import Block, DocumentView
-from windowpack.text.tokens import TIKTOKEN_ENCODINGS, TokenCounter
+from windowpack.text import TIKTOKEN_ENCODINGS, TokenCounter
 
 if TYPE_CHECKING:  # the state counts its spans with this module when it loads
     from windowpack.pack.state import PackingState

@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from windowpack.documents import message_starts
 from windowpack.pack.layout import DocumentView
-from windowpack.retrieval.conversation import message_starts
 
 _WORDS = re.compile(r"\w+")
 _ORDINAL_WORDS = [

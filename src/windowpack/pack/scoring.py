@@ -1,6 +1,6 @@
 """Relevance of every chunk and summary node of the states packed, for one question.
 
-Dense and lexical candidates of every source are fused into one ranking (`retrieval.fusion`),
+Dense and lexical candidates of every source are fused into one ranking (`search.fusion`),
 scattered onto each state's units, and a summary is given the best evidence beneath it.
 """
 
@@ -12,13 +12,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from windowpack.index import CollectionIndexes, split_index_ids
 from windowpack.pack.corpus import Corpus
 from windowpack.pack.state import PackingState
 from windowpack.pack.verbatim import mean_chunk_cost
-from windowpack.retrieval.fusion import z_scores_fused
-from windowpack.retrieval.index_ids import split_index_ids
-from windowpack.retrieval.indexes import CollectionIndexes
-from windowpack.retrieval.search import MIN_CANDIDATES, QueryEmbeddingCache
+from windowpack.search import MIN_CANDIDATES, QueryEmbeddingCache, z_scores_fused
 
 FloatArray = npt.NDArray[np.float64]
 Fused = tuple[npt.NDArray[np.int64], npt.NDArray[np.floating[Any]]]

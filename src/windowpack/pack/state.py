@@ -29,7 +29,7 @@ from windowpack.pack.corpus import Corpus, Overheads
 from windowpack.pack.layout import DocumentView, NodeView
 from windowpack.pack.repeats import Turn, conversation_turns
 from windowpack.pack.token_counts import SavedCounts, unit_keys
-from windowpack.text.tokens import TokenCounter
+from windowpack.text import TokenCounter
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -12,7 +12,7 @@ ordinal mixed into the digest of its document's text and chunk starts, which fix
 text: one digest per document instead of one per tile, and no tile text is cut out unless it
 has to be counted.
 
-The file is derived, like the index files: its manifest (`retrieval.index_files`) records its
+The file is derived, like the index files: its manifest (`index.files`) records its
 digest and tokenizer, and a missing, damaged or mismatched file is simply not used; the load
 counts what it lacks and writes the file again. Two texts sharing a digest (odds ~n²/2⁶⁵, about
 3e-8 for a million texts) would lend one text the other's count: that moves an allocator
@@ -32,8 +32,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from windowpack.index import verified_record, write_record
 from windowpack.pack.layout import DocumentView
-from windowpack.retrieval.index_files import verified_record, write_record
 
 _LOG = logging.getLogger("windowpack")
 _FORMAT = "token-counts-1"

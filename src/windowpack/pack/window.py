@@ -23,7 +23,7 @@ from windowpack.pack.repeats import Focus
 from windowpack.pack.request import PackRequest
 from windowpack.pack.state import PackingState
 from windowpack.pack.verbatim import pinned_cost
-from windowpack.text.tokens import TokenCounter
+from windowpack.text import TokenCounter
 from windowpack.types import Span, Window, WindowItem
 
 _MAX_TRIMS = 8

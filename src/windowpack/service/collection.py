@@ -8,6 +8,13 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from windowpack.documents import (
+    conversation_document,
+    from_llama_documents,
+    parse_paths,
+    transcript_document,
+)
+from windowpack.embed import Vectors, embed_with_cache
 from windowpack.errors import (
     DocumentNotFoundError,
     InvalidArgumentError,
@@ -18,18 +25,10 @@ from windowpack.ingest import (
     ingest_documents,
     rebuild_tree,
 )
-from windowpack.retrieval.conversation import conversation_document, transcript_document
-from windowpack.retrieval.embedder import Vectors
-from windowpack.retrieval.embedding_cache import embed_with_cache
-from windowpack.retrieval.llama_documents import from_llama_documents
-from windowpack.retrieval.parsing import parse_paths
 from windowpack.service.context import StoreContext
-from windowpack.storage import repository
-from windowpack.storage.schema import CollectionRow
-from windowpack.summarizer.base import Summarizer
-from windowpack.summarizer.overview import tree_node, tree_overview
-from windowpack.text import storable
-from windowpack.text.hashing import content_hash
+from windowpack.storage import CollectionRow, repository
+from windowpack.summarizer import Summarizer, tree_node, tree_overview
+from windowpack.text import content_hash, storable
 from windowpack.types import (
     CollectionStats,
     Document,

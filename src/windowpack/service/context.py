@@ -18,30 +18,22 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from windowpack.config import StoreConfig
+from windowpack.embed import Embedder, get_embedder
 from windowpack.errors import CollectionNotFoundError, ConflictError, StoreNotFoundError
-from windowpack.ingest import IngestTarget
+from windowpack.index import IndexStore, VersionWatcher
+from windowpack.ingest import IngestExecutor, IngestTarget, make_executor
 from windowpack.pack import Packer, PackRequest, Source
-from windowpack.retrieval.embedder import Embedder, get_embedder
-from windowpack.retrieval.executor import IngestExecutor, make_executor
-from windowpack.retrieval.indexes import IndexStore
-from windowpack.retrieval.search import (
-    QueryEmbeddingCache,
-    check_query,
-    check_search,
-    hybrid_search,
-)
-from windowpack.retrieval.version_watch import VersionWatcher
-from windowpack.storage import repository
-from windowpack.storage.database import (
+from windowpack.search import QueryEmbeddingCache, check_query, check_search, hybrid_search
+from windowpack.storage import (
+    CollectionRow,
     create_database_engine,
     current_revision,
     migrate,
+    repository,
     session_factory,
 )
-from windowpack.storage.schema import CollectionRow
-from windowpack.summarizer.base import Summarizer
-from windowpack.summarizer.extractive import ExtractiveSummarizer
-from windowpack.text.tokens import get_token_counter
+from windowpack.summarizer import ExtractiveSummarizer, Summarizer
+from windowpack.text import get_token_counter
 from windowpack.types import Hit, Window
 
 if TYPE_CHECKING:

@@ -10,22 +10,17 @@ from pathlib import Path
 from types import TracebackType
 
 from windowpack.config import DEFAULT_STORE, StoreConfig
+from windowpack.embed import Embedder
 from windowpack.errors import (
     CollectionNotFoundError,
     ConflictError,
     InvalidArgumentError,
     StoreNotFoundError,
 )
-from windowpack.retrieval.embedder import Embedder
 from windowpack.service.collection import Collection
 from windowpack.service.context import StoreContext
-from windowpack.storage import repository
-from windowpack.storage.api_keys import ApiKeys
-from windowpack.storage.database import (
-    sqlite_url,
-)
-from windowpack.storage.notifications import announce_change
-from windowpack.summarizer.base import Summarizer
+from windowpack.storage import ApiKeys, announce_change, repository, sqlite_url
+from windowpack.summarizer import Summarizer
 from windowpack.types import (
     CollectionStats,
     Window,

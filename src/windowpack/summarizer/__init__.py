@@ -1,0 +1,49 @@
+"""The order-preserving summary tree: building its levels, storing and reading them.
+
+`TreeBuilder` groups chunks into levels whose nodes a `Summarizer` summarises (the default
+`ExtractiveSummarizer`, or `LLMSummarizer` over any llama-index LLM); `outline` makes a chat's
+request index or a document's table of contents; `persistence` stores levels with their
+cache; `overview` reads the tree back for callers.
+"""
+
+from __future__ import annotations
+
+from windowpack.summarizer.base import Summarizer
+from windowpack.summarizer.extractive import ExtractiveSummarizer
+from windowpack.summarizer.outline import DocumentOutline, document_outline
+from windowpack.summarizer.overview import tree_node, tree_overview
+from windowpack.summarizer.persistence import (
+    CommittingSummaryCache,
+    SessionSummaryCache,
+    insert_levels,
+    rebuild_collection_levels,
+)
+from windowpack.summarizer.tree import (
+    BuiltNode,
+    SummaryCache,
+    TreeBuilder,
+    TreeCost,
+    TreeItem,
+    TreeStats,
+    estimate_tree_cost,
+)
+
+__all__ = [
+    "BuiltNode",
+    "CommittingSummaryCache",
+    "DocumentOutline",
+    "ExtractiveSummarizer",
+    "SessionSummaryCache",
+    "Summarizer",
+    "SummaryCache",
+    "TreeBuilder",
+    "TreeCost",
+    "TreeItem",
+    "TreeStats",
+    "document_outline",
+    "estimate_tree_cost",
+    "insert_levels",
+    "rebuild_collection_levels",
+    "tree_node",
+    "tree_overview",
+]

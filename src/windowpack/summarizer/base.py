@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from windowpack.errors import WindowpackError
-from windowpack.text.tokens import TokenCounter
+from windowpack.text import TokenCounter
 
 
 @runtime_checkable

@@ -59,11 +59,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from windowpack.documents import heading_starts
 from windowpack.errors import InvalidArgumentError
-from windowpack.retrieval.sections import heading_starts
 from windowpack.summarizer.prose import STOP_WORDS, prose_sentences
-from windowpack.text.sentences import split_sentences
-from windowpack.text.tokens import TokenCounter
+from windowpack.text import TokenCounter, split_sentences
 from windowpack.types import Span
 
 _WORD = re.compile(r"\w+")

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from windowpack.errors import InvalidArgumentError, MissingDependencyError
 from windowpack.summarizer.base import SummaryFailure
-from windowpack.text.tokens import TokenCounter
+from windowpack.text import TokenCounter
 
 if TYPE_CHECKING:
     from llama_index.core.llms import LLM

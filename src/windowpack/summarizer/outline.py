@@ -34,10 +34,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from windowpack.retrieval.conversation import message_starts
-from windowpack.retrieval.sections import PATH_SEPARATOR, heading_trail, parse_heading
+from windowpack.documents import PATH_SEPARATOR, heading_trail, message_starts, parse_heading
 from windowpack.summarizer.prose import STOP_WORDS, lead_sentence
-from windowpack.text.tokens import TokenCounter
+from windowpack.text import TokenCounter
 from windowpack.types import Span
 
 _ROLE = re.compile(r"^\s*\w+\s*:\s*")

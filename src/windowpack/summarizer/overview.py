@@ -8,8 +8,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from windowpack.errors import NotFoundError
-from windowpack.storage import repository
-from windowpack.storage.schema import ChunkRow, DocumentRow, TreeNodeRow
+from windowpack.storage import ChunkRow, DocumentRow, TreeNodeRow, repository
 from windowpack.summarizer.persistence import document_roots
 from windowpack.types import LevelStats, TreeChild, TreeNode, TreeOverview, copied
 

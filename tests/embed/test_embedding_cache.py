@@ -1,0 +1,83 @@
+"""How `embed_with_cache` feeds the model: longest texts first, calls sized for the embedder."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sqlalchemy.orm import Session, sessionmaker
+
+from windowpack.embed.cache import embed_with_cache
+from windowpack.embed.embedder import HashEmbedder, Vectors
+from windowpack.storage.database import create_database_engine, migrate, session_factory, sqlite_url
+from windowpack.text.hashing import content_hash
+
+
+class RecordingEmbedder(HashEmbedder):
+    """The hash embedder, remembering the texts of each `embed` call."""
+
+    def __init__(self, texts_per_call: int | None = None) -> None:
+        super().__init__()
+        self.calls: list[list[str]] = []
+        if texts_per_call is not None:
+            self.texts_per_call = texts_per_call
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.calls.append(list(texts))
+        return super().embed(texts)
+
+
+@pytest.fixture
+def sessions(tmp_path: Path) -> Iterator[sessionmaker[Session]]:
+    """An empty, migrated SQLite database: nothing cached."""
+    engine = create_database_engine(sqlite_url(tmp_path / "cache.db"))
+    migrate(engine)
+    yield session_factory(engine)
+    engine.dispose()
+
+
+def _chat_like_texts(count: int) -> list[str]:
+    """Short requests among long reply chunks, in a shuffled order, all distinct."""
+    rng = random.Random(7)
+    texts = [f"request {n}: write a poem" if n % 3 else f"reply {n} " * 60 for n in range(count)]
+    rng.shuffle(texts)
+    return texts
+
+
+def test_texts_reach_the_model_longest_first_and_come_back_in_input_order(
+    sessions: sessionmaker[Session],
+) -> None:
+    texts = _chat_like_texts(300)
+    embedder = RecordingEmbedder()
+    hashes = [content_hash(text) for text in texts]
+    vectors, embedded = embed_with_cache(sessions, embedder, texts, hashes)
+    seen = [text for call in embedder.calls for text in call]
+    assert embedded == len(texts) and sorted(seen) == sorted(texts)
+    # One length order across calls, so each model batch pads to about its own texts' length.
+    assert [len(text) for text in seen] == sorted((len(t) for t in texts), reverse=True)
+    np.testing.assert_array_equal(vectors, HashEmbedder().embed(texts))
+
+
+def test_a_fanning_out_embedder_gets_calls_of_the_size_it_asks_for(
+    sessions: sessionmaker[Session],
+) -> None:
+    texts = _chat_like_texts(700)
+    embedder = RecordingEmbedder(texts_per_call=300)
+    vectors, _ = embed_with_cache(sessions, embedder, texts, [content_hash(t) for t in texts])
+    assert [len(call) for call in embedder.calls] == [300, 300, 100]
+    np.testing.assert_array_equal(vectors, HashEmbedder().embed(texts))
+
+
+def test_cached_texts_are_not_sent_again(sessions: sessionmaker[Session]) -> None:
+    texts = _chat_like_texts(50)
+    hashes = [content_hash(t) for t in texts]
+    embed_with_cache(sessions, RecordingEmbedder(), texts[:20], hashes[:20])
+    embedder = RecordingEmbedder()
+    vectors, embedded = embed_with_cache(sessions, embedder, texts, hashes)
+    assert embedded == 30 and sorted(t for call in embedder.calls for t in call) == sorted(
+        texts[20:]
+    )
+    np.testing.assert_allclose(vectors, HashEmbedder().embed(texts), atol=1e-7)
