@@ -1,0 +1,104 @@
+"""Document rows: look them up, list, count and delete them, and what a pack reads of them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
+
+from windowpack.storage.chunk_queries import chunk_ids_of_document
+from windowpack.storage.query_helpers import batches, rows_by_id
+from windowpack.storage.schema import ChunkRow, DocumentRow
+
+
+def documents_by_external_id(
+    session: Session, collection_id: int, external_ids: Iterable[str]
+) -> dict[str, DocumentRow]:
+    found: dict[str, DocumentRow] = {}
+    for batch in batches(list(external_ids)):
+        rows = session.scalars(
+            select(DocumentRow).where(
+                DocumentRow.collection_id == collection_id, DocumentRow.external_id.in_(batch)
+            )
+        )
+        found.update({row.external_id: row for row in rows})
+    return found
+
+
+def list_documents(
+    session: Session, collection_id: int, *, offset: int = 0, limit: int | None = None
+) -> list[DocumentRow]:
+    query = (
+        select(DocumentRow)
+        .where(DocumentRow.collection_id == collection_id)
+        .order_by(DocumentRow.position)
+        .offset(offset)
+    )
+    if limit is not None:
+        query = query.limit(limit)
+    return list(session.scalars(query))
+
+
+def count_documents(session: Session, collection_id: int) -> int:
+    total = session.scalar(
+        select(func.count())
+        .select_from(DocumentRow)
+        .where(DocumentRow.collection_id == collection_id)
+    )
+    return int(total or 0)
+
+
+def delete_document(session: Session, document: DocumentRow) -> list[int]:
+    """Delete a document and its chunks; returns the removed chunk ids (for the indexes)."""
+    chunk_ids = chunk_ids_of_document(session, document.id)
+    session.execute(delete(ChunkRow).where(ChunkRow.document_id == document.id))
+    session.execute(delete(DocumentRow).where(DocumentRow.id == document.id))
+    return chunk_ids
+
+
+def documents_for_pack(session: Session, collection_id: int, *, texts: bool = True) -> list[Any]:
+    """`list_documents`' order and what a packing state needs of each, as plain rows:
+    (id, external_id, title, kind, text_hash, units, meta), and `text` unless `texts` is
+    False (the state then reads them by id, `document_texts_by_id`, only where it lacks)."""
+    columns = [
+        DocumentRow.id,
+        DocumentRow.external_id,
+        DocumentRow.title,
+        DocumentRow.kind,
+        DocumentRow.text_hash,
+        DocumentRow.units,
+        DocumentRow.meta,
+    ]
+    if texts:
+        columns.append(DocumentRow.text)
+    return list(
+        session.execute(
+            select(*columns)
+            .where(DocumentRow.collection_id == collection_id)
+            .order_by(DocumentRow.position)
+        ).all()
+    )
+
+
+def document_texts_by_id(
+    session: Session, collection_id: int, document_ids: Sequence[int]
+) -> dict[int, str]:
+    """The texts of these documents of the collection, by id (a deleted one is absent)."""
+    rows = rows_by_id(session, DocumentRow, (DocumentRow.text,), collection_id, document_ids)
+    return {row[0]: row[1] for row in rows}
+
+
+def document_ids(session: Session, collection_id: int) -> list[int]:
+    """The collection's document ids in collection order."""
+    query = select(DocumentRow.id).where(DocumentRow.collection_id == collection_id)
+    return list(session.scalars(query.order_by(DocumentRow.position)))
+
+
+def document_titles(session: Session, collection_id: int) -> dict[int, str]:
+    """Each document's title (its id where it has none), by document id."""
+    query = select(DocumentRow.id, DocumentRow.title, DocumentRow.external_id).where(
+        DocumentRow.collection_id == collection_id
+    )
+    return {row.id: row.title or row.external_id for row in session.execute(query)}
