@@ -130,3 +130,8 @@ def test_the_text_cache_keeps_the_most_recent_within_its_bound() -> None:
     assert cache.chars == 20
     cache.put("big", "w" * 100)  # larger than the bound: kept alone, until the next
     assert cache.get("big") is not None and cache.chars == 100
+    assert cache.get("a") is None and cache.get("c") is None  # alone
+    cache.put("big", "w" * 100)  # already held: still alone
+    assert cache.get("big") is not None and cache.chars == 100
+    cache.put("d", "v" * 10)  # the next: the oversized one goes
+    assert cache.get("big") is None and cache.get("d") == "v" * 10 and cache.chars == 10

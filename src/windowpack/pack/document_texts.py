@@ -24,10 +24,11 @@ import hashlib
 import logging
 import os
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from cachetools import LRUCache
 
 from windowpack.errors import StorageError
 from windowpack.text import content_hash, write_atomically
@@ -43,35 +44,45 @@ ReadTexts = Callable[[Sequence[int]], dict[int, str]]
 
 
 class TextCache:
-    """Decoded texts by hash, least recently used dropped past `max_chars` characters."""
+    """Decoded texts by hash, least recently used dropped past `max_chars` characters.
+
+    A text longer than the whole bound is still kept, alone, until another is put: a pack
+    renders from the same document many times, and reading it again each time would cost
+    more than holding it for a while.
+    """
 
     def __init__(self, max_chars: int = DEFAULT_CACHE_CHARS) -> None:
         self._max_chars = max_chars
-        self._texts: OrderedDict[str, str] = OrderedDict()
-        self._chars = 0
+        self._texts: LRUCache[str, str] = LRUCache(maxsize=max_chars, getsizeof=len)
+        # cachetools refuses an entry larger than its bound: the one such text sits here.
+        self._oversized: tuple[str, str] | None = None
+        # cachetools' caches are not thread-safe, and a read reorders the LRU.
         self._lock = threading.Lock()
 
     def get(self, text_hash: str) -> str | None:
         with self._lock:
-            text = self._texts.get(text_hash)
-            if text is not None:
-                self._texts.move_to_end(text_hash)
-            return text
+            oversized = self._oversized
+            if oversized is not None and oversized[0] == text_hash:
+                return oversized[1]
+            return self._texts.get(text_hash)
 
     def put(self, text_hash: str, text: str) -> None:
         with self._lock:
-            if text_hash in self._texts:
+            oversized = self._oversized
+            if text_hash in self._texts or (oversized is not None and oversized[0] == text_hash):
                 return
-            self._texts[text_hash] = text
-            self._chars += len(text)
-            while self._chars > self._max_chars and len(self._texts) > 1:
-                _, dropped = self._texts.popitem(last=False)
-                self._chars -= len(dropped)
+            self._oversized = None
+            if len(text) > self._max_chars:
+                self._texts.clear()
+                self._oversized = (text_hash, text)
+            else:
+                self._texts[text_hash] = text
 
     @property
     def chars(self) -> int:
         """Characters held now."""
-        return self._chars
+        oversized = self._oversized
+        return int(self._texts.currsize) + (len(oversized[1]) if oversized is not None else 0)
 
 
 class DocumentTexts:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import threading
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
@@ -35,7 +35,7 @@ from windowpack.pack.scoring import scored_corpora
 from windowpack.pack.state import PackingState
 from windowpack.pack.token_counts import SavedCounts
 from windowpack.pack.window import Part, lossless_estimate, lossless_window, pack_parts
-from windowpack.pack.window_cache import WindowCache
+from windowpack.pack.window_cache import WindowCache, WindowKey
 from windowpack.search import QueryEmbeddingCache
 from windowpack.storage import repository
 from windowpack.text import TokenCounter, get_token_counter
@@ -113,7 +113,8 @@ class Packer:
     def _pack_at(
         self, sources: Sequence[Source], request: PackRequest, counter: TokenCounter
     ) -> Window | None:
-        key = (tuple((cid, indexes.version) for cid, _, indexes in sources), request)
+        versions = tuple((cid, indexes.version) for cid, _, indexes in sources)
+        key = WindowKey.of_request(versions, request)
         cached = self._windows.get(key)
         if cached is not None:
             with self._lock:
@@ -125,7 +126,7 @@ class Packer:
             if state is None:
                 return None
             states.append((state, indexes))
-        window = self._lossless(key[0], [state for state, _ in states], request, counter)
+        window = self._lossless(versions, [state for state, _ in states], request, counter)
         if window is None:
             corpora = scored_corpora(states, self._query_vectors, request.query, request.budget)
             parts = [
@@ -155,7 +156,7 @@ class Packer:
         with self._lock:
             for key in [k for k in self._states if k[0] == collection_id]:
                 del self._states[key]
-        self._windows.discard_if(lambda key: _names_collection(key, collection_id))
+        self._windows.discard_if(lambda key: key.names(collection_id))
 
     def _lossless(
         self,
@@ -166,7 +167,7 @@ class Packer:
     ) -> Window | None:
         """The whole collection verbatim, when it fits: the same for every question, so it is
         rendered once per version and answered without embedding or searching anything."""
-        key = ("lossless", versions, counter.name)
+        key = WindowKey.lossless(versions, counter.name)
         parts = [Part(state=state, corpus=state.corpus) for state in states]
         # The rule pack_parts applies, whatever is cached: the estimate and the exact count
         # both within the budget (the same request must give the same window everywhere).
@@ -280,10 +281,3 @@ class Packer:
 
     def _version(self, collection_id: int, name: str) -> int:
         return repository.index_version_now(self._sessions, collection_id, name)
-
-
-def _names_collection(key: Hashable, collection_id: int) -> bool:
-    """Whether a window cache key (`_pack_at`'s or `_lossless`'s) involves the collection."""
-    assert isinstance(key, tuple)
-    versions = key[1] if key[0] == "lossless" else key[0]
-    return any(cid == collection_id for cid, _ in versions)

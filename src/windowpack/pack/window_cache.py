@@ -1,24 +1,55 @@
 """Finished windows kept for repeated requests, bounded by the memory they take, not by count.
 
-A count bound alone let 256 distinct 1M-token windows take RSS to 3.8 GB (issue 14, D12): a
-window's size follows its budget, from a few KB to ~10 MB. Each entry is weighed once, when
-stored (`window_bytes`), and the least recently used go first until the total fits. A window
-heavier than the whole bound is not kept at all. (cachetools' `LRUCache(getsizeof=...)` does
-the same; twenty lines did not justify a new dependency.)
+A window's size follows its budget, from a few KB to ~10 MB, so a bound in entries does not
+bound memory: 256 distinct 1M-token windows took RSS to 3.8 GB. Each entry is weighed once,
+when stored (`window_bytes`), and the least recently used go first until the total fits
+(cachetools' `LRUCache` with the weight as each entry's size). A window heavier than the
+whole bound is not kept at all.
 """
 
 from __future__ import annotations
 
 import sys
 import threading
-from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
 
+from cachetools import LRUCache
+
+from windowpack.pack.request import PackRequest
 from windowpack.types import Window
 
 # A WindowItem besides its text: 16 fields, its span, ids and title; tracemalloc measures
 # ~670 bytes when the item owns its id and title strings (they are often shared).
 _ITEM_BYTES = 768
+
+
+@dataclass(frozen=True, slots=True)
+class WindowKey:
+    """What a cached window answers, at `versions` ((collection id, index version) each).
+
+    A packed window (kind "request") answers one request. The lossless window (kind
+    "lossless", the whole collection verbatim) is the same for every request it fits, so it
+    is keyed by the versions and the tokenizer alone, and rendered once for all of them.
+    """
+
+    kind: Literal["request", "lossless"]
+    versions: tuple[tuple[int, int], ...]
+    request: PackRequest | None = None
+    tokenizer: str | None = None
+
+    @classmethod
+    def of_request(cls, versions: tuple[tuple[int, int], ...], request: PackRequest) -> WindowKey:
+        return cls("request", versions, request=request)
+
+    @classmethod
+    def lossless(cls, versions: tuple[tuple[int, int], ...], tokenizer: str) -> WindowKey:
+        return cls("lossless", versions, tokenizer=tokenizer)
+
+    def names(self, collection_id: int) -> bool:
+        """Whether the window was built from (a version of) this collection."""
+        return any(cid == collection_id for cid, _ in self.versions)
 
 
 def window_bytes(window: Window) -> int:
@@ -32,49 +63,45 @@ class WindowCache:
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
-        self._entries: OrderedDict[Hashable, tuple[Window, int]] = OrderedDict()
-        self._bytes = 0
+        # Each entry holds its weight, so that a window is weighed once, when stored.
+        self._entries: LRUCache[WindowKey, tuple[Window, int]] = LRUCache(
+            maxsize=max_bytes, getsizeof=_weight
+        )
+        # cachetools' caches are not thread-safe, and a read reorders the LRU.
         self._lock = threading.Lock()
 
     @property
     def bytes(self) -> int:
         """What the kept windows weigh now (never more than `max_bytes`)."""
-        return self._bytes
+        return int(self._entries.currsize)
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def get(self, key: Hashable) -> Window | None:
+    def get(self, key: WindowKey) -> Window | None:
         with self._lock:
             entry = self._entries.get(key)
-            if entry is None:
-                return None
-            self._entries.move_to_end(key)
-            return entry[0]
+        return None if entry is None else entry[0]
 
-    def put(self, key: Hashable, window: Window) -> None:
+    def put(self, key: WindowKey, window: Window) -> None:
+        """Keep `window` under `key` (replacing what was there), dropping the least recently
+        used until all fit; a window heavier than the whole bound is not kept."""
         weight = window_bytes(window)
         with self._lock:
-            self._drop(key)
-            if weight > self.max_bytes:
-                return
-            self._entries[key] = (window, weight)
-            self._bytes += weight
-            while self._bytes > self.max_bytes:
-                self._drop(next(iter(self._entries)))
+            self._entries.pop(key, None)
+            if weight <= self.max_bytes:
+                self._entries[key] = (window, weight)
 
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
-            self._bytes = 0
 
-    def discard_if(self, stale: Callable[[Hashable], bool]) -> None:
+    def discard_if(self, stale: Callable[[WindowKey], bool]) -> None:
         """Drop every entry whose key `stale` picks."""
         with self._lock:
             for key in [key for key in self._entries if stale(key)]:
-                self._drop(key)
+                del self._entries[key]
 
-    def _drop(self, key: Hashable) -> None:
-        entry = self._entries.pop(key, None)
-        if entry is not None:
-            self._bytes -= entry[1]
+
+def _weight(entry: tuple[Window, int]) -> int:
+    return entry[1]

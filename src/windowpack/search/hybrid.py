@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from cachetools import LRUCache
 from sqlalchemy.orm import Session, sessionmaker
 
 from windowpack.embed import Embedder, Vectors
@@ -34,34 +34,29 @@ class QueryEmbeddingCache:
 
     def __init__(self, embedder: Embedder, size: int = 1024) -> None:
         self._embedder = embedder
-        self._size = size
-        self._vectors: OrderedDict[str, Vectors] = OrderedDict()
+        self._vectors: LRUCache[str, Vectors] = LRUCache(maxsize=size)
+        # cachetools' caches are not thread-safe, and a read reorders the LRU.
         self._lock = threading.Lock()
 
     def get(self, query: str) -> Vectors:
         with self._lock:
-            if query in self._vectors:
-                self._vectors.move_to_end(query)
-                return self._vectors[query]
-        return self._embedded(query)
+            vector = self._vectors.get(query)
+        return self._embedded(query) if vector is None else vector
 
     def get_soon(self, query: str) -> Callable[[], Vectors]:
         """What gives `get(query)`: at once when cached, else embedded in a worker thread
         meanwhile, so that the caller's work that needs no vector (the lexical search)
         overlaps the model's forward pass, which holds no GIL."""
         with self._lock:
-            if query in self._vectors:
-                self._vectors.move_to_end(query)
-                vector = self._vectors[query]
-                return lambda: vector
+            vector = self._vectors.get(query)
+        if vector is not None:
+            return lambda: vector
         return _query_workers().submit(self._embedded, query).result
 
     def _embedded(self, query: str) -> Vectors:
         vector = self._embedder.embed_query(query)
         with self._lock:
             self._vectors[query] = vector
-            while len(self._vectors) > self._size:
-                self._vectors.popitem(last=False)
         return vector
 
 
