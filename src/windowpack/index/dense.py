@@ -17,7 +17,6 @@ changed once built (`appendable_dense`), so that copy happens only when one is c
 from __future__ import annotations
 
 import math
-import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,6 +28,7 @@ import numpy.typing as npt
 
 from windowpack.errors import MissingDependencyError, StorageError
 from windowpack.index.base import DEFAULT_ANN, AnnSettings, Ids, Matrix, Scores
+from windowpack.text import write_atomically
 
 _MIN_POINTS_PER_LIST = 39
 
@@ -224,10 +224,7 @@ class FaissIndex:
     def save(self, path: Path) -> None:
         """Write atomically: a reader never sees a half-written file."""
         faiss = _faiss()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(path.name + ".tmp")
-        faiss.write_index(self._index, str(temporary))
-        os.replace(temporary, path)
+        write_atomically(path, lambda temporary: faiss.write_index(self._index, str(temporary)))
 
     @classmethod
     def load(cls, path: Path, ann: AnnSettings = DEFAULT_ANN) -> FaissIndex:

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from windowpack.text import write_atomically
 
 _CHUNK = 1 << 20
 
@@ -54,9 +54,7 @@ def write_record(path: Path, record: dict[str, Any], files: list[Path]) -> None:
     """A manifest of any derived files (the packer's saved token counts use it too): `record`
     and the digest of every file under `files`, written atomically, after them."""
     digests = {str(file.relative_to(path.parent)): _digest(file) for file in _every_file(files)}
-    temporary = path.with_name(f"{path.name}.{uuid.uuid4().hex}.tmp")  # writers may race
-    temporary.write_text(json.dumps({**record, "files": digests}, sort_keys=True))
-    os.replace(temporary, path)
+    write_atomically(path, json.dumps({**record, "files": digests}, sort_keys=True).encode())
 
 
 def verified_record(path: Path, files: list[Path]) -> dict[str, Any] | None:

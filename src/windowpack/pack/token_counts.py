@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +32,7 @@ import numpy.typing as npt
 
 from windowpack.index import verified_record, write_record
 from windowpack.pack.layout import DocumentView
+from windowpack.text import write_atomically
 
 _LOG = logging.getLogger("windowpack")
 _FORMAT = "token-counts-1"
@@ -125,17 +124,13 @@ class SavedCounts:
         a load must not fail for a derived file it could not write."""
         unique, first = np.unique(keys, return_index=True)
         data = np.concatenate([unique, counts[first].astype(np.uint64)])
-        # A name of this writer's own: two processes, or two versions loading in one, may
-        # save at once; the last replace wins and either file is right (keyed by text).
-        temporary = self.path.with_name(f"{self.path.stem}.{uuid.uuid4().hex}.tmp.npy")
+        # Two processes, or two versions loading in one, may save at once: the last replace
+        # wins and either file is right (keyed by text).
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            np.save(temporary, data)
-            os.replace(temporary, self.path)
+            write_atomically(self.path, lambda where: np.save(where, data), suffix=".npy")
             record = {"format": _FORMAT, "tokenizer": self.tokenizer, "texts": len(unique)}
             write_record(self.manifest, record, [self.path])
         except OSError as error:
-            temporary.unlink(missing_ok=True)
             _LOG.warning("cannot save token counts under %s: %s", self.folder, error)
 
     def _read(self) -> tuple[Keys, Keys] | None:
