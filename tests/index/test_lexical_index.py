@@ -196,7 +196,7 @@ def test_loading_a_damaged_folder_raises_storage_error(index: Bm25Index, tmp_pat
 def test_chunks_without_an_indexable_word_make_a_valid_index_that_finds_nothing(
     texts: list[str], tmp_path: Path
 ) -> None:
-    # Issue 14 (D2): bm25s cannot index an empty vocabulary; that is still a valid state.
+    # bm25s cannot index an empty vocabulary, yet chunks with no word to index are valid.
     index = Bm25Index.build(list(range(len(texts))), texts)
     assert index.size == len(texts), "the chunks are counted even with no word to index"
     assert index.search("to be", 5)[0].shape == (0,)

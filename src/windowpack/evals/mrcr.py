@@ -111,7 +111,8 @@ def mrcr_case(
     near = [replies.turn(f, topic) for f in _others(rng, FORMATS, format_)]
     near += [replies.turn(format_, t) for t in _others(rng, TOPICS, topic)]
     k = rng.randint(1, needles)
-    prefix = "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(10))
+    alphabet = string.ascii_letters + string.digits
+    prefix = "".join(rng.choice(alphabet) for _ in range(PREFIX_LENGTH))
     question = (
         f"Prepend {prefix} to the {ordinal(k)} (1 indexed) {format_} about {topic}. "
         "Do not include any other text in your response."

@@ -103,11 +103,15 @@ def ruler_case(
         question = f"What is the special magic {kind} for {asked[0].key} mentioned in the text?"
     elif task == "multivalue":
         key = _word_key(rng)
-        needles = _distinct([Needle(key, _number(rng), "number") for _ in range(4)])
+        needles = _distinct(
+            [Needle(key, _number(rng), "number") for _ in range(MULTIVALUE_NEEDLES)]
+        )
         asked = needles
         question = f"What are all the special magic numbers for {key} mentioned in the text?"
     elif task == "multiquery":
-        needles = _distinct([Needle(_word_key(rng), _number(rng), "number") for _ in range(4)])
+        needles = _distinct(
+            [Needle(_word_key(rng), _number(rng), "number") for _ in range(MULTIQUERY_NEEDLES)]
+        )
         asked = needles
         keys = ", ".join(needle.key for needle in needles[:-1]) + f" and {needles[-1].key}"
         question = f"What are the special magic numbers for {keys} mentioned in the text?"

@@ -6,17 +6,18 @@ document would change the stored scores of every other. A segment here keeps the
 material instead (a sentence x term matrix of term frequencies, each sentence's length and
 owner), and a query scores every segment with the *collection's* live document count, average
 length and document frequencies. The scores are then exactly those of one index built from
-scratch over the live sentences, whatever the segmentation (tests/retrieval/
-test_lexical_segments.py checks it against a rebuild and against bm25s itself).
+scratch over the live sentences, whatever the segmentation (tests/index/test_index_writes.py
+checks it against a rebuild and against bm25s itself).
 
 The formula is bm25s's default ("lucene" idf, Robertson term-frequency saturation, k1 = 1.5,
-b = 0.75), so rankings are unchanged from the bm25s index this replaces.
+b = 0.75), so a segment ranks as one bm25s index over the same sentences would.
 
 A segment's file (an uncompressed .npz) holds both the CSR rows and the CSC columns, and a
 load maps its arrays from the file (`_mapped_arrays`) instead of reading them into memory: a
 large collection's BM25 was ~150 MB of heap at 10M tokens, most of it the columns, which a
-query reads only for its own terms. A file of the earlier layout (no columns) still loads;
-its columns are computed, as they were before.
+query reads only for its own terms. A file that holds only the rows (the first layout) still
+loads, and its columns are computed from the rows on load, so a store written by an older
+windowpack need not be rebuilt.
 """
 
 from __future__ import annotations

@@ -93,11 +93,6 @@ class RayExecutor:
     def name(self) -> str:
         return "ray"
 
-    @property
-    def worker_count(self) -> int:
-        """How many worker actors the pool has (starting them if need be)."""
-        return len(self._pool())
-
     def parse_files(self, paths: Sequence[Path], limits: ParseLimits) -> list[ParsedFile]:
         # Read here, parse there: the workers need not see this machine's files.
         results: list[ParsedFile | None] = []
