@@ -17,6 +17,7 @@ from windowpack.embed.embedder import (
     get_embedder,
 )
 from windowpack.embed.query_model import OnnxQueryModel, load_query_model
+from windowpack.embed.timing import timed_calls
 
 __all__ = [
     "HASH_EMBEDDER",
@@ -27,4 +28,5 @@ __all__ = [
     "embed_with_cache",
     "get_embedder",
     "load_query_model",
+    "timed_calls",
 ]

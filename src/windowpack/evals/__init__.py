@@ -12,10 +12,13 @@ report and PNG plots (matplotlib, the `evals` extra, imported only when plotting
 from __future__ import annotations
 
 from windowpack.evals.cases import Case
+from windowpack.evals.chunk_view import ChunkView, chunk_view
 from windowpack.evals.cli_run import EvalRequest, run_evals
-from windowpack.evals.haystack import Haystack, generated_haystack, load_haystack
+from windowpack.evals.haystack import Haystack, generated_haystack, load_haystack, split_bounds
+from windowpack.evals.llama_baseline import LlamaIndexRetriever
 from windowpack.evals.mrcr import grade_mrcr, mrcr_case
-from windowpack.evals.mrcr_gdm import gdm_mrcr_case, grade_mrcr_gdm
+from windowpack.evals.mrcr_gdm import INDEX_NAMES, gdm_mrcr_case, grade_mrcr_gdm
+from windowpack.evals.mrcr_words import FEW_SHOT
 from windowpack.evals.needles import RULER_TASKS, niah_case, ruler_case
 from windowpack.evals.readers import DeterministicReader, OpenAIReader, Reader, score_reply
 from windowpack.evals.registry import EVALS
@@ -25,19 +28,24 @@ from windowpack.evals.systems import SYSTEMS
 
 __all__ = [
     "EVALS",
+    "FEW_SHOT",
+    "INDEX_NAMES",
     "MRCR_SHAPES",
     "RULER_TASKS",
     "SYSTEMS",
     "Case",
+    "ChunkView",
     "DeterministicReader",
     "EvalRequest",
     "Haystack",
+    "LlamaIndexRetriever",
     "MrcrEval",
     "NiahEval",
     "OpenAIReader",
     "Progress",
     "Reader",
     "RulerEval",
+    "chunk_view",
     "gdm_mrcr_case",
     "generated_haystack",
     "grade_mrcr",
@@ -49,4 +57,5 @@ __all__ = [
     "ruler_case",
     "run_evals",
     "score_reply",
+    "split_bounds",
 ]

@@ -16,6 +16,7 @@ from windowpack.ingest.pipeline import (
     ingest_documents,
     rebuild_tree,
 )
+from windowpack.ingest.timing import timed_calls
 
 __all__ = [
     "IngestExecutor",
@@ -26,4 +27,5 @@ __all__ = [
     "ingest_documents",
     "make_executor",
     "rebuild_tree",
+    "timed_calls",
 ]

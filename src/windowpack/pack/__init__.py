@@ -10,9 +10,12 @@ The component's public surface; everything else in `windowpack.pack` is its own 
 """
 
 from windowpack.pack.layout import SEPARATOR
+from windowpack.pack.loading import load_state
 from windowpack.pack.packer import Packer, Source
 from windowpack.pack.passages import PackedPassages, Passage, pack_passages
 from windowpack.pack.request import MAX_BUDGET, PackRequest, check_budget
+from windowpack.pack.state import PackingState
+from windowpack.pack.timing import timed_calls
 
 __all__ = [
     "MAX_BUDGET",
@@ -20,8 +23,11 @@ __all__ = [
     "PackRequest",
     "PackedPassages",
     "Packer",
+    "PackingState",
     "Passage",
     "Source",
     "check_budget",
+    "load_state",
     "pack_passages",
+    "timed_calls",
 ]

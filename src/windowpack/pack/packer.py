@@ -137,6 +137,19 @@ class Packer:
         self._windows.put(key, window)
         return window
 
+    def state(
+        self, collection_id: int, name: str, version: int, tokenizer: str
+    ) -> PackingState | None:
+        """The shared packing state of a collection at `version` in `tokenizer`, loaded now
+        as a pack would load it when none is held (None when a write moved the database past
+        `version`): for diagnostics and benchmarks that time a state load apart."""
+        return self._state(collection_id, name, version, get_token_counter(tokenizer))
+
+    @property
+    def window_cache(self) -> WindowCache:
+        """The finished windows kept for repeated requests (their `bytes`; `clear()`)."""
+        return self._windows
+
     def prepare(self, collection_id: int, version: int) -> bool:
         """Load `version`'s states, in every tokenizer one is held in, before the version is
         published: the writer pays for them and readers never wait. False when one could not

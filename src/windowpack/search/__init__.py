@@ -15,6 +15,7 @@ from windowpack.search.hybrid import (
     check_search,
     hybrid_search,
 )
+from windowpack.search.timing import timed_calls
 
 __all__ = [
     "MIN_CANDIDATES",
@@ -22,6 +23,7 @@ __all__ = [
     "check_query",
     "check_search",
     "hybrid_search",
+    "timed_calls",
     "z_score_fusion",
     "z_scores_fused",
 ]

@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
+from sqlalchemy.orm import Session, sessionmaker
+
 from windowpack.config import DEFAULT_STORE, StoreConfig
 from windowpack.embed import Embedder
 from windowpack.errors import (
@@ -17,6 +19,10 @@ from windowpack.errors import (
     InvalidArgumentError,
     StoreNotFoundError,
 )
+from windowpack.index import IndexStore
+from windowpack.ingest import IngestExecutor
+from windowpack.pack import Packer
+from windowpack.search import QueryEmbeddingCache
 from windowpack.service.collection import Collection
 from windowpack.service.context import StoreContext
 from windowpack.storage import ApiKeys, announce_change, repository, sqlite_url
@@ -197,6 +203,34 @@ class Store:
     def window_cache_hits(self) -> int:
         """Packs answered from the window cache since the store was opened."""
         return self._context.packer.cache_hits
+
+    # The store's parts, for diagnostics and benchmarks that read or time one of them apart
+    # (a state load, an index load, the rows a write left); an application needs none of them.
+
+    @property
+    def sessions(self) -> sessionmaker[Session]:
+        """The database's session factory (read rows with `windowpack.storage.repository`)."""
+        return self._context.sessions
+
+    @property
+    def indexes(self) -> IndexStore:
+        """The collections' current indexes (`IndexStore.current(collection_id)`)."""
+        return self._context.indexes
+
+    @property
+    def query_vectors(self) -> QueryEmbeddingCache:
+        """The recent questions' vectors that search and pack share (`get` embeds one now)."""
+        return self._context.query_vectors
+
+    @property
+    def packer(self) -> Packer:
+        """What packs windows: per-version packing states and the window cache."""
+        return self._context.packer
+
+    @property
+    def executor(self) -> IngestExecutor:
+        """Where ingest parses, chunks and embeds (`StoreConfig.executor`)."""
+        return self._context.executor
 
     @property
     def api_keys(self) -> ApiKeys:

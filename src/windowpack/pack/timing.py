@@ -1,0 +1,32 @@
+"""The calls inside a pack that a benchmark may time, by stage name.
+
+Each stage is (owner, attribute): a module or class that the pack looks the attribute up on at
+call time, so a timer that replaces the attribute for a while (and puts it back) sees every
+call of that stage. They live here, beside the code they name, so that moving a function means
+moving its entry too; `tests/pack/test_timed_calls.py` checks that a pack calls each one.
+"""
+
+from __future__ import annotations
+
+
+def timed_calls() -> dict[str, tuple[object, str]]:
+    """Stage name -> (owner, attribute) of the calls a pack makes, for timing wrappers.
+
+    scoring: retrieval and fusion of every source (`scored_corpora`, the query embedding and
+    both searches included); allocate: the budget split; render: one source's blocks;
+    overview: the overview tier; window: joining the text and describing the items, the exact
+    count included; count: the exact count of the pieces; lossless render: the whole
+    collection verbatim (once per version); state load: a version's packing state.
+    """
+    from windowpack.pack import packer, window
+
+    return {
+        "scoring": (packer, "scored_corpora"),
+        "allocate": (window, "allocate"),
+        "render": (window, "_rendered"),
+        "overview": (window, "overview"),
+        "window": (window, "_window"),
+        "count": (window, "piece_counts"),
+        "lossless render": (packer, "lossless_window"),
+        "state load": (packer, "load_state"),
+    }
