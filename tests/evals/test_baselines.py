@@ -13,7 +13,8 @@ import windowpack as wp
 from windowpack.config import StoreConfig
 from windowpack.embed.embedder import Embedder, Vectors
 from windowpack.evals.chunk_view import ChunkView, _requests_joined, chunk_view
-from windowpack.evals.systems import DenseTopKSystem, Target
+from windowpack.evals.contexts import Target
+from windowpack.evals.systems import DenseTopKSystem
 from windowpack.text.tokens import get_token_counter
 
 TEXTS = [

@@ -10,7 +10,7 @@ import pytest
 import windowpack as wp
 from windowpack.config import StoreConfig
 from windowpack.evals import SYSTEMS, Haystack, MrcrEval, NiahEval, RulerEval
-from windowpack.evals.systems import fill_to_budget
+from windowpack.evals.contexts import fill_to_budget
 from windowpack.text.tokens import get_token_counter
 
 BUDGETS = (1024, 4096)

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from windowpack.cli import main
-from windowpack.evals.report import budget_label, headline_table
+from windowpack.evals.labels import budget_label
+from windowpack.evals.report import headline_table
 
 
 def _run_main(

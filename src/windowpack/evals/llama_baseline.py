@@ -20,7 +20,7 @@ from windowpack.config import DEFAULT_EMBEDDER
 from windowpack.embed import HASH_EMBEDDER, Embedder, bundled_model_path
 from windowpack.errors import MissingDependencyError
 from windowpack.evals.chunk_view import ChunkView
-from windowpack.evals.systems import (
+from windowpack.evals.contexts import (
     SEPARATOR,
     Context,
     Target,

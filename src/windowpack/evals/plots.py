@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from windowpack.errors import MissingDependencyError
-from windowpack.evals.report import budget_label, metric_label, shown_metrics
+from windowpack.evals.labels import budget_label, metric_label, shown_metrics
 from windowpack.evals.summary import summarise
 
 _MAX_PANELS = 4  # more lengths than this are pooled into one panel

@@ -13,64 +13,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from windowpack.evals.options import size_label
+from windowpack.evals.labels import budget_label, metric_label, shown_metrics
 from windowpack.evals.timing import is_part
 
-# The metrics each task is judged by: recall of the needles; for MRCR whether the window
-# holds every instance up to the asked one, and the MRCR grade of the reader's reply.
-HEADLINE_METRICS = {
-    "niah": ("needle_recall",),
-    "ruler": ("needle_recall",),
-    "mrcr": ("ordinal_complete", "score"),
-    "associative": ("needle_recall",),
-    "multihop": ("needle_recall", "score"),
-    "aggregation": ("needle_recall",),
-    "loft": ("needle_recall",),
-    "openai-mrcr": ("ordinal_complete", "score"),
-    "gdm-mrcr": ("ordinal_complete", "score"),
-}
-METRIC_LABEL = {
-    "needle_recall": "needle recall",
-    "score": "MRCR score",
-    "ordinal_complete": "ordinal-complete",
-    "llm_score": "LLM score",
-}
-# What a metric means in a task where it is not the generic one above.
-TASK_METRIC_LABEL = {
-    ("associative", "score"): "reader score",
-    ("multihop", "needle_recall"): "share of the 2 facts",
-    ("multihop", "score"): "both facts",
-    ("aggregation", "needle_recall"): "coverage",
-    ("aggregation", "score"): "reader score",
-    ("loft", "needle_recall"): "gold passage recall",
-    ("loft", "score"): "reader score",
-}
 INTERVAL_NOTE = (
     "Cells: mean [95% interval] over the cases (Wilson score interval for 0/1 metrics such "
     "as needle recall of one needle and ordinal-complete; Student's t for other means)."
 )
-
-
-def budget_label(tokens: int) -> str:
-    """2048 → "2K", 1048576 → "1M", 3000 → "3000"."""
-    return size_label(tokens).replace(",", "")
-
-
-def metric_label(task: str, metric: str) -> str:
-    """What `metric` is called in `task`'s tables and plots."""
-    return TASK_METRIC_LABEL.get((task, metric), METRIC_LABEL[metric])
-
-
-def headline_metrics(task: str) -> tuple[str, ...]:
-    return HEADLINE_METRICS.get(task, ("score",))
-
-
-def shown_metrics(result: Mapping[str, Any]) -> tuple[str, ...]:
-    """The task's headline metrics, and the LLM reader's score where a run had a reader
-    (`--reader-url`): its column appears only then."""
-    cells = [cell for by_budget in result["summary"].values() for cell in by_budget.values()]
-    llm = ("llm_score",) if any("llm_score" in cell for cell in cells) else ()
-    return headline_metrics(result["task"]) + llm
 
 
 def write_report(results: Sequence[Mapping[str, Any]], out: Path, *, command: str) -> list[Path]:

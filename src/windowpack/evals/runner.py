@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from windowpack.errors import CollectionNotFoundError, InvalidArgumentError
 from windowpack.evals.cases import Case
+from windowpack.evals.contexts import Target
 from windowpack.evals.haystack import Haystack
 from windowpack.evals.mrcr import NEEDLE_COUNTS, mrcr_case
 from windowpack.evals.mrcr_gdm import gdm_mrcr_case
@@ -38,7 +39,7 @@ from windowpack.evals.needles import RULER_TASKS, niah_case, ruler_case
 from windowpack.evals.options import size_label
 from windowpack.evals.readers import DeterministicReader, Reader, score_reply
 from windowpack.evals.summary import summarise, summarise_cells
-from windowpack.evals.systems import SYSTEMS, System, Target, make_system
+from windowpack.evals.systems import SYSTEMS, System, make_system
 from windowpack.evals.timing import StageClock
 from windowpack.text import TokenCounter, get_token_counter
 from windowpack.types import Document

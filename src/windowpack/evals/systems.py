@@ -20,15 +20,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from windowpack.text import TokenCounter
+from windowpack.evals.contexts import (
+    SEPARATOR,
+    Context,
+    Target,
+    choose_to_budget,
+    exact_context,
+    fill_to_budget,
+    seconds_since,
+)
 
 if TYPE_CHECKING:
     from windowpack.embed import Vectors
-    from windowpack.evals.chunk_view import ChunkView
-    from windowpack.service import Collection, Store
 
 SYSTEMS = (
     "windowpack",
@@ -39,27 +44,7 @@ SYSTEMS = (
     "llama-index-reorder",
     "raptor",
 )
-SEPARATOR = "\n\n"
 _HEAD_CHARS_PER_TOKEN = 8  # English runs ~4.5 chars a token in o200k and cl100k
-
-
-@dataclass(frozen=True, kw_only=True)
-class Target:
-    """One eval collection and what the systems need to read it."""
-
-    store: Store
-    collection: Collection
-    counter: TokenCounter
-    chunks: Callable[[], ChunkView]  # loaded on first use, shared by the systems
-
-
-@dataclass(frozen=True, kw_only=True)
-class Context:
-    """What a system put in front of the reader: text, exact tokens, seconds to build it."""
-
-    text: str
-    tokens: int
-    seconds: float
 
 
 class System(Protocol):
@@ -82,7 +67,7 @@ class WindowpackSystem:
     def context(self, question: str, budget: int) -> Context:
         started = time.perf_counter()
         window = self._collection.pack(question, budget=budget, tokenizer=self._tokenizer)
-        return Context(text=window.text, tokens=window.tokens, seconds=_since(started))
+        return Context(text=window.text, tokens=window.tokens, seconds=seconds_since(started))
 
 
 class TruncationSystem:
@@ -217,46 +202,6 @@ class BM25TopKSystem(_RankedChunksSystem):
         k = len(self._chunks.texts)
         positions, scores = self._retriever.retrieve(tokens, k=k, show_progress=False, n_threads=1)
         return [int(p) for p, s in zip(positions[0], scores[0], strict=True) if s > 0]
-
-
-def fill_to_budget(
-    ranked: Sequence[int], texts: Sequence[str], costs: Sequence[int], separator: int, budget: int
-) -> str:
-    """Chunks taken best first while they fit (`choose_to_budget`), joined in document order."""
-    chosen = choose_to_budget(ranked, costs, separator, budget)
-    return SEPARATOR.join(texts[index] for index in sorted(chosen))
-
-
-def choose_to_budget(
-    ranked: Sequence[int], costs: Sequence[int], separator: int, budget: int
-) -> list[int]:
-    """The leading items of `ranked` that fit in `budget` (each costs its tokens plus a
-    separator), best first. Stops at the first that does not fit, as a top-k retriever
-    filled to a budget does."""
-    chosen: list[int] = []
-    used = 0
-    for index in ranked:
-        cost = costs[index] + (separator if chosen else 0)
-        if used + cost > budget:
-            break
-        chosen.append(index)
-        used += cost
-    return chosen
-
-
-def exact_context(
-    text: str, counter: TokenCounter, started: float, budget: int | None = None
-) -> Context:
-    tokens = counter.count(text)
-    # Tokens can merge across a join; the rare overshoot drops the last chunk in order.
-    while budget is not None and tokens > budget and SEPARATOR in text:
-        text = text.rsplit(SEPARATOR, 1)[0]
-        tokens = counter.count(text)
-    return Context(text=text, tokens=tokens, seconds=_since(started))
-
-
-def _since(started: float) -> float:
-    return time.perf_counter() - started
 
 
 def make_system(name: str) -> System:
