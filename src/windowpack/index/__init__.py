@@ -19,6 +19,7 @@ from windowpack.index.base import (
     Scores,
     VectorIndex,
 )
+from windowpack.index.collection_indexes import CollectionIndexes, IndexDelta
 from windowpack.index.factory import (
     build_lexical_index,
     build_vector_index,
@@ -27,7 +28,7 @@ from windowpack.index.factory import (
 )
 from windowpack.index.files import verified_record, write_record
 from windowpack.index.ids import is_node_index_id, node_id_of, node_index_id, split_index_ids
-from windowpack.index.store import CollectionIndexes, IndexDelta, IndexStore
+from windowpack.index.store import IndexStore
 from windowpack.index.timing import timed_calls
 from windowpack.index.unit_keys import UnitKeys
 from windowpack.index.version_watch import VersionWatcher

@@ -1,11 +1,11 @@
 """Loads, rebuilds and publishes a collection's FAISS and BM25 indexes, one version at a time.
 
-Both indexes hold the chunks and the summary-tree nodes, in the one id space of `index_ids`.
+Both indexes hold the chunks and the summary-tree nodes, in the one id space of `ids`.
 
 The database is the source of truth. Index files are named by the collection's index
 version; a file whose version differs from the database's (or a missing one) is rebuilt
 from the chunk table and the embedding cache, and so is a damaged or wrong-shaped one (the
-manifest of `index_files`, then the dimension and counts against the database). Loaded
+manifest of `files`, then the dimension and counts against the database). Loaded
 indexes are shared by all requests of a process and swapped atomically when a new version
 is published.
 
@@ -22,95 +22,50 @@ indexed, as the writer itself did, so a replica's switch costs what the write ad
 is loaded from this process's index folder, or rebuilt. `refresh_stale` (the replica's
 watcher, `version_watch`) starts that for every loaded collection that another process moved
 on, without waiting for a read to notice.
+
+Beside it, `saved_versions` keeps the versions saved on disk, `unit_reads` reads what the
+indexes hold from the database, and `collection_indexes` holds a version and a write's delta.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import re
-import shutil
 import threading
-import time
-import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
-from windowpack.embed import Embedder, Vectors, embed_with_cache
+from windowpack.embed import Embedder, embed_with_cache
 from windowpack.errors import CollectionDeletedError, StorageError
-from windowpack.index.base import Ids, LexicalIndex, VectorIndex
+from windowpack.index.base import LexicalIndex
+from windowpack.index.collection_indexes import CollectionIndexes, IndexDelta
 from windowpack.index.factory import (
     build_lexical_index,
     build_vector_index,
     load_lexical_index,
     load_vector_index,
 )
-from windowpack.index.files import (
-    IndexShape,
-    manifest_path,
-    verified_record,
-    verified_shape,
-    write_manifest,
-    write_record,
-)
-from windowpack.index.ids import (
-    is_node_index_id,
-    node_id_of,
-    node_index_id,
-    split_index_ids,
-)
+from windowpack.index.files import IndexShape, manifest_path, verified_shape
+from windowpack.index.saved_versions import SavedVersions
 from windowpack.index.unit_keys import UnitKeys, hash_keys
+from windowpack.index.unit_reads import (
+    embedding_dimension,
+    every_unit,
+    keys_now,
+    texts_of,
+    unit_count,
+)
 from windowpack.storage import repository
 from windowpack.text import content_hash
 
 _LOG = logging.getLogger("windowpack")
-# Index files are named `...-v{version}...`; a process saves into `.staging-{pid}-{random}`.
-_VERSION = re.compile(r"-v(\d+)\b")
-_STAGING = ".staging-"
-_KEYS_FORMAT = "unit-keys-1"
-_ABANDONED_AFTER_S = 3600
 
 Prepare = Callable[[int, int], bool]
 """Called with (collection id, version) before a loaded version becomes current; False when
 it could not make everything ready (the database moved past the version meanwhile)."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class CollectionIndexes:
-    """The dense and lexical index of one collection at one index version."""
-
-    version: int
-    dense: VectorIndex
-    lexical: LexicalIndex
-    keys: UnitKeys | None = None
-    """What the indexes hold, for catching up with a later version (None: not known)."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class IndexDelta:
-    """What one write changed: units added (with vectors and texts) and units removed.
-
-    Without `added_texts` (one per added id) the lexical index is rebuilt from the database.
-    `added_hashes` (their content hashes, when the caller has them) saves hashing them again.
-    """
-
-    added_ids: Ids
-    added_vectors: Vectors
-    removed_ids: Ids
-    added_texts: Sequence[str] = ()
-    added_hashes: Sequence[str] = ()
-
-    @classmethod
-    def removal(cls, chunk_ids: list[int]) -> IndexDelta:
-        return cls(
-            added_ids=np.zeros(0, dtype=np.int64),
-            added_vectors=np.zeros((0, 0), dtype=np.float32),
-            removed_ids=np.asarray(chunk_ids, dtype=np.int64),
-        )
 
 
 class IndexStore:
@@ -125,7 +80,7 @@ class IndexStore:
         ann_threshold: int,
         snapshot_reads: bool = False,
     ) -> None:
-        self._dir = index_dir
+        self._files = SavedVersions(index_dir)
         self._sessions = sessions
         self._embedder = embedder
         self._ann_threshold = ann_threshold
@@ -181,7 +136,7 @@ class IndexStore:
                     indexes = self._rebuild(collection_id, version)
                 self._save(collection_id, indexes)
                 self._make_current(collection_id, indexes)
-                self._remove_older_files(collection_id, version)
+                self._files.remove_older(collection_id, version)
                 return indexes
         finally:
             with self._lock:
@@ -217,7 +172,7 @@ class IndexStore:
         """Drop a deleted collection's indexes from memory and disk."""
         with self._gate(collection_id):
             self._loaded.pop(collection_id, None)
-            shutil.rmtree(self._collection_dir(collection_id), ignore_errors=True)
+            self._files.remove_collection(collection_id)
 
     def _gate(self, collection_id: int) -> threading.Lock:
         with self._lock:
@@ -233,7 +188,7 @@ class IndexStore:
             caught_up = self._caught_up(collection_id, loaded) if loaded is not None else None
             if caught_up is not None:
                 self._save(collection_id, caught_up)
-                self._remove_older_files(collection_id, caught_up.version)
+                self._files.remove_older(collection_id, caught_up.version)
             fresh = caught_up or self._load_or_rebuild(collection_id, version)
             self._make_current(collection_id, fresh, only_if_ready=only_if_ready)
 
@@ -311,7 +266,7 @@ class IndexStore:
             if keys is None or version < loaded.version:
                 continue
             added, removed = loaded.keys.delta_to(keys)
-            found = self._texts_of(collection_id, added)
+            found = texts_of(self._sessions, collection_id, added)
             if found is None or not np.array_equal(
                 hash_keys(found[1]), keys.hashes[np.searchsorted(keys.ids, added)]
             ):
@@ -330,39 +285,8 @@ class IndexStore:
         return None
 
     def _keys_now(self, collection_id: int) -> tuple[int, UnitKeys | None]:
-        """The database's version and the keys of what it holds; None keys when a write
-        committed between the reads (versions only grow, so equal versions mean none did)."""
-        with self._sessions() as session:
-            before = repository.index_version(session, collection_id)
-            (chunk_ids, chunk_hashes), (node_ids, node_hashes) = repository.unit_hashes(
-                session, collection_id
-            )
-            after = repository.index_version(session, collection_id)
-        if before != after:
-            return after, None
-        ids = chunk_ids + [node_index_id(node_id) for node_id in node_ids]
-        return after, UnitKeys.of(ids, chunk_hashes + node_hashes)
-
-    def _texts_of(self, collection_id: int, index_ids: Ids) -> tuple[list[str], list[str]] | None:
-        """The texts and content hashes of these units, in order; None when one was
-        deleted meanwhile."""
-        is_chunk, node_ids = split_index_ids(index_ids)
-        with self._sessions() as session:
-            chunks, nodes = repository.unit_texts_by_id(
-                session, collection_id, index_ids[is_chunk].tolist(), node_ids.tolist()
-            )
-        texts, hashes = [], []
-        for index_id in index_ids.tolist():
-            row = (
-                nodes.get(node_id_of(index_id))
-                if is_node_index_id(index_id)
-                else chunks.get(index_id)
-            )
-            if row is None:
-                return None
-            texts.append(row[0])
-            hashes.append(row[1])
-        return texts, hashes
+        """The database's version and the keys of what it holds (`unit_reads.keys_now`)."""
+        return keys_now(self._sessions, collection_id)
 
     def _load_or_rebuild(self, collection_id: int, version: int) -> CollectionIndexes:
         loaded = self._load_checked(collection_id, version)
@@ -379,7 +303,7 @@ class IndexStore:
         database; None (to rebuild) when they are missing, damaged or of another shape.
         Without `database`, the version is the one before a write just committed: only the
         files and their manifest can be checked."""
-        dense_path, lexical_path = self._paths(collection_id, version)
+        dense_path, lexical_path = self._files.paths(collection_id, version)
         if not dense_path.exists() and not lexical_path.exists():
             return None
         problem: str | None = "its manifest is missing or a file does not match it"
@@ -392,7 +316,7 @@ class IndexStore:
                     lexical=load_lexical_index(lexical_path),
                 )
                 problem = self._shape_problem(collection_id, indexes, shape, database=database)
-                saved = self._saved_keys(collection_id, indexes) if problem is None else None
+                saved = self._files.saved_keys(collection_id, indexes) if problem is None else None
                 if saved is not None:
                     return replace(indexes, keys=saved)
                 if problem is None:
@@ -416,7 +340,7 @@ class IndexStore:
         if not database:
             return None
         units = self._unit_count(collection_id)
-        dimension = self._expected_dimension()
+        dimension = embedding_dimension(self._sessions, self._embedder.model_id)
         if dimension is not None and indexes.dense.dimension != dimension:
             return f"vectors of dimension {indexes.dense.dimension}, the embedder's is {dimension}"
         if indexes.dense.size != units:
@@ -430,21 +354,14 @@ class IndexStore:
         version, keys = self._keys_now(collection_id)
         if version != indexes.version or keys is None:
             return indexes
-        self._save_keys(collection_id, version, keys)
+        self._files.save_keys(collection_id, version, keys)
         return replace(indexes, keys=keys)
 
     def _unit_count(self, collection_id: int) -> int:
-        with self._sessions() as session:
-            return repository.unit_count(session, collection_id)
-
-    def _expected_dimension(self) -> int | None:
-        """The cached vectors' dimension for this embedder (None when nothing is cached yet:
-        asking the embedder would load a model for nothing)."""
-        with self._sessions() as session:
-            return repository.embedding_dimension(session, self._embedder.model_id)
+        return unit_count(self._sessions, collection_id)
 
     def _rebuild(self, collection_id: int, version: int) -> CollectionIndexes:
-        ids, hashes, texts = self._units(collection_id)
+        ids, hashes, texts = every_unit(self._sessions, collection_id)
         vectors, _ = embed_with_cache(self._sessions, self._embedder, texts, hashes)
         dense = build_vector_index(
             vectors.shape[1] if len(vectors) else self._embedder.dimension,
@@ -460,118 +377,18 @@ class IndexStore:
         )
 
     def _build_lexical(self, collection_id: int) -> LexicalIndex:
-        ids, _, texts = self._units(collection_id)
+        ids, _, texts = every_unit(self._sessions, collection_id)
         return build_lexical_index(ids, texts)
-
-    def _units(self, collection_id: int) -> tuple[list[int], list[str], list[str]]:
-        """Index ids, content hashes and texts of every chunk and summary node."""
-        with self._sessions() as session:
-            chunk_ids, chunk_hashes, chunk_texts = repository.chunks_for_index(
-                session, collection_id
-            )
-            node_ids, node_hashes, node_texts = repository.nodes_for_index(session, collection_id)
-        ids = chunk_ids + [node_index_id(node_id) for node_id in node_ids]
-        return ids, chunk_hashes + node_hashes, chunk_texts + node_texts
 
     def _save(self, collection_id: int, indexes: CollectionIndexes) -> None:
         """Write a version's files, or log why not: they are derived, and a write that has
         committed must not fail for them (the next process to load rebuilds them)."""
         try:
-            self._save_staged(collection_id, indexes)
+            self._files.save(collection_id, indexes)
         except OSError as error:
-            _LOG.warning("cannot write index files under %s: %s", self._dir, error)
-
-    def _save_staged(self, collection_id: int, indexes: CollectionIndexes) -> None:
-        """Write into a folder of this process's own, then move into place: two processes
-        saving the same version never share a temporary file (they did, and one failed)."""
-        dense_path, lexical_path = self._paths(collection_id, indexes.version)
-        manifest = manifest_path(dense_path, indexes.version)
-        staging = dense_path.parent / f"{_STAGING}{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        staged = [staging / dense_path.name, staging / lexical_path.name]
-        shape = IndexShape(
-            version=indexes.version,
-            dimension=indexes.dense.dimension,
-            dense_size=indexes.dense.size,
-            lexical_size=indexes.lexical.size,
-        )
-        try:
-            indexes.dense.save(staged[0])
-            indexes.lexical.save(staged[1])
-            write_manifest(staging / manifest.name, shape, staged)
-            for path, ours in ((dense_path, staged[0]), (lexical_path, staged[1])):
-                if path.exists():  # another process saved this version too: ours wins
-                    os.replace(path, staging / f"replaced-{path.name}")
-                os.replace(ours, path)
-            # Last: a version whose manifest is there was saved whole.
-            os.replace(staging / manifest.name, manifest)
-            # Where the next version hard-links its unchanged files from.
-            indexes.dense.moved_to(dense_path)
-            indexes.lexical.moved_to(lexical_path)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-        if indexes.keys is not None:
-            self._save_keys(collection_id, indexes.version, indexes.keys)
-
-    def _save_keys(self, collection_id: int, version: int, keys: UnitKeys) -> None:
-        """Save a version's keys with a record of their own (a derived file that a load may
-        also write, later than the version's manifest): a restart reads them instead of the
-        database's hash of every unit (0.6 s at 10M tokens)."""
-        path = self._keys_path(collection_id, version)
-        temporary = path.with_name(f".{path.stem}.{uuid.uuid4().hex}.npy")  # writers may race
-        try:
-            keys.save(temporary)
-            os.replace(temporary, path)
-            write_record(path.with_suffix(".json"), {"format": _KEYS_FORMAT}, [path])
-        except OSError as error:
-            temporary.unlink(missing_ok=True)
-            _LOG.warning("cannot save index keys under %s: %s", path.parent, error)
-
-    def _saved_keys(self, collection_id: int, indexes: CollectionIndexes) -> UnitKeys | None:
-        """The keys saved with this version, when their record verifies them and they fit
-        its indexes; else None."""
-        path = self._keys_path(collection_id, indexes.version)
-        record = verified_record(path.with_suffix(".json"), [path])
-        if record is None or record.get("format") != _KEYS_FORMAT:
-            return None
-        keys = UnitKeys.load(path)
-        return keys if keys is not None and len(keys.ids) == indexes.dense.size else None
-
-    def _remove_older_files(self, collection_id: int, version: int) -> None:
-        """Remove older versions' files and abandoned staging folders. A newer version's
-        files, or a folder another process is saving into, are left alone."""
-        now = time.time()
-        try:
-            paths = list(self._collection_dir(collection_id).iterdir())
-        except OSError:
-            return  # nothing saved (or the folder is gone): nothing to remove
-        for path in paths:
-            try:
-                if path.name.startswith(_STAGING):
-                    stale = now - path.stat().st_mtime > _ABANDONED_AFTER_S
-                else:
-                    found = _VERSION.search(path.name)
-                    stale = found is not None and int(found.group(1)) < version
-                if stale and path.is_dir():
-                    shutil.rmtree(path, ignore_errors=True)
-                elif stale:
-                    path.unlink(missing_ok=True)
-            except OSError:
-                continue  # another process removed or moved it meanwhile
-
-    def _collection_dir(self, collection_id: int) -> Path:
-        return self._dir / f"collection-{collection_id}"
+            _LOG.warning("cannot write index files under %s: %s", self._files.index_dir, error)
 
     def collection_dir(self, collection_id: int) -> Path:
         """The folder of a collection's index files, where other derived files may go too
         (the packer's token counts): `forget` removes it with the collection."""
-        return self._collection_dir(collection_id)
-
-    def _keys_path(self, collection_id: int, version: int) -> Path:
-        """The saved `UnitKeys` of a version: what its indexes hold, for catching up."""
-        return self._collection_dir(collection_id) / f"keys-v{version}.npy"
-
-    def _paths(self, collection_id: int, version: int) -> tuple[Path, Path]:
-        folder = self._collection_dir(collection_id)
-        # Folders since the indexes grew by segments; an older store's `dense-vN.faiss` file is
-        # not found here, so its indexes are rebuilt from the database on first open.
-        return folder / f"dense-v{version}", folder / f"lexical-v{version}"
+        return self._files.collection_dir(collection_id)
