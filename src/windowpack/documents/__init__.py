@@ -1,7 +1,8 @@
 """Documents to chunks: files parsed, chats read as turns, text cut on its natural boundaries.
 
 Nothing here reads the database or an index: `parse_paths` turns files and folders into
-`Document`s (`parsing`, titles from `titles`), `conversation` reads chats as request→reply
+`Document`s (`parsing`, a module per format: `text_formats`, `pdf`, `json_files`, over the
+reading rules of `file_text`; titles from `titles`), `conversation` reads chats as request→reply
 turns, `identity` checks documents before they are stored and fingerprints them for upserts,
 and `chunk_document` cuts a document at its units, markdown sections (`sections`) and blocks
 (`blocks`), then paragraphs and sentences, counting exact tokens.

@@ -8,35 +8,29 @@ Each document's id is its path in POSIX form: relative to `root` when one is giv
 facade always gives one: the folder that holds the store), else as given. So ingesting the
 same files again yields the same ids, whatever the working directory, and unchanged files
 are recognised. Markdown and HTML files are titled by their first level-1 heading.
+
+Each format's parser is a module of its own (`text_formats`, `pdf`, `json_files`), over
+the reading, decoding and naming rules of `file_text`.
 """
 
 from __future__ import annotations
 
-import codecs
-import io
-import json
 import os
-import stat
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from windowpack.documents.conversation import conversation_document, is_message
-from windowpack.documents.titles import html_title, markdown_title
+from windowpack.documents.file_text import read_bytes
+from windowpack.documents.json_files import parse_json, parse_jsonl
+from windowpack.documents.pdf import parse_pdf
+from windowpack.documents.text_formats import parse_html, parse_markdown, parse_text
 from windowpack.errors import (
-    EmptyDocumentError,
     FileInputError,
-    FileTooLargeError,
     InputPathNotFoundError,
     InvalidArgumentError,
-    InvalidInputError,
     UnsupportedFileError,
 )
-from windowpack.types import Document, DocumentKind, Span
-
-if TYPE_CHECKING:
-    from pypdf import PdfReader
+from windowpack.types import Document
 
 SUPPORTED_SUFFIXES: frozenset[str] = frozenset(
     {".txt", ".text", ".md", ".markdown", ".html", ".htm", ".pdf", ".json", ".jsonl", ""}
@@ -46,7 +40,6 @@ SUPPORTED_SUFFIXES: frozenset[str] = frozenset(
 MAX_PDF_PAGES = 5000
 """Default most pages of one PDF (`StoreConfig.max_pdf_pages`): ~5 s of text extraction."""
 
-_BINARY_SNIFF_BYTES = 8 * 1024
 _MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
 _HTML_SUFFIXES = frozenset({".html", ".htm"})
 
@@ -191,7 +184,7 @@ def read_file(path: Path, *, max_bytes: int) -> bytes:
         raise UnsupportedFileError(
             name, f"has an unsupported file type {suffix!r} (supported: {supported})"
         )
-    return _read_bytes(path, name, max_bytes)
+    return read_bytes(path, name, max_bytes)
 
 
 def parse_bytes(data: bytes, path: Path, *, max_pdf_pages: int = MAX_PDF_PAGES) -> list[Document]:
@@ -199,7 +192,7 @@ def parse_bytes(data: bytes, path: Path, *, max_pdf_pages: int = MAX_PDF_PAGES) 
     name = path.as_posix()
     file_format = _format_of(path.suffix.lower())
     if file_format == "pdf":
-        return [_parse_pdf(data, path, name, max_pages=max_pdf_pages)]
+        return [parse_pdf(data, path, name, max_pages=max_pdf_pages)]
     return [_PARSERS[file_format](data, path, name)]
 
 
@@ -233,72 +226,6 @@ def _walk(folder: Path, skipped: dict[str, str]) -> Iterator[Path]:
             yield entry
 
 
-# --- reading ---------------------------------------------------------------------------------
-
-
-def _read_bytes(path: Path, name: str, max_bytes: int) -> bytes:
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        raise InputPathNotFoundError(name) from None
-    except OSError as error:
-        raise UnsupportedFileError(name, f"cannot be read: {error.strerror}") from error
-    # Only regular files: reading a FIFO or device would block or never end.
-    if not stat.S_ISREG(info.st_mode):
-        raise UnsupportedFileError(name, "is not a regular file")
-    _check_size(name, info.st_size, max_bytes)
-    try:
-        with path.open("rb") as handle:
-            # Read one byte past the limit so a file that grew since `stat` is still refused.
-            data = handle.read(max_bytes + 1)
-    except OSError as error:
-        raise UnsupportedFileError(name, f"cannot be read: {error.strerror}") from error
-    _check_size(name, len(data), max_bytes)
-    return data
-
-
-def _check_size(name: str, size: int, max_bytes: int) -> None:
-    if size > max_bytes:
-        raise FileTooLargeError(
-            name,
-            f"is {_format_size(size)}; the limit is {_format_size(max_bytes)} (max_file_bytes)",
-        )
-
-
-def _format_size(size: int) -> str:
-    if size >= 1024 * 1024:
-        return f"{size / (1024 * 1024):.1f} MB"
-    if size >= 1024:
-        return f"{size / 1024:.1f} KB"
-    return f"{size} bytes"
-
-
-def _decode_text(data: bytes, name: str) -> str:
-    """UTF-8 text (a BOM is accepted and dropped) with newlines normalised to "\\n"."""
-    if b"\x00" in data[:_BINARY_SNIFF_BYTES]:
-        raise UnsupportedFileError(
-            name, f"looks binary (a NUL byte in the first {_BINARY_SNIFF_BYTES // 1024} KiB)"
-        )
-    # The BOM is stripped by hand rather than with "utf-8-sig" so error offsets count from the
-    # start of the file.
-    body_start = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
-    try:
-        text = data[body_start:].decode("utf-8")
-    except UnicodeDecodeError as error:
-        offset = body_start + error.start
-        raise UnsupportedFileError(
-            name, f"is not valid UTF-8: byte 0x{data[offset]:02x} at offset {offset}"
-        ) from None
-    text = _normalise_newlines(text)
-    if not text.strip():
-        raise EmptyDocumentError(name, "has no text")
-    return text
-
-
-def _normalise_newlines(text: str) -> str:
-    return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
 def _format_of(suffix: str) -> str:
     if suffix in _MARKDOWN_SUFFIXES:
         return "markdown"
@@ -309,249 +236,10 @@ def _format_of(suffix: str) -> str:
     return "txt"
 
 
-def _document(
-    text: str,
-    path: Path,
-    *,
-    file_format: str,
-    kind: DocumentKind,
-    title: str | None = None,
-    units: list[Span] | None = None,
-    extra: Mapping[str, Any] | None = None,
-) -> Document:
-    name = path.as_posix()
-    return Document(
-        text=text,
-        title=title or path.name,
-        id=name,
-        metadata={"path": name, "format": file_format, **(extra or {})},
-        kind=kind,
-        units=units,
-        source=name,
-    )
-
-
-# --- text, Markdown, HTML --------------------------------------------------------------------
-
-
-def _parse_text(data: bytes, path: Path, name: str) -> Document:
-    return _document(_decode_text(data, name), path, file_format="txt", kind="text")
-
-
-def _parse_markdown(data: bytes, path: Path, name: str) -> Document:
-    text = _decode_text(data, name)
-    title = markdown_title(text)
-    return _document(text, path, file_format="markdown", kind="markdown", title=title)
-
-
-def _parse_html(data: bytes, path: Path, name: str) -> Document:
-    import html2text
-
-    source = _decode_text(data, name)
-    converter = html2text.HTML2Text()
-    converter.body_width = 0  # no hard wrapping: line breaks would split sentences for search
-    converter.unicode_snob = True  # keep "—", "é" as written instead of ASCII stand-ins
-    markdown = _normalise_newlines(str(converter.handle(source))).strip()
-    if not markdown:
-        raise EmptyDocumentError(name, "has no text")
-    return _document(markdown, path, file_format="html", kind="markdown", title=html_title(source))
-
-
-# --- PDF -------------------------------------------------------------------------------------
-
-
-def _parse_pdf(data: bytes, path: Path, name: str, *, max_pages: int) -> Document:
-    pages, title, outline = _read_pdf(data, name, max_pages)
-    # Blank pages are dropped so they do not leave runs of empty lines between pages.
-    text = "\n\n".join(_with_headings(pages, outline))
-    if not text:
-        raise EmptyDocumentError(name, "PDF has no extractable text (scanned images?)")
-    # With an outline the text is markdown: its heading lines make sections, heading paths
-    # and a table of contents exactly as a markdown file's do.
-    kind: DocumentKind = "markdown" if outline else "text"
-    return _document(
-        text, path, file_format="pdf", kind=kind, title=title, extra={"pages": len(pages)}
-    )
-
-
-@dataclass(frozen=True, kw_only=True)
-class _OutlineEntry:
-    page: int
-    depth: int
-    title: str
-
-
-def _with_headings(pages: list[str], outline: list[_OutlineEntry]) -> list[str]:
-    """The non-blank pages, each led by a `#` heading line per outline entry starting on it
-    (an entry on a blank page leads the next page with text)."""
-    waiting = sorted(outline, key=lambda entry: entry.page)  # stable: outline order kept
-    parts: list[str] = []
-    for number, page in enumerate(pages):
-        if not page.strip():
-            continue
-        here = [entry for entry in waiting if entry.page <= number]
-        waiting = waiting[len(here) :]
-        headings = [f"{'#' * min(entry.depth, 6)} {entry.title}" for entry in here]
-        parts.append("\n\n".join([*headings, page]))
-    return parts
-
-
-def _read_pdf(
-    data: bytes, name: str, max_pages: int
-) -> tuple[list[str], str | None, list[_OutlineEntry]]:
-    """Each page's text, the metadata title and the outline; any failure is an unreadable
-    PDF (a damaged outline only loses the outline)."""
-    import pypdf
-
-    try:
-        reader = pypdf.PdfReader(io.BytesIO(data))
-        _unlock(reader, name)
-        # Counted from the page tree before any text is extracted: extraction is the slow
-        # part (20,000 small pages took ~20 s in one request).
-        if len(reader.pages) > max_pages:
-            raise FileTooLargeError(
-                name, f"has {len(reader.pages):,} pages; the most is {max_pages:,} (max_pdf_pages)"
-            )
-        pages = [_normalise_newlines(page.extract_text()) for page in reader.pages]
-        title = reader.metadata.title if reader.metadata is not None else None
-    except (UnsupportedFileError, FileTooLargeError):
-        raise
-    # pypdf raises many exception types on damaged files (its own, KeyError, ValueError, ...);
-    # every one of them means this file cannot be read, so all are reported the same way.
-    except Exception as error:
-        raise UnsupportedFileError(name, f"is not a readable PDF: {error}") from error
-    clean_title = " ".join(title.split()) if isinstance(title, str) else ""
-    return pages, clean_title or None, _outline(reader)
-
-
-def _outline(reader: PdfReader) -> list[_OutlineEntry]:
-    """The outline's entries in order, each with its 0-based page and depth (1 = top)."""
-    entries: list[_OutlineEntry] = []
-
-    def walk(items: list[Any], depth: int) -> None:
-        for item in items:
-            if isinstance(item, list):
-                walk(item, depth + 1)
-                continue
-            page = reader.get_destination_page_number(item)
-            title = " ".join(str(item.title or "").split())
-            if title and page is not None and page >= 0:
-                entries.append(_OutlineEntry(page=page, depth=depth, title=title))
-
-    try:
-        walk(reader.outline, 1)
-    # An outline that does not parse is not worth refusing the PDF for: its text still is.
-    except Exception:
-        return []
-    return entries
-
-
-def _unlock(reader: PdfReader, name: str) -> None:
-    """Open an encrypted PDF with the empty user password, which many "protected" PDFs use."""
-    import pypdf
-
-    if reader.is_encrypted and reader.decrypt("") == pypdf.PasswordType.NOT_DECRYPTED:
-        raise UnsupportedFileError(name, "is an encrypted PDF (a password is needed)")
-
-
-# --- JSON and JSONL --------------------------------------------------------------------------
-
-
-def _parse_json(data: bytes, path: Path, name: str) -> Document:
-    value = _load_json(_decode_text(data, name), name, first_line=1)
-    if isinstance(value, list):
-        if value and all(is_message(item) for item in value):
-            return _conversation(value, path, name, file_format="json")
-        return _records([_dump_record(item) for item in value], path, name, file_format="json")
-    if isinstance(value, dict):
-        return _parse_json_object(value, path, name)
-    raise UnsupportedFileError(
-        name, f"JSON top level must be a list or an object, got {type(value).__name__}"
-    )
-
-
-def _parse_json_object(value: dict[str, Any], path: Path, name: str) -> Document:
-    title = value.get("title") if isinstance(value.get("title"), str) else None
-    messages = value.get("messages")
-    if isinstance(messages, list):
-        return _conversation(messages, path, name, file_format="json", title=title)
-    text = value.get("text")
-    if isinstance(text, str):
-        text = _normalise_newlines(text)
-        if not text.strip():
-            raise EmptyDocumentError(name, "has no text in its 'text' field")
-        return _document(text, path, file_format="json", kind="text", title=title)
-    raise UnsupportedFileError(
-        name, "JSON object has neither a 'messages' list nor a string 'text' field"
-    )
-
-
-def _parse_jsonl(data: bytes, path: Path, name: str) -> Document:
-    lines = [
-        (number, line)
-        for number, line in enumerate(_decode_text(data, name).split("\n"), start=1)
-        if line.strip()
-    ]
-    values = [_load_json(line, name, first_line=number) for number, line in lines]
-    if all(is_message(value) for value in values):
-        return _conversation(values, path, name, file_format="jsonl")
-    # The original lines are kept verbatim so the stored text matches the file.
-    return _records([line for _, line in lines], path, name, file_format="jsonl")
-
-
-def _load_json(text: str, name: str, *, first_line: int) -> Any:
-    """Parse JSON; `first_line` is the file line `text` starts on, for the error message."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        line = first_line + error.lineno - 1
-        raise UnsupportedFileError(
-            name, f"invalid JSON at line {line} column {error.colno}: {error.msg}"
-        ) from None
-    except RecursionError:
-        raise UnsupportedFileError(name, "JSON is nested too deeply to parse") from None
-
-
-def _conversation(
-    messages: list[Any], path: Path, name: str, *, file_format: str, title: str | None = None
-) -> Document:
-    if not messages:
-        raise EmptyDocumentError(name, "has no messages")
-    try:
-        document = conversation_document(messages)
-    except InvalidInputError as error:
-        raise UnsupportedFileError(name, error.message) from None
-    # Rebuilt through `_document` so conversations get the same id, title and metadata rules.
-    return _document(
-        document.text,
-        path,
-        file_format=file_format,
-        kind="conversation",
-        title=title,
-        units=document.units,
-    )
-
-
-def _dump_record(record: Any) -> str:
-    return json.dumps(record, ensure_ascii=False, sort_keys=True)
-
-
-def _records(lines: list[str], path: Path, name: str, *, file_format: str) -> Document:
-    """One record per line; each line is a unit so a chunk never splits or merges records."""
-    if not lines:
-        raise EmptyDocumentError(name, "has no records")
-    units: list[Span] = []
-    position = 0
-    for line in lines:
-        units.append(Span(start=position, end=position + len(line)))
-        position += len(line) + 1
-    return _document("\n".join(lines), path, file_format=file_format, kind="records", units=units)
-
-
 _PARSERS: dict[str, Callable[[bytes, Path, str], Document]] = {
-    "txt": _parse_text,
-    "markdown": _parse_markdown,
-    "html": _parse_html,
-    "json": _parse_json,
-    "jsonl": _parse_jsonl,
+    "txt": parse_text,
+    "markdown": parse_markdown,
+    "html": parse_html,
+    "json": parse_json,
+    "jsonl": parse_jsonl,
 }
