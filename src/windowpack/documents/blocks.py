@@ -1,14 +1,15 @@
 """Markdown blocks, so chunks start where a reader's eye would: at a list item or a block.
 
 Splitting a markdown section that is too big for one chunk at blank lines (as for prose)
-cuts a tight list, which has none, at sentences: the chunk that answers "the default
-maxBuffer of exec" in Node's docs began mid-bullet ("If exceeded, …") without the option
-name. And a fenced code block with blank lines in it was cut at them. So a section is split
-into its CommonMark blocks instead (markdown-it-py, block rules only: inline parsing is most
-of its cost and tells nothing about boundaries): each top-level block (paragraph, heading,
-table, fence, …) and each list item, at any depth, up to the next item. A fence or indented
-code block is one block and, if it must be split further, is split at lines (sentence rules
-make no sense in code); any other block too big for a chunk is split at sentences as before.
+would cut a tight list, which has none, at sentences: the chunk that answers "the default
+maxBuffer of exec" in Node's docs would begin mid-bullet ("If exceeded, …") without the
+option name; and a fenced code block with blank lines in it would be cut at them. So a
+section is split into its CommonMark blocks instead (markdown-it-py, block rules only: inline
+parsing is most of its cost and tells nothing about boundaries): each top-level block
+(paragraph, heading, table, fence, …) and each list item, at any depth, up to the next item.
+A fence or indented code block is one block and, if it must be split further, is split at
+lines (sentence rules make no sense in code); any other block too big for a chunk is split
+at sentences, as prose is.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A vector index that a write changes by what it adds: a base, a tail and tombstones.
 
-Copying and re-saving one FAISS index per write made every write cost the whole collection
-(a 10M-token collection's flat index is ~70 MB to clone and write). Here the *base* (a
+Copying and re-saving one FAISS index per write would make every write cost the whole
+collection (a 10M-token collection's flat index is ~70 MB to clone and write). Here the *base* (a
 `FaissIndex` of any kind) is never changed once built: versions share it in memory, and on
 disk its file is hard-linked from one version's folder into the next. What a write adds goes
 to a small exact *tail* (numpy, searched by one matrix product), and what it removes from the

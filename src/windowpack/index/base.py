@@ -43,9 +43,9 @@ class AnnSettings:
 # MiniLM chunk vectors plus noisy copies; one thread): HNSW32 at efSearch 256 is the only
 # setting tried with recall@100 >= 0.95 (0.981; 0.979 with 10% deleted as tombstones) at
 # 0.59 ms a query. HNSW16/256 reached 0.928, HNSW32/128 0.935; IVF512 reached 0.926 only at
-# nprobe 64 (0.73 at 16, the previous setting); PQ48 capped IVF at 0.71 and took 356 s to
-# train. HNSW's missing remove_ids no longer matters: deletes are tombstones, folded in by a
-# rebuild past 10 % (appendable_dense). Memory: 36 MB against 31 MB flat at 20K vectors.
+# nprobe 64 (0.73 at 16); PQ48 capped IVF at 0.71 and took 356 s to train. HNSW has no
+# remove_ids, and needs none: deletes are tombstones, folded in by a rebuild past 10 %
+# (appendable_dense). Memory: 36 MB against 31 MB flat at 20K vectors.
 DEFAULT_ANN = AnnSettings()
 
 

@@ -1,5 +1,5 @@
 """FAISS vector index over chunk ids: exact inner product when small, an ANN index past a
-threshold (IVF or HNSW, with the settings of `index_kinds.AnnSettings`).
+threshold (IVF or HNSW, with the settings of `index.base.AnnSettings`).
 
 Vectors are L2-normalised, so inner product is cosine similarity. Ids are the database's
 chunk ids (`IndexIDMap2` for the flat and HNSW indexes, native ids for IVF). HNSW has no

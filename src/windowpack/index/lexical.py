@@ -9,9 +9,9 @@ dense index. Measured on needles planted in the ~680K-token essays (tests/test_s
 fused with dense, chunk-level BM25 put 4 of 5 needles first and one 8th; sentence-level put
 all 5 first; on LOFT's NQ queries both put every gold passage first.
 
-Why segments: bm25s has no incremental add, and rebuilding it on every write made a write cost
-the whole collection (4.6 s to delete one document from 10M tokens). Here a write adds one
-segment (`bm25_segments`) and a delete marks the sentences of the removed chunks dead; both
+Why segments: bm25s has no incremental add, and rebuilding it on every write would make a write
+cost the whole collection (4.6 s to delete one document from 10M tokens). Here a write adds one
+segment (`index.segments`) and a delete marks the sentences of the removed chunks dead; both
 update the collection-wide statistics, so scores stay those of a rebuild. Small segments are
 merged as they pile up (a segment is merged into its predecessor once that one is at most
 `_MERGE_RATIO` times bigger, which keeps O(log n) segments and merges each sentence O(log n)

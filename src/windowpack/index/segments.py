@@ -14,8 +14,8 @@ b = 0.75), so a segment ranks as one bm25s index over the same sentences would.
 
 A segment's file (an uncompressed .npz) holds both the CSR rows and the CSC columns, and a
 load maps its arrays from the file (`_mapped_arrays`) instead of reading them into memory: a
-large collection's BM25 was ~150 MB of heap at 10M tokens, most of it the columns, which a
-query reads only for its own terms. A file that holds only the rows (the first layout) still
+large collection's BM25 would take ~150 MB of heap at 10M tokens, most of it the columns,
+which a query reads only for its own terms. A file that holds only the rows (the first layout) still
 loads, and its columns are computed from the rows on load, so a store written by an older
 windowpack need not be rebuilt.
 """

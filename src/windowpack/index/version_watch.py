@@ -5,7 +5,7 @@ its own index folder). Without a watcher a replica notices a new version only wh
 asks for it; with one, a thread wakes on every announced version (PostgreSQL LISTEN; on
 SQLite, or if the connection drops, every `interval` seconds) and catches each loaded
 collection up (`IndexStore.refresh_stale`), serving the previous version until the new one
-is whole. A collection this process never read is loaded by its first read, as before.
+is whole. A collection this process never read is not watched: its first read loads it.
 """
 
 from __future__ import annotations

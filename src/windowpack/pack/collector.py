@@ -9,7 +9,7 @@ everything a pack allocates is freed by reference counting, so those runs found 
 
 While any pack or load runs, the first generation's threshold is raised to
 `_BATCHED_THRESHOLD`: the collector still runs and frees what it would have freed, in
-batches, and the thresholds are restored as they were when the last one ends. The setting
+batches, and the process's own thresholds come back when the last one ends. The setting
 is the process's: concurrent packs share one save and restore (`windowpack.shared_setting`), as
 the query's torch threads do.
 """

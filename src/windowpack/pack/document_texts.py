@@ -1,13 +1,13 @@
 """Document texts for packing states: files named by their hash, read when a pack needs them.
 
-A packing state held every document's text as a Python string, for the life of the version:
-at 10.9M tokens 93 MiB for 47 MiB of UTF-8 (a string with one character outside Latin-1
-takes 2 bytes for each), so a 100M-token collection would hold ~1 GB that packs mostly never
-read. Here a state keeps each document's SHA-256 (the store's `text_hash`), and the texts
+A packing state holding every document's text as a Python string, for the life of the version,
+would take 93 MiB at 10.9M tokens for 47 MiB of UTF-8 (a string with one character outside
+Latin-1 takes 2 bytes for each), so a 100M-token collection would hold ~1 GB that packs mostly
+never read. Here a state keeps each document's SHA-256 (the store's `text_hash`), and the texts
 live in `texts/<sha256>.txt` in the collection's index folder: written once, by the load that
-finds one missing; read when a pack renders from the document; the recently read kept
-decoded in a cache bounded in characters (`TextCache`, one per packer). The kernel's page
-cache holds the files, not the process.
+finds one missing; read when a pack renders from the document; the recently read kept decoded
+in a cache bounded in characters (`TextCache`, one per packer). The kernel's page cache holds
+the files, not the process.
 
 A file is named by its content, so it never changes: versions and tokenizers share it, and
 two loads writing the same one write the same bytes. A read checks the bytes against the

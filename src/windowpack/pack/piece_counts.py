@@ -18,7 +18,7 @@ documents of ~20K characters for ~30K characters of passages). A load counts no 
 after a restart it reads its chunk counts from disk (`token_counts`) and is done.
 
 Other tokenizers (a local Hugging Face `tokenizer.json`) have pre-tokenizers this module
-knows nothing of: their pieces are counted whole, as before.
+knows nothing of: their pieces are counted whole.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Token counts saved beside a collection's index files, so a restart does not recount them.
 
-Counting every chunk tile and summary node was most of a packing-state load (~2 s of tiktoken
-at 10M tokens), and a new process paid it in full before its first pack: the in-memory reuse
-of `state._known_counts` needs the previous version's state, which a restart does not have.
+Counting every chunk tile and summary node is most of a packing-state load (~2 s of tiktoken
+at 10M tokens), and a new process would pay it in full before its first pack: the in-memory
+reuse of `state._known_counts` needs the previous version's state, which a restart lacks.
 Here each (collection, tokenizer) has one file of the counts of the texts its latest loaded
 state held, keyed by their text: a count is a pure function of (text, tokenizer), so the file
 serves any later version for every text it did not change, and versions need no files of

@@ -4,7 +4,7 @@ Units of meaning are atoms (design §4.8). A conversation turn, a record and a s
 *units*: a window holds a unit whole, or summarized, or not at all — never a part of it —
 unless the unit alone costs more than `UNIT_SHARE` of the budget; such a unit may be cut, and
 the layout says how much of it is missing. Chunks outside any unit (plain prose) are atoms of
-their own, as before.
+their own.
 
 Order. Chunks are taken in one fixed priority order — their own score, or a neighbour's in the
 same unit less a margin (so context grows within the hit's unit first: the reply after a

@@ -71,7 +71,7 @@ class ApiKeys:
         """Whether a key was ever created here, revoked ones included.
 
         The REST service stays closed once this is true: revoking every key must not open
-        the store to anonymous callers again (issue 14, D5).
+        the store to anonymous callers again.
         """
         with self._sessions() as session:
             return session.scalar(select(ApiKeyRow.key_id).limit(1)) is not None

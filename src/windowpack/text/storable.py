@@ -4,18 +4,18 @@ Each check returns None for a good value or a short problem ("holds a NUL charac
 the library (`documents.identity`) and the REST schemas (`api.schemas`) make the same
 decision and each names the field in its own way.
 
-Why these rules (issue 14):
+Why these rules:
 - **Text** (document text, titles, metadata strings and keys) must be encodable as UTF-8 —
-  a lone surrogate such as "\\ud800" was stored and then failed every JSON answer that held
-  it — and hold no NUL character, which PostgreSQL's text and jsonb types cannot store.
+  a lone surrogate such as "\\ud800" would be stored and then fail every JSON answer that
+  held it — and hold no NUL character, which PostgreSQL's text and jsonb types cannot store.
 - **Metadata** must be plain JSON (string keys, finite numbers: PostgreSQL's jsonb has no
-  NaN or Infinity), nested at most `MAX_METADATA_DEPTH` levels (metadata 256 levels deep was
-  stored and then broke every answer that included it) and at most `MAX_METADATA_BYTES`
+  NaN or Infinity), nested at most `MAX_METADATA_DEPTH` levels (metadata 256 levels deep would
+  be stored and then break every answer that included it) and at most `MAX_METADATA_BYTES`
   encoded (it is copied into every window item of its document).
 - **Document ids** travel in URL paths (`/documents/{id}`, where `/` is allowed so that file
   paths stay ids). An id is refused when a URL cannot carry it faithfully: a `.` or `..`
   segment (clients normalise dot segments away, even percent-encoded: `DELETE
-  .../documents/..` became a DELETE of the collection), an empty segment (proxies merge
+  .../documents/..` becomes a DELETE of the collection), an empty segment (proxies merge
   `//`), control characters (tab, newline, DEL, ...), leading or trailing whitespace or
   whitespace only (trimmed by tools), and over `MAX_ID_CHARS` characters.
 """
@@ -49,7 +49,7 @@ def text_problem(text: str) -> str | None:
 
 
 def lookup_id_problem(document_id: str) -> str | None:
-    """Why no stored document can have the id `document_id` (used to look one up), or None."""
+    """Why no stored document can have the id `document_id` (one a lookup is given), or None."""
     if not document_id:
         return "must not be empty"
     return text_problem(document_id)
