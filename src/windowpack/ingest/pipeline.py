@@ -6,36 +6,40 @@ version. A failure before it (bad document, embedding error, crash during the tr
 leaves the store, its tree included, exactly as it was. Embeddings and summaries computed
 before a failure stay in their caches, so a retry does not pay for them again. Index files
 are derived and follow the commit.
+
+This module runs the stages and writes (the transaction, then the publish); `prepared` holds
+the documents until they are written, `target` what they are written to, `progress` what the
+caller is told as it goes, and `reports` the report.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session
 
-from windowpack.documents import (
-    Chunk,
-    checked_identity,
-    fingerprint,
-    natural_units,
-    reject_duplicate_ids,
+from windowpack.documents import reject_duplicate_ids
+from windowpack.embed import Vectors, embed_with_cache
+from windowpack.index import IndexDelta, node_index_id
+from windowpack.ingest.prepared import (
+    PreparedDocument,
+    leaves_of,
+    prepare_document,
+    split_unchanged,
+    stored_chunk_items,
+    stored_outline,
+    texts_to_index,
 )
-from windowpack.embed import Embedder, Vectors, embed_with_cache
-from windowpack.index import IndexDelta, IndexStore, node_index_id
-from windowpack.ingest.executor import IngestExecutor, LocalExecutor
+from windowpack.ingest.progress import ProgressCallback, ProgressTracker
+from windowpack.ingest.reports import ingest_report, merged_stats
+from windowpack.ingest.target import IngestTarget
 from windowpack.storage import ChunkRow, DocumentRow, TreeNodeRow, new_row, repository
 from windowpack.summarizer import (
-    BuiltNode,
     CommittingSummaryCache,
-    DocumentOutline,
     SessionSummaryCache,
-    Summarizer,
-    SummaryCache,
-    TreeBuilder,
     TreeCost,
     TreeItem,
     TreeStats,
@@ -44,49 +48,8 @@ from windowpack.summarizer import (
     insert_levels,
     rebuild_collection_levels,
 )
-from windowpack.text import TokenCounter, content_hash
-from windowpack.types import Document, IngestProgress, IngestReport, Span
-
-
-@dataclass(frozen=True, kw_only=True)
-class IngestTarget:
-    """The collection being written and the parts that process it."""
-
-    collection_id: int
-    collection_name: str
-    counter: TokenCounter
-    chunk_tokens: int
-    embedder: Embedder
-    indexes: IndexStore
-    sessions: sessionmaker[Session]
-    summarizer: Summarizer
-    fallback_summarizer: Summarizer
-    fanout: int
-    # Where chunking and embedding run; `embedder` is the executor's (see `ingest.executor`).
-    executor: IngestExecutor = field(default_factory=LocalExecutor)
-
-    def tree_builder(self, cache: SummaryCache, tracker: _Tracker | None = None) -> TreeBuilder:
-        return TreeBuilder(
-            self.summarizer,
-            self.counter,
-            cache,
-            fallback=self.fallback_summarizer,
-            fanout=self.fanout,
-            on_node=tracker.summarised if tracker is not None else None,
-        )
-
-
-@dataclass(kw_only=True)
-class _Prepared:
-    document: Document
-    external_id: str
-    text_hash: str
-    chunks: list[Chunk]
-    position: int | None = None
-    # The chunks as tree leaves: each chunk's text sliced and hashed once, reused by the tree,
-    # the embedding and the insert.
-    leaves: list[TreeItem] = field(default_factory=list)
-    levels: list[list[BuiltNode]] = field(default_factory=list)
+from windowpack.text import content_hash
+from windowpack.types import Document, IngestReport
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -101,7 +64,6 @@ class _Written:
     tree: TreeStats
 
 
-ProgressCallback = Callable[[IngestProgress], None]
 _LOG = logging.getLogger("windowpack")
 
 
@@ -113,17 +75,17 @@ def ingest_documents(
     skipped: dict[str, str] | None = None,
 ) -> IngestReport:
     """Add or replace `documents` (upsert by id) in one transaction and publish the indexes."""
-    tracker = _Tracker(len(documents), progress)
-    prepared = [_prepare(document, index) for index, document in enumerate(documents)]
+    tracker = ProgressTracker(len(documents), progress)
+    prepared = [prepare_document(document, index) for index, document in enumerate(documents)]
     reject_duplicate_ids(item.external_id for item in prepared)
-    changed, unchanged = _split_unchanged(prepared, target)
+    changed, unchanged = split_unchanged(prepared, target)
     if not changed:  # nothing to do: not even the embedding model is loaded
         with target.sessions() as session:
             current = repository.index_version(
                 session, target.collection_id, target.collection_name
             )
         tracker.stage("done")
-        return _report(prepared, unchanged=unchanged, version=current, skipped=skipped)
+        return ingest_report(prepared, unchanged=unchanged, version=current, skipped=skipped)
     chunked = target.executor.chunk(
         [item.document for item in changed],
         tokenizer=target.counter.name,
@@ -131,8 +93,8 @@ def ingest_documents(
     )
     for item, chunks in zip(changed, chunked, strict=True):
         item.chunks = chunks
-        item.leaves = _leaves(item)
-        tracker.chunked(item)
+        item.leaves = leaves_of(item)
+        tracker.chunked(item.chunks)
     tracker.stage("summarize")
     _announce_cost(target, [[chunk.tokens for chunk in item.chunks] for item in changed], tracker)
     builder = target.tree_builder(CommittingSummaryCache(target.sessions), tracker)
@@ -144,21 +106,21 @@ def ingest_documents(
             chunk_units=[chunk.unit for chunk in item.chunks],
         )
         item.levels = builder.levels_above(item.leaves, label=item.external_id, outline=outline)
-    texts, hashes = _texts_to_index(changed)
+    texts, hashes = texts_to_index(changed)
     tracker.stage("embed")
     vectors, embedded = _embed(texts, hashes, target, tracker)
     tracker.stage("index")
     written = _commit(changed, texts, target)
     embedded += _publish(target, written, vectors, texts)
     tracker.stage("done")
-    return _report(
+    return ingest_report(
         prepared,
         unchanged=unchanged,
         version=written.version,
         skipped=skipped,
         replaced=written.replaced,
         embedded=embedded,
-        tree=_merged(builder.stats, written.tree),
+        tree=merged_stats(builder.stats, written.tree),
     )
 
 
@@ -180,56 +142,21 @@ def delete_document(document_id: str, collection_name: str, target: IngestTarget
     return written.version
 
 
-def _prepare(document: Document, index: int) -> _Prepared:
-    external_id, text_hash = checked_identity(document, index)
-    # A chat's turns and a markdown document's sections are its units unless the caller set
-    # them: windows keep them whole. A copy, so the caller's document is left as it was.
-    document = replace(document, units=natural_units(document))
-    return _Prepared(document=document, external_id=external_id, text_hash=text_hash, chunks=[])
-
-
-def _split_unchanged(
-    prepared: list[_Prepared], target: IngestTarget
-) -> tuple[list[_Prepared], int]:
-    with target.sessions() as session:
-        existing = repository.documents_by_external_id(
-            session, target.collection_id, [item.external_id for item in prepared]
-        )
-        changed = []
-        for item in prepared:
-            row = existing.get(item.external_id)
-            if row is not None and _fingerprint_of_row(row) == _fingerprint(item):
-                continue
-            item.position = row.position if row is not None else None
-            changed.append(item)
-    return changed, len(prepared) - len(changed)
-
-
-def _fingerprint(item: _Prepared) -> str:
-    document = item.document
-    units = [[unit.start, unit.end] for unit in document.units] if document.units else None
-    return fingerprint(item.text_hash, document.title, document.kind, document.metadata, units)
-
-
-def _fingerprint_of_row(row: DocumentRow) -> str:
-    return fingerprint(row.text_hash, row.title, row.kind, row.meta, row.units)
-
-
 def rebuild_tree(target: IngestTarget, progress: ProgressCallback | None = None) -> IngestReport:
     """Recompute every summary node with `target.summarizer` and publish it atomically."""
     with target.sessions() as session:
         documents = repository.list_documents(session, target.collection_id)
         chunks = {doc.id: repository.chunk_rows(session, doc.id) for doc in documents}
-    tracker = _Tracker(len(documents), progress)
+    tracker = ProgressTracker(len(documents), progress)
     tracker.stage("summarize")
     counts = [[row.token_count for row in chunks[doc.id]] for doc in documents]
     _announce_cost(target, counts, tracker)
     builder = target.tree_builder(CommittingSummaryCache(target.sessions), tracker)
     levels = {
         doc.id: builder.levels_above(
-            _stored_chunk_items(chunks[doc.id]),
+            stored_chunk_items(chunks[doc.id]),
             label=doc.external_id,
-            outline=_stored_outline(doc, chunks[doc.id]),
+            outline=stored_outline(doc, chunks[doc.id]),
         )
         for doc in documents
     }
@@ -255,7 +182,7 @@ def rebuild_tree(target: IngestTarget, progress: ProgressCallback | None = None)
         written = _finish_transaction(session, target, added, removed, 0)
     embedded += _publish(target, written, vectors, node_texts)
     tracker.stage("done")
-    tree = _merged(builder.stats, written.tree)
+    tree = merged_stats(builder.stats, written.tree)
     return IngestReport(
         index_version=written.version,
         embedded=embedded,
@@ -264,38 +191,8 @@ def rebuild_tree(target: IngestTarget, progress: ProgressCallback | None = None)
     )
 
 
-def _stored_outline(document: DocumentRow, rows: Sequence[ChunkRow]) -> DocumentOutline | None:
-    return document_outline(
-        text=document.text,
-        kind=document.kind,
-        units=[Span(start=start, end=end) for start, end in document.units or []],
-        chunk_units=[row.unit for row in rows],
-    )
-
-
-def _stored_chunk_items(rows: Sequence[ChunkRow]) -> list[TreeItem]:
-    return [
-        _leaf(row.text, row.token_count, row.text_hash, row.ordinal, row.char_start, row.char_end)
-        for row in rows
-    ]
-
-
-def _leaf(text: str, tokens: int, text_hash: str, ordinal: int, start: int, end: int) -> TreeItem:
-    """A chunk as a level-0 item of the summary tree."""
-    return TreeItem(
-        text=text,
-        tokens=tokens,
-        content_hash=text_hash,
-        level=0,
-        leaf_start=ordinal,
-        leaf_end=ordinal + 1,
-        char_start=start,
-        char_end=end,
-    )
-
-
 def _announce_cost(
-    target: IngestTarget, documents: list[list[int]], tracker: _Tracker
+    target: IngestTarget, documents: list[list[int]], tracker: ProgressTracker
 ) -> TreeCost | None:
     """Before an LLM summarizer starts, say what the build may cost (logged and reported)."""
     estimate_cost = getattr(target.summarizer, "estimate_cost", None)
@@ -309,38 +206,15 @@ def _announce_cost(
     return cost
 
 
-def _leaves(item: _Prepared) -> list[TreeItem]:
-    leaves = []
-    for ordinal, chunk in enumerate(item.chunks):
-        text = item.document.text[chunk.start : chunk.end]
-        leaves.append(
-            _leaf(text, chunk.tokens, content_hash(text), ordinal, chunk.start, chunk.end)
-        )
-    return leaves
-
-
-def _texts_to_index(changed: Sequence[_Prepared]) -> tuple[list[str], list[str]]:
-    """Texts and hashes of the chunks, then nodes bottom-up, per document, in `_insert` order."""
-    texts: list[str] = []
-    hashes: list[str] = []
-    for item in changed:
-        texts.extend(leaf.text for leaf in item.leaves)
-        hashes.extend(leaf.content_hash for leaf in item.leaves)
-        node_texts = [node.text for level in item.levels for node in level]
-        texts.extend(node_texts)
-        hashes.extend(content_hash(text) for text in node_texts)
-    return texts, hashes
-
-
 def _embed(
-    texts: list[str], hashes: list[str], target: IngestTarget, tracker: _Tracker
+    texts: list[str], hashes: list[str], target: IngestTarget, tracker: ProgressTracker
 ) -> tuple[Vectors, int]:
     return embed_with_cache(
         target.sessions, target.embedder, texts, hashes, on_embedded=tracker.embedded
     )
 
 
-def _commit(changed: list[_Prepared], texts: list[str], target: IngestTarget) -> _Written:
+def _commit(changed: list[PreparedDocument], texts: list[str], target: IngestTarget) -> _Written:
     removed: list[int] = []
     added: list[int] = []
     with target.sessions.begin() as session:
@@ -412,7 +286,7 @@ def _publish(
     return embedded
 
 
-def _insert(session: Session, item: _Prepared, target: IngestTarget) -> list[int]:
+def _insert(session: Session, item: PreparedDocument, target: IngestTarget) -> list[int]:
     """Insert the document, its chunks and its nodes; returns their index ids in text order."""
     document = item.document
     assert item.position is not None
@@ -453,73 +327,3 @@ def _insert(session: Session, item: _Prepared, target: IngestTarget) -> list[int
 def _leaf_hashes(leaf: TreeItem) -> dict[str, object]:
     """A leaf's count and hash under their chunk column names (its text and span share them)."""
     return {"token_count": leaf.tokens, "text_hash": leaf.content_hash}
-
-
-def _merged(first: TreeStats, second: TreeStats) -> TreeStats:
-    return TreeStats(
-        summarised=first.summarised + second.summarised,
-        cached=first.cached + second.cached,
-        outlined=first.outlined + second.outlined,
-        failures={**first.failures, **second.failures},
-    )
-
-
-def _report(
-    prepared: Sequence[_Prepared],
-    *,
-    unchanged: int,
-    version: int,
-    skipped: dict[str, str] | None,
-    replaced: int = 0,
-    embedded: int = 0,
-    tree: TreeStats | None = None,
-) -> IngestReport:
-    written = [item for item in prepared if item.chunks]
-    return IngestReport(
-        added=len(prepared) - unchanged - replaced,
-        replaced=replaced,
-        unchanged=unchanged,
-        chunks=sum(len(item.chunks) for item in written),
-        tokens=sum(chunk.tokens for item in written for chunk in item.chunks),
-        embedded=embedded,
-        index_version=version,
-        skipped=dict(skipped or {}),
-        summaries=tree.summarised if tree else 0,
-        summary_failures=dict(tree.failures) if tree else {},
-    )
-
-
-class _Tracker:
-    """Counts work done and reports it to the progress callback, if any."""
-
-    def __init__(self, total: int, callback: ProgressCallback | None) -> None:
-        self._callback = callback
-        self._progress = IngestProgress(stage="chunk", documents_total=total)
-
-    def chunked(self, item: _Prepared) -> None:
-        self._progress.documents += 1
-        self._progress.chunks += len(item.chunks)
-        self._progress.tokens += sum(chunk.tokens for chunk in item.chunks)
-        self._emit()
-
-    def embedded(self, count: int) -> None:
-        self._progress.stage = "embed"
-        self._progress.embedded += count
-        self._emit()
-
-    def summarised(self, count: int) -> None:
-        self._progress.summaries += count
-        self._emit()
-
-    def note(self, text: str) -> None:
-        self._progress.note = text
-        self._emit()
-        self._progress.note = None
-
-    def stage(self, name: str) -> None:
-        self._progress.stage = name
-        self._emit()
-
-    def _emit(self) -> None:
-        if self._callback is not None:
-            self._callback(self._progress)
