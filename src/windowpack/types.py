@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
-
-if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
-
-_Record = TypeVar("_Record", bound="DataclassInstance")
+from typing import Any, Literal
 
 DocumentKind = Literal["text", "markdown", "conversation", "records"]
 
@@ -315,21 +309,3 @@ class CreatedKey:
 
     key: ApiKey
     secret: str
-
-
-def copied(cls: type[_Record], record: object, **values: Any) -> _Record:
-    """A `cls` made of `values`, every other field taken from `record`'s attribute of the same
-    name (fields `record` lacks keep their defaults).
-
-    The one place a record of one type becomes another (a database row the public type the
-    facade returns, say): callers name only what differs, not every field again.
-    """
-    names = [name for name in _init_fields(cls) if name not in values]
-    values.update({name: getattr(record, name) for name in names if hasattr(record, name)})
-    return cls(**values)
-
-
-@functools.cache
-def _init_fields(cls: type[Any]) -> tuple[str, ...]:
-    # Once per type: `fields()` was half of what a packing-state load spent copying rows.
-    return tuple(f.name for f in fields(cls) if f.init)

@@ -124,7 +124,14 @@ class DocumentOut(BaseModel):
 
     @classmethod
     def of(cls, document: Document) -> DocumentOut:
-        return cls.model_validate(document, from_attributes=True)
+        return cls(
+            id=document.id,
+            title=document.title,
+            text=document.text,
+            kind=document.kind,
+            metadata=document.metadata,
+            source=document.source,
+        )
 
 
 class SearchIn(_Body):
@@ -199,10 +206,27 @@ class PackItem(BaseModel):
 
     @classmethod
     def of(cls, item: WindowItem) -> PackItem:
-        fields = {name: getattr(item, name) for name in cls.model_fields if name != "chars"}
         # Built from the library's own window, so not validated again: at 128K a window has
-        # ~700 items, and validating them was most of a cached pack's time.
-        return cls.model_construct(**fields, chars=len(item.text))
+        # ~700 items, and validating them was most of a cached pack's time. The pydantic mypy
+        # plugin checks that every field is given.
+        return cls.model_construct(
+            kind=item.kind,
+            document_id=item.document_id,
+            title=item.title,
+            collection=item.collection,
+            document_index=item.document_index,
+            level=item.level,
+            span=item.span,
+            ordinal=item.ordinal,
+            last_ordinal=item.last_ordinal,
+            unit=item.unit,
+            tokens=item.tokens,
+            score=item.score,
+            offset=item.offset,
+            chars=len(item.text),
+            metadata=item.metadata,
+            document_range=item.document_range,
+        )
 
 
 class PackOut(BaseModel):
@@ -228,20 +252,27 @@ class PackOut(BaseModel):
     @classmethod
     def of(cls, window: Window, options: PackOptions) -> PackOut:
         as_messages = options.format == "messages"
-        # Every field the window has by the same name, then the ones shaped for JSON.
-        fields = {name: getattr(window, name) for name in cls.model_fields if hasattr(window, name)}
-        fields.update(
-            text=None if as_messages else window.text,
-            messages=window.messages(
+        messages = (
+            window.messages(
                 cache_control=options.cache_control, include_question=options.include_question
             )
             if as_messages
-            else None,
+            else None
+        )
+        return cls.model_construct(
+            text=None if as_messages else window.text,
+            messages=messages,
+            tokens=window.tokens,
+            budget=window.budget,
+            tokenizer=window.tokenizer,
+            cacheable_prefix_tokens=window.cacheable_prefix_tokens,
+            cacheable_prefix_chars=window.cacheable_prefix_chars,
+            index_version=window.index_version,
             index_versions=dict(window.index_versions),
             items=[PackItem.of(item) for item in window.items],
+            reason=window.reason,
             prefix_cache=window.prefix_cache(),
         )
-        return cls.model_construct(**fields)
 
 
 class JobOut(BaseModel):

@@ -17,7 +17,7 @@ from windowpack.pack.state import PackingState, state_from_views
 from windowpack.pack.token_counts import SavedCounts
 from windowpack.storage import repository
 from windowpack.text import TokenCounter
-from windowpack.types import Span, copied
+from windowpack.types import Span
 
 # What a window calls the units of each kind of document in its passage headers.
 _UNIT_NAMES = {"conversation": "turn", "records": "record", "markdown": "section"}
@@ -95,27 +95,24 @@ def _body(row: Any, texts: DocumentTexts | None) -> str | StoredText:
 
 def _document_view(row: Any, spans: npt.NDArray[np.int64], body: str | StoredText) -> DocumentView:
     """A document row and its chunk spans; chunk tokens are counted later, all in one batch."""
-    units = spans[:, 4].tolist()
-    # Packed arrays, not lists: a list holds a 32-byte int object for each of a 100M-token
-    # collection's 650K chunk starts and ends (array('q'): 8 bytes, Python ints on reading).
-    chunks = {
-        "chunk_starts": _packed(spans[:, 2]),
-        "chunk_ends": _packed(spans[:, 3]),
-        "chunk_units": [None if unit < 0 else unit for unit in units],
-    }
-    units = {"units": len(row.units or []), "unit_name": _UNIT_NAMES.get(row.kind, "part")}
     sections = [Span(start=start, end=end) for start, end in row.units or []]
     text = (body if isinstance(body, str) else body.read()) if row.kind == "markdown" else ""
     titles = section_paths(row.external_id, text, sections) if row.kind == "markdown" else []
-    return copied(
-        DocumentView,
-        row,
+    # Packed arrays, not lists: a list holds a 32-byte int object for each of a 100M-token
+    # collection's 650K chunk starts and ends (array('q'): 8 bytes, Python ints on reading).
+    return DocumentView(
+        external_id=row.external_id,
+        title=row.title,
         body=body,
-        **chunks,
-        **units,
-        unit_titles=titles,
+        chunk_starts=_packed(spans[:, 2]),
+        chunk_ends=_packed(spans[:, 3]),
+        chunk_units=[None if unit < 0 else unit for unit in spans[:, 4].tolist()],
         chunk_tokens=[],
+        units=len(row.units or []),
+        unit_name=_UNIT_NAMES.get(row.kind, "part"),
+        unit_titles=titles,
         metadata=dict(row.meta),
+        text_hash=row.text_hash,
     )
 
 

@@ -6,7 +6,7 @@ import contextlib
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from windowpack.documents import (
     conversation_document,
@@ -26,20 +26,20 @@ from windowpack.ingest import (
     rebuild_tree,
 )
 from windowpack.service.context import StoreContext
-from windowpack.storage import CollectionRow, repository
+from windowpack.storage import CollectionRow, DocumentRow, repository
 from windowpack.summarizer import Summarizer, tree_node, tree_overview
 from windowpack.text import content_hash, storable
 from windowpack.types import (
     CollectionStats,
     Document,
     DocumentInfo,
+    DocumentKind,
     Hit,
     IngestReport,
     Span,
     TreeNode,
     TreeOverview,
     Window,
-    copied,
 )
 
 if TYPE_CHECKING:
@@ -222,9 +222,7 @@ class Collection:
             rows = repository.documents_by_external_id(session, self.collection_id, [document_id])
         if document_id not in rows:
             raise DocumentNotFoundError(document_id, self.name)
-        row = rows[document_id]
-        units = [Span(start=start, end=end) for start, end in row.units] if row.units else None
-        return copied(Document, row, id=row.external_id, metadata=dict(row.meta), units=units)
+        return _document(rows[document_id])
 
     def documents(self, *, offset: int = 0, limit: int | None = None) -> list[DocumentInfo]:
         """Stored documents in collection order, without their text."""
@@ -232,17 +230,7 @@ class Collection:
             rows = repository.list_documents(
                 session, self.collection_id, offset=offset, limit=limit
             )
-            return [
-                copied(
-                    DocumentInfo,
-                    row,
-                    id=row.external_id,
-                    tokens=row.token_count,
-                    chunks=len(row.chunks),
-                    metadata=dict(row.meta),
-                )
-                for row in rows
-            ]
+            return [_document_info(row) for row in rows]
 
     def stats(self) -> CollectionStats:
         """Settings and size of the collection: documents, chunks, tokens, index version."""
@@ -250,8 +238,15 @@ class Collection:
         with self._context.sessions() as session:
             version = repository.index_version(session, collection_id, self.name)
             documents, chunks, tokens = repository.collection_totals(session, collection_id)
-        size = {"documents": documents, "chunks": chunks, "tokens": tokens}
-        return copied(CollectionStats, self, **size, index_version=version)
+        return CollectionStats(
+            name=self.name,
+            tokenizer=self.tokenizer,
+            chunk_tokens=self.chunk_tokens,
+            documents=documents,
+            chunks=chunks,
+            tokens=tokens,
+            index_version=version,
+        )
 
     def chunk_vectors(self) -> tuple[list[str], Vectors]:
         """Every chunk's text in document order, with the vector it was indexed under.
@@ -297,6 +292,32 @@ class Collection:
                 )
             target = self._context.ingest_target(self)
             return ingest_documents(documents, target, progress=progress, skipped=skipped)
+
+
+def _document(row: DocumentRow) -> Document:
+    units = [Span(start=start, end=end) for start, end in row.units] if row.units else None
+    return Document(
+        text=row.text,
+        title=row.title,
+        id=row.external_id,
+        metadata=dict(row.meta),
+        # The store keeps only the kinds a `Document` was added with.
+        kind=cast(DocumentKind, row.kind),
+        units=units,
+        source=row.source,
+    )
+
+
+def _document_info(row: DocumentRow) -> DocumentInfo:
+    return DocumentInfo(
+        id=row.external_id,
+        title=row.title,
+        kind=row.kind,
+        tokens=row.token_count,
+        chunks=len(row.chunks),
+        position=row.position,
+        metadata=dict(row.meta),
+    )
 
 
 def _check_lookup_id(document_id: str) -> None:

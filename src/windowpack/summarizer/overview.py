@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 from windowpack.errors import NotFoundError
 from windowpack.storage import ChunkRow, DocumentRow, TreeNodeRow, repository
 from windowpack.summarizer.persistence import document_roots
-from windowpack.types import LevelStats, TreeChild, TreeNode, TreeOverview, copied
+from windowpack.types import LevelStats, TreeChild, TreeNode, TreeOverview
 
 
 def tree_overview(session: Session, collection_id: int) -> TreeOverview:
@@ -67,7 +67,20 @@ def tree_node(session: Session, collection_id: int, node_id: int, *, collection:
         raise NotFoundError(f"node {node_id} does not exist in collection {collection!r}")
     external_id = _external_id(session, row.document_id)
     children = _children(session, row, external_id)
-    return copied(TreeNode, row, document_id=external_id, tokens=row.token_count, children=children)
+    return TreeNode(
+        id=row.id,
+        level=row.level,
+        document_id=external_id,
+        parent_id=row.parent_id,
+        leaf_start=row.leaf_start,
+        leaf_end=row.leaf_end,
+        char_start=row.char_start,
+        char_end=row.char_end,
+        text=row.text,
+        tokens=row.token_count,
+        summarizer=row.summarizer,
+        children=children,
+    )
 
 
 def _children(session: Session, row: TreeNodeRow, external_id: str | None) -> list[TreeChild]:
