@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from windowpack.pack import layout
+from windowpack.pack import layout, rendering
 from windowpack.pack.allocate import overview_cut
 from windowpack.pack.layout import Block
 from windowpack.pack.request import PackRequest
@@ -88,7 +88,7 @@ def _tier(state: PackingState, share: int) -> list[Block]:
         return []
     title = f"# Overview of {state.name}: {len(state.documents)} documents"
     blocks = [Block(kind="header", text=title)]
-    blocks.extend(layout.summary_block(state, node, 0.0) for node in cut)
+    blocks.extend(rendering.summary_block(state, node, 0.0) for node in cut)
     return blocks
 
 

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from windowpack.pack import layout
+from windowpack.pack import layout, rendering
 from windowpack.pack.allocate import allocate
 from windowpack.pack.corpus import Corpus, combined
 from windowpack.pack.layout import Block
@@ -130,8 +130,8 @@ def _rendered(part: Part, chunks: np.ndarray, nodes: np.ndarray) -> list[_Placed
         dict(zip(chunk_list, corpus.chunk_score[chunks].tolist(), strict=True)),
         dict(zip(node_list, corpus.node_score[nodes].tolist(), strict=True)),
     )
-    chosen = layout.choose(part.state, chunk_list, node_list, scores, part.focus.labels)
-    blocks = layout.render_documents(part.state, chosen)
+    chosen = rendering.choose(part.state, chunk_list, node_list, scores, part.focus.labels)
+    blocks = rendering.render_documents(part.state, chosen)
     if all(block.kind == "gap" for block in blocks):
         return []  # nothing of this collection made it in
     return [(part, block) for block in blocks]
@@ -147,11 +147,11 @@ def _with_title(parts: Sequence[Part], part: Part, blocks: list[_Placed]) -> lis
 def _lossless(part: Part) -> list[_Placed]:
     """Every chunk verbatim, in order: the window when the whole collection fits."""
     state = part.state
-    everything = layout.choose(state, range(state.corpus.chunks))
+    everything = rendering.choose(state, range(state.corpus.chunks))
     return [
         (part, block)
         for position in range(len(state.documents))
-        for block in layout.document_blocks(state, position, everything)
+        for block in rendering.document_blocks(state, position, everything)
     ]
 
 
