@@ -69,8 +69,8 @@ def insert_ignoring_duplicates(session: Session, table: Any, rows: list[dict[str
     """Insert `rows`, skipping any whose primary key is already there.
 
     A cache row may be written by another process between any check and the insert (a reader
-    rebuilding an index embeds what a writer has just committed): a check-then-insert raised
-    `IntegrityError` there, failing a write that had committed. `ON CONFLICT DO NOTHING`
+    rebuilding an index embeds what a writer has just committed): a check-then-insert would
+    raise `IntegrityError` there and fail a write that has committed. `ON CONFLICT DO NOTHING`
     settles the race inside the database, on SQLite and PostgreSQL alike.
     """
     if not rows:

@@ -57,8 +57,8 @@ def chunk_spans(session: Session, collection_id: int) -> dict[int, list[Any]]:
 
 def chunk_span_rows(session: Session, collection_id: int) -> list[tuple[int, ...]]:
     """`chunk_spans` as plain tuples (id, document_id, char_start, char_end, unit or -1), by
-    document id and ordinal: a large collection's state load built ~70K row objects where
-    five numbers each do."""
+    document id and ordinal: a large collection's state load would build ~70K row objects
+    where five numbers each do."""
     statement = (
         select(
             ChunkRow.id,
@@ -75,7 +75,7 @@ def chunk_span_rows(session: Session, collection_id: int) -> list[tuple[int, ...
 
 def _plain_tuples(session: Session, statement: Any, parameters: dict[str, Any]) -> list[Any]:
     """The statement's rows as the driver's own tuples, on the session's connection (and
-    transaction): SQLAlchemy's row objects, and turning each into a tuple, were ~2/3 of
+    transaction): SQLAlchemy's row objects, and turning each into a tuple, cost ~2/3 of
     reading a 100M-token collection's 650K chunk spans (7 s)."""
     connection = session.connection()
     compiled = statement.compile(dialect=connection.dialect)

@@ -74,7 +74,7 @@ def index_version_now(
     sessions: sessionmaker[Session], collection_id: int, name: str | None = None
 ) -> int:
     """`index_version` read on a plain connection of the sessions' engine, with no session:
-    a pack asks this once per collection, and a session's set-up was most of its ~0.5 ms."""
+    a pack asks this once per collection, and a session's set-up is most of its ~0.5 ms."""
     with sessions.kw["bind"].connect() as connection:
         row = connection.execute(_INDEX_VERSION_OF, {"collection_id": collection_id}).first()
     return _version_of(row, collection_id, name)

@@ -49,10 +49,10 @@ def tree_nodes(session: Session, collection_id: int) -> list[TreeNodeRow]:
 def tree_nodes_for_pack(session: Session, collection_id: int) -> list[Any]:
     """What a packing state needs of each node, as plain rows: (id, document_id, parent_id,
     level, leaf_start, leaf_end, text), by level, then document position (collection-level
-    nodes first), then position. Building ORM objects for every node cost a large
+    nodes first), then position. Building ORM objects for every node costs a large
     collection's state load more than reading them. Sorted here rather than joined: a
-    document's position is stored after its text, so the join walked every document text's
-    overflow pages on SQLite; the positions come from an index instead."""
+    document's position is stored after its text, so the join would walk every document
+    text's overflow pages on SQLite; the positions come from an index instead."""
     positions = {
         document_id: position
         for document_id, position in session.execute(
@@ -114,7 +114,7 @@ def top_document_nodes(session: Session, collection_id: int) -> dict[int, TreeNo
 
 def set_parents(session: Session, parents: Sequence[tuple[int, int | None]]) -> None:
     """Give each (node id, parent id) pair's node that parent, in one executemany: one
-    statement per parent had made re-parenting every document root cost ~2 ms a parent."""
+    statement per parent makes re-parenting every document root cost ~2 ms a parent."""
     if parents:
         session.execute(
             update(TreeNodeRow),
