@@ -19,61 +19,64 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Literal
 
 from windowpack.errors import JobNotFoundError, StorageError, WindowpackError
-from windowpack.types import IngestProgress, IngestReport
+from windowpack.types import IngestProgress, IngestReport, JobError, JobState
 
-JobStatus = Literal["queued", "running", "succeeded", "failed"]
 IngestCall = Callable[[Callable[[IngestProgress], None]], IngestReport]
 """The work of a job: a facade call that takes a progress callback."""
 
 _LOG = logging.getLogger("windowpack.jobs")
 
 
-@dataclass(frozen=True, kw_only=True)
-class Job:
-    """A snapshot of one ingest job.
+def _reported(job_id: str, error: Exception) -> JobError:
+    """Why a job failed, in the caller's terms.
 
-    `progress` is the ingest pipeline's own (its `stage`: queued, chunk, summarize, embed,
-    index, done). `failures` maps a file to why it was skipped; `error` says why a failed job
-    failed (its `code` and `message`, as the REST API reports errors), and then nothing was
-    stored.
-    """
-
-    id: str
-    collection: str
-    status: JobStatus = "queued"
-    progress: IngestProgress = field(default_factory=lambda: _queued(0))
-    failures: dict[str, str] = field(default_factory=dict)
-    error: tuple[str, str] | None = None
-    report: IngestReport | None = None
-    created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
-    finished_at: datetime | None = None
-
-
-def _reported(job_id: str, error: Exception) -> tuple[str, str]:
-    """(code, message) of a failed job, in the caller's terms.
-
-    A bad input says what was wrong with it. Anything else (a database error, whose text can
-    hold the SQL with the documents' text as parameters; a storage error naming server paths)
-    goes to the server log, and the job says only what failed (issue 14, D8).
+    A bad input says what was wrong with it. Anything else goes to the server log, and the job
+    says only what failed: anyone who may poll the job reads its error, and a database error's
+    text can hold the SQL with the documents' text as parameters, a storage error server paths.
     """
     if isinstance(error, WindowpackError) and not isinstance(error, StorageError):
-        return error.code, error.message
+        return JobError(code=error.code, message=error.message)
     _LOG.error("ingest job %s failed", job_id, exc_info=error)
     if isinstance(error, StorageError):
-        return (
-            error.code,
-            f"ingest job {job_id} could not use the store; the server log has details",
-        )
-    return "internal_error", f"ingest job {job_id} failed on the server; the server log has details"
+        message = f"ingest job {job_id} could not use the store; the server log has details"
+        return JobError(code=error.code, message=message)
+    message = f"ingest job {job_id} failed on the server; the server log has details"
+    return JobError(code="internal_error", message=message)
 
 
-def _queued(documents_total: int) -> IngestProgress:
-    return IngestProgress(stage="queued", documents_total=documents_total)
+def _queued(job_id: str, collection: str, documents_total: int) -> JobState:
+    return JobState(
+        id=job_id,
+        collection=collection,
+        status="queued",
+        stage="queued",
+        documents_total=documents_total,
+        documents=0,
+        chunks=0,
+        tokens=0,
+        embedded=0,
+        failures={},
+        error=None,
+        report=None,
+        created_at=datetime.now(UTC),
+        finished_at=None,
+    )
+
+
+def _with_progress(job: JobState, progress: IngestProgress) -> JobState:
+    return replace(
+        job,
+        stage=progress.stage,
+        documents_total=progress.documents_total,
+        documents=progress.documents,
+        chunks=progress.chunks,
+        tokens=progress.tokens,
+        embedded=progress.embedded,
+    )
 
 
 class JobRunner:
@@ -83,10 +86,10 @@ class JobRunner:
         self,
         *,
         keep: int = 1000,
-        on_finish: Callable[[Job, float], None] | None = None,
+        on_finish: Callable[[JobState, float], None] | None = None,
     ) -> None:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="windowpack-job")
-        self._jobs: OrderedDict[str, Job] = OrderedDict()
+        self._jobs: OrderedDict[str, JobState] = OrderedDict()
         self._keep = keep
         self._lock = threading.Lock()
         self._on_finish = on_finish
@@ -99,18 +102,15 @@ class JobRunner:
         *,
         documents_total: int = 0,
         cleanup: Callable[[], None] | None = None,
-    ) -> Job:
+    ) -> JobState:
         """Queue `work` for `collection`; `cleanup` runs after it, whatever happened."""
-        job = Job(
-            id=f"job-{next(self._counter)}-{secrets.token_hex(4)}",
-            collection=collection,
-            progress=_queued(documents_total),
-        )
+        job_id = f"job-{next(self._counter)}-{secrets.token_hex(4)}"
+        job = _queued(job_id, collection, documents_total)
         self._save(job)
         self._executor.submit(self._run, job.id, work, cleanup)
         return job
 
-    def get(self, job_id: str) -> Job:
+    def get(self, job_id: str) -> JobState:
         """The latest snapshot of a job; `JobNotFoundError` for an unknown id."""
         with self._lock:
             job = self._jobs.get(job_id)
@@ -128,47 +128,53 @@ class JobRunner:
 
     def _run(self, job_id: str, work: IngestCall, cleanup: Callable[[], None] | None) -> None:
         started = datetime.now(UTC)
-        self._update(job_id, status="running")
+        self._update(job_id, lambda job: replace(job, status="running"))
         try:
             report = work(lambda progress: self._progress(job_id, progress))
         except Exception as error:  # a job must always end
-            self._finish(job_id, started, status="failed", error=_reported(job_id, error))
+            failed = _reported(job_id, error)
+            self._finish(job_id, started, lambda job: replace(job, status="failed", error=failed))
         else:
-            self._finish(job_id, started, report, status="succeeded")
+            self._finish(job_id, started, lambda job: _succeeded(job, report))
         finally:
             if cleanup is not None:
                 cleanup()
 
     def _progress(self, job_id: str, progress: IngestProgress) -> None:
-        # A copy: the pipeline goes on updating its own object after this snapshot.
-        self._update(job_id, progress=replace(progress, note=None))
+        # The counts are copied: the pipeline goes on updating its own object.
+        self._update(job_id, lambda job: _with_progress(job, progress))
 
     def _finish(
-        self,
-        job_id: str,
-        started: datetime,
-        report: IngestReport | None = None,
-        **changes: object,
+        self, job_id: str, started: datetime, outcome: Callable[[JobState], JobState]
     ) -> None:
-        with self._lock:
-            progress = replace(self._jobs[job_id].progress, stage="done")
-        if report is not None:
-            progress = replace(progress, chunks=report.chunks, tokens=report.tokens)
-            changes.update(report=report, failures=dict(report.skipped))
-        job = self._update(job_id, progress=progress, finished_at=datetime.now(UTC), **changes)
+        finished_at = datetime.now(UTC)
+        job = self._update(
+            job_id, lambda job: replace(outcome(job), stage="done", finished_at=finished_at)
+        )
         if self._on_finish is not None:
             self._on_finish(job, (datetime.now(UTC) - started).total_seconds())
 
-    def _update(self, job_id: str, **changes: object) -> Job:
+    def _update(self, job_id: str, change: Callable[[JobState], JobState]) -> JobState:
         with self._lock:
-            job = replace(self._jobs[job_id], **changes)  # type: ignore[arg-type]
+            job = change(self._jobs[job_id])
             self._jobs[job_id] = job
             return job
 
-    def _save(self, job: Job) -> None:
+    def _save(self, job: JobState) -> None:
         with self._lock:
             self._jobs[job.id] = job
             # Forget the oldest finished jobs; a running one is never dropped mid-way.
             finished = [key for key, old in self._jobs.items() if old.finished_at is not None]
             for key in finished[: max(0, len(self._jobs) - self._keep)]:
                 del self._jobs[key]
+
+
+def _succeeded(job: JobState, report: IngestReport) -> JobState:
+    return replace(
+        job,
+        status="succeeded",
+        chunks=report.chunks,
+        tokens=report.tokens,
+        report=report,
+        failures=dict(report.skipped),
+    )

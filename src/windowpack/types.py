@@ -203,6 +203,48 @@ class IngestProgress:
     note: str | None = None
 
 
+JobStatus = Literal["queued", "running", "succeeded", "failed"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class JobError:
+    """Why a job failed, as the REST API reports an error: its `code` and `message`."""
+
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class JobState:
+    """A background ingest job at one moment: what the server's job runner keeps, what
+    `GET /v1/jobs/{id}` answers and what the REST client reads.
+
+    `stage` and the counts are the ingest pipeline's progress (`IngestProgress`; stage queued,
+    chunk, summarize, embed, index, done). `failures` maps a file to why it was skipped;
+    `error` says why a failed job failed, and then nothing was stored.
+    """
+
+    id: str
+    collection: str
+    status: JobStatus
+    stage: str
+    documents_total: int
+    documents: int
+    chunks: int
+    tokens: int
+    embedded: int
+    failures: dict[str, str]
+    error: JobError | None
+    report: IngestReport | None
+    created_at: datetime
+    finished_at: datetime | None
+
+    @property
+    def done(self) -> bool:
+        """Whether the job has finished, either way."""
+        return self.status in ("succeeded", "failed")
+
+
 @dataclass(frozen=True, kw_only=True)
 class DocumentInfo:
     """A stored document without its text."""

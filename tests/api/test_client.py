@@ -99,6 +99,17 @@ def test_files_and_background_jobs(client: wp.Client, tmp_path: Path) -> None:
     }
 
 
+def test_a_failed_background_job_raises_its_error_from_the_tree(client: wp.Client) -> None:
+    twice = [wp.Document(id="same", text="One."), wp.Document(id="same", text="Two.")]
+    job = client.collection("docs").add(twice, background=True)
+    with pytest.raises(wp.InvalidInputError, match="same"):
+        job.wait(timeout=60)
+    state = job.state
+    assert state.status == "failed" and state.done and state.report is None
+    assert state.error is not None and state.error.code == "invalid_input"
+    assert state.finished_at is not None and state.created_at <= state.finished_at
+
+
 def test_errors_are_the_library_exception_tree(client: wp.Client) -> None:
     client.collection("docs").add(DOCUMENTS)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +12,8 @@ from fastapi.testclient import TestClient
 
 import windowpack as wp
 from windowpack.api import create_app
+from windowpack.api.schemas import JobOut
+from windowpack.types import JobState
 
 
 def _wait_for(client: TestClient, job_id: str) -> dict[str, object]:
@@ -97,6 +100,11 @@ def test_large_inputs_become_jobs_on_their_own(hash_store: wp.Store, tmp_path: P
         assert large.status_code == 202
         assert _wait_for(client, large.json()["id"])["status"] == "succeeded"
         assert client.get("/v1/collections/docs").json()["documents"] == 2
+
+
+def test_the_wire_form_of_a_job_has_every_field_of_the_record() -> None:
+    # JobOut is JobState on the wire, field for field: a field added to one must reach both.
+    assert list(JobOut.model_fields) == [field.name for field in dataclasses.fields(JobState)]
 
 
 def test_unknown_job_is_404(client: TestClient) -> None:

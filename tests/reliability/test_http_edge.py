@@ -122,7 +122,7 @@ def _failed_job_error(error: Exception) -> tuple[str, str]:
     runner.close()
     finished = runner.get(job.id)
     assert finished.status == "failed" and finished.error is not None
-    return finished.error
+    return finished.error.code, finished.error.message
 
 
 def test_a_failed_job_does_not_show_sql_or_document_text(caplog: pytest.LogCaptureFixture) -> None:

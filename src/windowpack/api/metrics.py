@@ -15,8 +15,8 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from windowpack.jobs import Job
 from windowpack.service import Store
+from windowpack.types import JobState
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -63,8 +63,8 @@ class Metrics:
         )
         self.registry.register(_IndexVersions(store))
 
-    def job_finished(self, job: Job, seconds: float) -> None:
-        self.ingest_finished(job.status, job.progress.tokens, seconds)
+    def job_finished(self, job: JobState, seconds: float) -> None:
+        self.ingest_finished(job.status, job.tokens, seconds)
 
     def ingest_finished(self, status: str, tokens: int, seconds: float) -> None:
         """Count one finished ingest, a job or a direct call."""

@@ -13,13 +13,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
-from windowpack.jobs import Job
 from windowpack.text import storable
 from windowpack.types import (
     Document,
     DocumentInfo,
     DocumentKind,
     IngestReport,
+    JobState,
+    JobStatus,
     Span,
     Window,
     WindowItem,
@@ -280,7 +281,7 @@ class JobOut(BaseModel):
 
     id: str
     collection: str
-    status: Literal["queued", "running", "succeeded", "failed"]
+    status: JobStatus
     stage: str
     documents_total: int
     documents: int
@@ -294,13 +295,26 @@ class JobOut(BaseModel):
     finished_at: datetime | None
 
     @classmethod
-    def of(cls, job: Job) -> JobOut:
-        error = ErrorDetail(code=job.error[0], message=job.error[1]) if job.error else None
-        # The job's own fields, then its progress, flat (as clients have always read them).
-        fields = {name: getattr(job, name) for name in cls.model_fields if hasattr(job, name)}
-        progress = {k: v for k, v in vars(job.progress).items() if k in cls.model_fields}
-        fields.update(progress, error=error)
-        return cls(**fields)
+    def of(cls, job: JobState) -> JobOut:
+        # The wire form of `JobState`, field for field (a test keeps the two in step); a
+        # model of its own for the field descriptions and the shared `ErrorDetail` schema.
+        error = job.error
+        return cls(
+            id=job.id,
+            collection=job.collection,
+            status=job.status,
+            stage=job.stage,
+            documents_total=job.documents_total,
+            documents=job.documents,
+            chunks=job.chunks,
+            tokens=job.tokens,
+            embedded=job.embedded,
+            failures=job.failures,
+            error=ErrorDetail(code=error.code, message=error.message) if error else None,
+            report=job.report,
+            created_at=job.created_at,
+            finished_at=job.finished_at,
+        )
 
 
 class Health(BaseModel):

@@ -20,8 +20,8 @@ except ImportError as error:
     raise MissingDependencyError("httpx", "client") from error
 
 from windowpack.client._async import AsyncClient, AsyncRemoteCollection, AsyncRemoteJob
-from windowpack.client._calls import JobState
 from windowpack.client._sync import Client, RemoteCollection, RemoteJob
+from windowpack.types import JobState
 
 __all__ = [
     "AsyncClient",

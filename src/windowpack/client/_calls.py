@@ -9,8 +9,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 from urllib.parse import quote
 
 from pydantic import TypeAdapter
@@ -19,7 +20,6 @@ from windowpack.errors import (
     InputPathNotFoundError,
     InvalidArgumentError,
     ServerUnavailableError,
-    WindowpackError,
     from_wire,
 )
 from windowpack.types import (
@@ -28,6 +28,9 @@ from windowpack.types import (
     DocumentInfo,
     Hit,
     IngestReport,
+    JobError,
+    JobState,
+    JobStatus,
     TreeNode,
     TreeOverview,
     Window,
@@ -51,28 +54,6 @@ class Call(Generic[T]):
     json: Any = None
     params: Mapping[str, Any] = field(default_factory=dict)
     files: list[tuple[str, tuple[str, bytes]]] | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class JobState:
-    """An ingest job as the server reports it: `status` queued, running, succeeded, failed."""
-
-    id: str
-    collection: str
-    status: str
-    stage: str
-    documents_total: int
-    documents: int
-    chunks: int
-    tokens: int
-    embedded: int
-    failures: dict[str, str]
-    report: IngestReport | None
-    error: WindowpackError | None
-
-    @property
-    def done(self) -> bool:
-        return self.status in ("succeeded", "failed")
 
 
 def checked(status: int, body: Any, url: str) -> Any:
@@ -230,10 +211,11 @@ _item = _adapter(WindowItem)
 def job_state(body: Any) -> JobState:
     error = body.get("error")
     report = body.get("report")
+    finished_at = body.get("finished_at")
     return JobState(
         id=body["id"],
         collection=body["collection"],
-        status=body["status"],
+        status=cast(JobStatus, body["status"]),
         stage=body["stage"],
         documents_total=body["documents_total"],
         documents=body["documents"],
@@ -241,15 +223,18 @@ def job_state(body: Any) -> JobState:
         tokens=body["tokens"],
         embedded=body["embedded"],
         failures=dict(body["failures"]),
+        error=JobError(code=error["code"], message=error["message"]) if error else None,
         report=_adapter(IngestReport)(report) if report is not None else None,
-        error=from_wire(error["code"], error["message"], 400) if error else None,
+        created_at=datetime.fromisoformat(body["created_at"]),
+        finished_at=datetime.fromisoformat(finished_at) if finished_at else None,
     )
 
 
 def finished(state: JobState) -> IngestReport:
-    """A done job's report, or its error raised."""
+    """A done job's report, or its error raised (the class of the tree its code names)."""
     if state.error is not None:
-        raise state.error
+        # A job's error comes without an HTTP status; its code picks the class.
+        raise from_wire(state.error.code, state.error.message, 400)
     assert state.report is not None, "a succeeded job carries its report"
     return state.report
 

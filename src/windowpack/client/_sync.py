@@ -12,7 +12,7 @@ from typing import Any, Literal, TypeVar, overload
 import httpx
 
 from windowpack.client import _calls
-from windowpack.client._calls import Call, JobState
+from windowpack.client._calls import Call
 from windowpack.errors import CollectionNotFoundError, ConflictError
 from windowpack.types import (
     CollectionStats,
@@ -20,6 +20,7 @@ from windowpack.types import (
     DocumentInfo,
     Hit,
     IngestReport,
+    JobState,
     TreeNode,
     TreeOverview,
     Window,
