@@ -20,6 +20,7 @@ from windowpack.errors import (
     InvalidArgumentError,
 )
 from windowpack.ingest import (
+    IngestTarget,
     ProgressCallback,
     delete_document,
     ingest_documents,
@@ -53,26 +54,41 @@ class Collection:
     its first `add`, `add_files`, ...; reading it before is a `CollectionNotFoundError`.
     """
 
-    def __init__(self, context: StoreContext, row: CollectionRow) -> None:
+    def __init__(
+        self,
+        context: StoreContext,
+        *,
+        name: str,
+        tokenizer: str,
+        chunk_tokens: int,
+        collection_id: int | None,
+    ) -> None:
+        """Built by `Store`: `collection_id` is None for a collection no write has created."""
         self._context = context
-        self._known_id: int | None = row.id
-        self.name: str = row.name
-        self.tokenizer: str = row.tokenizer
-        self.chunk_tokens: int = row.chunk_tokens
+        self._known_id = collection_id
+        self.name = name
+        self.tokenizer = tokenizer
+        self.chunk_tokens = chunk_tokens
+
+    @classmethod
+    def of_row(cls, context: StoreContext, row: CollectionRow) -> Collection:
+        """The collection stored as `row`."""
+        return cls(
+            context,
+            name=row.name,
+            tokenizer=row.tokenizer,
+            chunk_tokens=row.chunk_tokens,
+            collection_id=row.id,
+        )
 
     @classmethod
     def pending(
         cls, context: StoreContext, name: str, tokenizer: str, chunk_tokens: int
     ) -> Collection:
         """A collection its first write will create, with these settings."""
-        collection = cls.__new__(cls)
-        collection._context, collection._known_id = context, None
-        collection.name, collection.tokenizer, collection.chunk_tokens = (
-            name,
-            tokenizer,
-            chunk_tokens,
+        return cls(
+            context, name=name, tokenizer=tokenizer, chunk_tokens=chunk_tokens, collection_id=None
         )
-        return collection
 
     @property
     def collection_id(self) -> int:
@@ -196,7 +212,7 @@ class Collection:
         """Delete one document by its id (its summaries go, the collection levels regroup)."""
         _check_lookup_id(document_id)
         with self._context.write_lock:
-            delete_document(document_id, self.name, self._context.ingest_target(self))
+            delete_document(document_id, self.name, self._ingest_target())
 
     def tree(self) -> TreeOverview:
         """The summary tree's shape: per level, node counts and token totals."""
@@ -213,7 +229,7 @@ class Collection:
     ) -> IngestReport:
         """Rebuild every summary node with `summarizer` (default: the store's), atomically."""
         with self._context.write_lock:
-            return rebuild_tree(self._context.ingest_target(self, summarizer), progress)
+            return rebuild_tree(self._ingest_target(summarizer), progress)
 
     def get(self, document_id: str) -> Document:
         """The stored document with this id."""
@@ -290,8 +306,17 @@ class Collection:
                 self._adopt(
                     self._context.row_for_write(self.name, self.tokenizer, self.chunk_tokens)
                 )
-            target = self._context.ingest_target(self)
+            target = self._ingest_target()
             return ingest_documents(documents, target, progress=progress, skipped=skipped)
+
+    def _ingest_target(self, summarizer: Summarizer | None = None) -> IngestTarget:
+        return self._context.ingest_target(
+            collection_id=self.collection_id,
+            name=self.name,
+            tokenizer=self.tokenizer,
+            chunk_tokens=self.chunk_tokens,
+            summarizer=summarizer,
+        )
 
 
 def _document(row: DocumentRow) -> Document:

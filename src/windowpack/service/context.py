@@ -12,7 +12,6 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
@@ -35,9 +34,6 @@ from windowpack.storage import (
 from windowpack.summarizer import ExtractiveSummarizer, Summarizer
 from windowpack.text import get_token_counter
 from windowpack.types import Hit, Window
-
-if TYPE_CHECKING:
-    from windowpack.service.collection import Collection
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -233,15 +229,21 @@ class StoreContext:
         )
 
     def ingest_target(
-        self, collection: Collection, summarizer: Summarizer | None = None
+        self,
+        *,
+        collection_id: int,
+        name: str,
+        tokenizer: str,
+        chunk_tokens: int,
+        summarizer: Summarizer | None = None,
     ) -> IngestTarget:
-        """What the ingest pipeline writes `collection` with (the store's summarizer unless
-        another is given)."""
+        """What the ingest pipeline writes a collection with, given its row id and settings
+        (the store's summarizer unless another is given)."""
         return IngestTarget(
-            collection_id=collection.collection_id,
-            collection_name=collection.name,
-            counter=get_token_counter(collection.tokenizer),
-            chunk_tokens=collection.chunk_tokens,
+            collection_id=collection_id,
+            collection_name=name,
+            counter=get_token_counter(tokenizer),
+            chunk_tokens=chunk_tokens,
             embedder=self.executor.embedder(self.embedder),
             executor=self.executor,
             indexes=self.indexes,

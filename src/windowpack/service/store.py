@@ -130,7 +130,7 @@ class Store:
             row = repository.get_collection(session, name)
         if row is not None:
             context.check_settings(row, tokenizer, chunk_tokens)
-            return Collection(context, row)
+            return Collection.of_row(context, row)
         if not create:
             raise CollectionNotFoundError(name, existing=self.collections())
         context.check_new_settings(tokenizer, chunk_tokens)
@@ -177,7 +177,7 @@ class Store:
             if repository.get_collection(session, name) is not None:
                 raise ConflictError(f"collection {name!r} already exists")
             row = self._context.create_collection_row(session, name, tokenizer, chunk_tokens)
-            return Collection(self._context, row)
+            return Collection.of_row(self._context, row)
 
     def collections(self) -> list[str]:
         """Names of every collection, sorted."""
@@ -187,7 +187,7 @@ class Store:
         """Every collection's settings and size, by name (for listings: no embedder needed)."""
         with self._context.sessions() as session:
             rows = repository.list_collections(session)
-        return [Collection(self._context, row).stats() for row in rows]
+        return [Collection.of_row(self._context, row).stats() for row in rows]
 
     def index_versions(self) -> dict[str, int]:
         """Each collection's current index version, by name."""
