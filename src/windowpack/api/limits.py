@@ -5,8 +5,8 @@ Size: a declared `Content-Length` over the limit is refused without reading the 
 sent without one (chunked) is counted as it streams; once it passes the limit the app's own
 response, whatever parsing error it makes of the cut-off body, is replaced by the 413.
 Likewise a body of which nothing arrives for `body_timeout` seconds is answered 408: uvicorn
-(h11) has no such timeout, and stalled clients held their connections for as long as they
-liked.
+(h11) has no such timeout: without this one a stalled client holds its connection for as long
+as it likes.
 
 Shape: a JSON body's parsed size is not its raw size (57 MiB of `{}` objects took 2.15 GB
 once parsed into dicts and models), so its values and nesting are counted on the raw bytes
