@@ -87,7 +87,8 @@ def test_serve_announces_the_docs_and_answers_over_http(
 def test_the_readme_curl_example_works(server: tuple[str, subprocess.Popen[str]]) -> None:
     url, _ = server
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    block = readme.split("```bash\n# the server's curl example\n", 1)[1].split("```", 1)[0]
+    marked = readme.split("```bash\n# the server's curl example", 1)[1].partition("\n")[2]
+    block = marked.split("```", 1)[0]
     script = block.replace("http://127.0.0.1:8000", url)
     result = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", script], capture_output=True, text=True, timeout=120
