@@ -14,12 +14,17 @@ HNSW, which has no remove, excludes them with an `IDSelector`, as windowpack's t
 do).
 
     .venv/bin/python benchmarks/ann.py --scale 200000
+
+`--smoke` runs the configurations without PQ on 2,000 vectors from hash-embedded chunks (a
+temporary cache, 10 questions): a check, not figures (PQ's training takes minutes on a loaded
+machine however few the vectors; it runs the same code with another factory string).
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,7 +33,7 @@ from typing import Any
 import faiss
 import numpy as np
 from ann_vectors import DEFAULT_CACHE, essay_vectors
-from bench_common import machine_info, write_results
+from bench_common import add_smoke_option, machine_info, write_results
 
 K = 100
 
@@ -70,7 +75,9 @@ def build(factory: str, vectors: np.ndarray) -> tuple[Any, float]:
 
 
 def set_parameter(index: Any, parameters: dict[str, int]) -> None:
-    inner = faiss.downcast_index(index.index) if isinstance(index, faiss.IndexIDMap2) else index
+    inner: Any = (
+        faiss.downcast_index(index.index) if isinstance(index, faiss.IndexIDMap2) else index
+    )
     if "nprobe" in parameters:
         faiss.extract_index_ivf(inner).nprobe = parameters["nprobe"]
     if "efSearch" in parameters:
@@ -81,14 +88,17 @@ def searcher(
     index: Any, parameters: dict[str, int], excluded: np.ndarray | None
 ) -> Callable[[np.ndarray], np.ndarray]:
     set_parameter(index, parameters)
-    params = None
+    params: Any = None
     if excluded is not None and isinstance(index, faiss.IndexIDMap2):
         selector = faiss.IDSelectorNot(faiss.IDSelectorBatch(excluded))
-        params = faiss.SearchParameters(sel=selector)
-        params.referenced = selector
+        # The stubs know no keyword arguments; FAISS's Python layer sets them as attributes.
+        parameters_of: Any = faiss.SearchParameters
+        params = parameters_of(sel=selector)
+        params.referenced = selector  # keeps the selector alive as long as the parameters
 
     def search(query: np.ndarray) -> np.ndarray:
-        return index.search(query.reshape(1, -1), K, params=params)[1][0]
+        found: np.ndarray = index.search(query.reshape(1, -1), K, params=params)[1][0]
+        return found
 
     return search
 
@@ -158,10 +168,17 @@ def main() -> None:
     parser.add_argument("--cache", default=str(DEFAULT_CACHE))
     parser.add_argument("--scale", type=int, default=200_000)
     parser.add_argument("--queries", type=int, default=200)
+    add_smoke_option(parser)
     args = parser.parse_args()
     faiss.cvar.distance_compute_blas_threshold = 20
 
-    real = essay_vectors(Path(args.cache))
+    if args.smoke:
+        args.scale, args.queries = 2_000, 10
+        with tempfile.TemporaryDirectory(prefix="wp-ann-") as folder:
+            cache = Path(folder) / "vectors.npz"
+            real = essay_vectors(cache, queries=10, embedder_name="hash", max_chunks=300)
+    else:
+        real = essay_vectors(Path(args.cache))
     vectors = scaled(real["vectors"], args.scale)
     queries = real["queries"][: args.queries]
     rng = np.random.default_rng(7)
@@ -179,6 +196,8 @@ def main() -> None:
     rows = []
     by_factory: dict[str, list[tuple[str, dict[str, int]]]] = {}
     for label, factory, parameters in configurations(len(vectors)):
+        if args.smoke and "PQ" in factory:
+            continue
         by_factory.setdefault(factory, []).append((label, parameters))
     for factory, settings in by_factory.items():
         for row in measure(factory, settings, vectors, queries, truths, deleted):

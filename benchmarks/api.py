@@ -22,7 +22,8 @@ skip the ~2 min ingest next time:
    and the index versions the windows came from. The server's first pack (loading indexes
    and state) is timed apart, before the phases.
 
-Figures go to `benchmarks/results/api.json`.
+Figures go to `benchmarks/results/api.json`. `--smoke` runs every phase for a second over a
+few essay parts with the hash embedder (store and server): a check, not figures.
 """
 
 from __future__ import annotations
@@ -41,8 +42,11 @@ from typing import Any
 import httpx
 from bench_common import (
     ESSAYS_JSON,
+    SMOKE_TOKENS,
+    add_smoke_option,
     corpus_sentences,
     latency_stats,
+    limit_tokens,
     load_corpus,
     machine_info,
     make_questions,
@@ -52,6 +56,7 @@ from bench_common import (
 )
 
 import windowpack as wp
+from windowpack.text import get_token_counter
 
 COLLECTION = "essays"
 CACHED_QUESTION = "what does the author say about startups and investors"
@@ -63,25 +68,33 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--budget", type=int, default=128_000)
+    add_smoke_option(parser)
     args = parser.parse_args()
+    config, server = wp.StoreConfig(), []
+    if args.smoke:
+        args.clients, args.seconds, args.budget = 2, 1.0, 4_096
+        config, server = wp.StoreConfig(embedder="hash"), ["--embedder", "hash"]
     with reusable_store_folder(args.store, "wp-api-") as folder:
         documents = load_corpus([ESSAYS_JSON], max_bytes=64 * 1024 * 1024).documents
-        _remove_ingest_rounds(folder)  # left by runs before the scratch copy
-        _ensure_ingested(folder, documents)
+        if args.smoke:
+            counter = get_token_counter(config.tokenizer)
+            documents = limit_tokens(documents, counter, 2 * SMOKE_TOKENS)
+        _remove_ingest_rounds(folder, config)  # left by runs before the scratch copy
+        _ensure_ingested(folder, documents, config)
         # The server runs on a scratch copy: the ingest phases add documents, and every run
         # should measure the same corpus.
         with tempfile.TemporaryDirectory(prefix="wp-api-run-") as scratch:
             copy = Path(scratch) / "store"
             shutil.copytree(folder, copy)
-            with windowpack_server(copy) as url:
+            with windowpack_server(copy, *server) as url:
                 figures = _run_phases(url, documents, args)
     figures["machine"] = machine_info()
     print(f"results: {write_results('api', figures)}")
 
 
-def _ensure_ingested(folder: Path, documents: list[wp.Document]) -> None:
+def _ensure_ingested(folder: Path, documents: list[wp.Document], config: wp.StoreConfig) -> None:
     started = time.perf_counter()
-    with wp.open(folder) as store:
+    with wp.open(folder, config=config) as store:
         report = store.collection(COLLECTION).add(documents)
         stats = store.collection(COLLECTION).stats()
     print(
@@ -91,11 +104,15 @@ def _ensure_ingested(folder: Path, documents: list[wp.Document]) -> None:
     )
 
 
-def _remove_ingest_rounds(folder: Path) -> None:
+def _remove_ingest_rounds(folder: Path, config: wp.StoreConfig) -> None:
     """Delete documents an ingest phase added (ids `round N/...`) to the store itself."""
-    with wp.open(folder) as store:
+    with wp.open(folder, config=config) as store:
         collection = store.collection(COLLECTION)
-        for info in collection.documents():
+        try:
+            documents = collection.documents()
+        except wp.CollectionNotFoundError:  # a new store: its first add creates the collection
+            return
+        for info in documents:
             if info.id.startswith("round "):
                 collection.delete(info.id)
 
@@ -244,7 +261,7 @@ def _tagged(documents: list[wp.Document], tag: str) -> list[dict[str, Any]]:
     """The documents again under new ids, each paragraph tagged: every chunk is new text."""
     return [
         {
-            "id": f"{tag}/{doc.id.lstrip('/')}",
+            "id": f"{tag}/{(doc.id or '').lstrip('/')}",
             "title": doc.title,
             "text": "\n\n".join(f"[{tag}] {part}" for part in doc.text.split("\n\n")),
         }

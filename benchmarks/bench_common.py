@@ -3,12 +3,14 @@
 Loading a corpus the way a user would (`parse_paths`), cutting very long documents into
 ~20K-character parts so a single-text haystack looks like a multi-document corpus, truncating a
 corpus to a token budget, timing the stages of an ingest from its progress callback
-(`StageClock`) and calls inside it (`CallTimer`), latency statistics, and writing results under
-`benchmarks/results/`.
+(`StageClock`) and calls inside it (`CallTimer`, over the components' `timed_calls()`), latency
+statistics, writing results under `benchmarks/results/`, and what every script's `--smoke` run
+shares (a tiny corpus; `SKIP_EXIT` when the data or a server it needs is not here).
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import cProfile
 import dataclasses
@@ -32,9 +34,9 @@ from typing import Any
 import numpy as np
 
 import windowpack as wp
-from windowpack.documents.parsing import parse_paths
-from windowpack.evals.haystack import split_bounds
-from windowpack.text.tokens import TokenCounter
+from windowpack.documents import parse_paths
+from windowpack.evals import split_bounds
+from windowpack.text import TokenCounter, split_sentences
 from windowpack.types import Document, IngestProgress
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -50,6 +52,28 @@ SPLIT_CHARS = 20_000
 # A built store records its build time here, so a later run that reuses it can report it.
 BUILD_RECORD = "pack-bench-build.json"
 _PARAGRAPH = re.compile(r"\n[ \t]*\n")
+SKIP_EXIT = 3
+"""Exit status of a script that cannot run here (data or a server it needs is missing): the
+smoke test (`tests/test_benchmarks_smoke.py`) skips it with the message printed last."""
+SMOKE_TOKENS = 6_000
+"""Corpus size of a `--smoke` run: a few seconds of ingest with the hash embedder."""
+
+
+def add_smoke_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="run end to end in seconds (a tiny corpus, tiny sizes, the hash embedder, "
+        "temporary stores): the check CI runs that the script still works, not a measurement",
+    )
+
+
+def need(paths: Sequence[Path] = (ESSAYS_JSON,), *, what: str = "../shared/data") -> None:
+    """Exit with `SKIP_EXIT` and say so when any of `paths` is missing."""
+    missing = [path for path in paths if not path.exists()]
+    if missing:
+        print(f"skipped: needs {missing[0]} ({what}), not found", flush=True)
+        raise SystemExit(SKIP_EXIT)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -71,6 +95,7 @@ def load_corpus(
     split_chars: int = SPLIT_CHARS,
 ) -> Corpus:
     """Parse `paths` with `parse_paths`, then split any document over `split_above` chars."""
+    need([path for path in paths if Path(path).resolve().is_relative_to(SHARED_DATA.resolve())])
     started = time.perf_counter()
     parsed = parse_paths(list(paths), max_bytes=max_bytes)
     parse_seconds = time.perf_counter() - started
@@ -195,9 +220,11 @@ def machine_info() -> dict[str, Any]:
 
 
 def write_results(name: str, figures: dict[str, Any]) -> Path:
-    """Write `figures` as `benchmarks/results/<name>.json` (the folder is git-ignored)."""
-    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    path = RESULTS_DIR / f"{name}.json"
+    """Write `figures` as `benchmarks/results/<name>.json` (the folder is git-ignored), or
+    under `$WINDOWPACK_BENCH_RESULTS` when set (the smoke test's own folder)."""
+    folder = Path(os.environ.get("WINDOWPACK_BENCH_RESULTS") or RESULTS_DIR)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.json"
     stamped = {"benchmark": name, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **figures}
     path.write_text(json.dumps(stamped, indent=2, sort_keys=False) + "\n", encoding="utf-8")
     return path
@@ -270,7 +297,8 @@ class CallTimer:
     """Wall seconds and calls spent in chosen functions while the `with` block runs.
 
     `targets` maps a name to (owner, attribute): a module global or a class attribute that the
-    code under test looks up at call time; it is wrapped on entry and restored on exit.
+    code under test looks up at call time (the components' `timed_calls()` name theirs); it is
+    wrapped on entry and restored on exit.
     """
 
     def __init__(self, targets: Mapping[str, tuple[object, str]]) -> None:
@@ -347,15 +375,21 @@ def essay_corpus(
     target_tokens: int,
     max_bytes: int,
     paths: Sequence[Path] = (ESSAYS_JSON, NIAH_ESSAYS),
+    source_tokens: int | None = None,
 ) -> EssayCorpus:
     """`paths` (default: the RULER essays JSON, split into ~20K-char documents, plus the NIAH
     essay folder), plus the first path's documents again under ids `copy-N/...` until the
-    corpus passes `target_tokens` (re-used text hits the embedding cache)."""
+    corpus passes `target_tokens` (re-used text hits the embedding cache). `source_tokens`
+    keeps only the leading documents of each path holding that many tokens (a smoke run)."""
+    need(paths)
     sources: list[tuple[Document, int]] = []
     parts: list[str] = []
     essays: list[tuple[Document, int]] = []
     for path in paths:
         loaded = load_corpus([path], max_bytes=max_bytes)
+        if source_tokens is not None:
+            kept = limit_tokens(loaded.documents, counter, source_tokens)
+            loaded = dataclasses.replace(loaded, documents=kept)
         counts = counter.count_many([doc.text for doc in loaded.documents])
         sources += zip(loaded.documents, counts, strict=True)
         essays = essays or list(zip(loaded.documents, counts, strict=True))
@@ -370,7 +404,9 @@ def essay_corpus(
                 break
             documents.append(
                 dataclasses.replace(
-                    doc, id=f"copy-{copies}/{doc.id.lstrip('/')}", title=f"{doc.title} (copy)"
+                    doc,
+                    id=f"copy-{copies}/{(doc.id or '').lstrip('/')}",
+                    title=f"{doc.title} (copy)",
                 )
             )
             total += count
@@ -407,7 +443,7 @@ def variant_of(doc: Document, copy: int, rng: random.Random, sentences: list[str
         return doc
     paragraphs = _PARAGRAPH.split(doc.text)
     text = "\n\n".join(f"{rng.choice(sentences)} {paragraph}" for paragraph in paragraphs)
-    return dataclasses.replace(doc, text=text, id=f"variant-{copy}/{doc.id.lstrip('/')}")
+    return dataclasses.replace(doc, text=text, id=f"variant-{copy}/{(doc.id or '').lstrip('/')}")
 
 
 def _has_documents(collection: wp.Collection) -> bool:
@@ -499,8 +535,6 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]")
 
 
 def corpus_sentences(texts: Sequence[str]) -> list[str]:
-    from windowpack.text.sentences import split_sentences
-
     return [text[span.start : span.end] for text in texts for span in split_sentences(text)]
 
 
@@ -529,7 +563,7 @@ def make_questions(sentences: Sequence[str], count: int, seed: int) -> list[str]
 
 
 @contextlib.contextmanager
-def windowpack_server(folder: Path, *options: str) -> Iterator[str]:
+def windowpack_server(folder: Path | str, *options: str) -> Iterator[str]:
     """`windowpack serve --store folder [options]` on a free loopback port, as a separate
     process; its URL once /healthz answers (its pid is last in `SERVER_PIDS`)."""
     import subprocess
@@ -578,8 +612,12 @@ def scratch_postgres(admin_url: str, prefix: str) -> Iterator[str]:
 
     name = f"{prefix}{uuid.uuid4().hex[:12]}"
     admin = sqlalchemy.create_engine(admin_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(sqlalchemy.text(f'CREATE DATABASE "{name}"'))
+    try:
+        with admin.connect() as connection:
+            connection.execute(sqlalchemy.text(f'CREATE DATABASE "{name}"'))
+    except sqlalchemy.exc.OperationalError as error:
+        print(f"skipped: needs a PostgreSQL server at {admin_url}: {error}", flush=True)
+        raise SystemExit(SKIP_EXIT) from error
     try:
         yield f"{admin_url.rsplit('/', 1)[0]}/{name}"
     finally:

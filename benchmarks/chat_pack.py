@@ -25,6 +25,7 @@ Per budget, after one untimed pack that loads the packing state:
 Every window is re-counted with o200k_base: at most B tokens.
 
 Target: warm p50 <= 100 ms at B = 8K. Figures go to `benchmarks/results/chat_pack.json`.
+`--smoke` runs it in seconds (a 12K-token conversation, 2 needles, the hash embedder).
 """
 
 from __future__ import annotations
@@ -43,8 +44,10 @@ from typing import Any
 
 from bench_common import (
     ESSAYS_JSON,
+    add_smoke_option,
     latency_stats,
     machine_info,
+    need,
     profile_text,
     reusable_store_folder,
     write_results,
@@ -53,11 +56,16 @@ from rich.console import Console
 from rich.table import Table
 
 import windowpack as wp
-from windowpack.config import StoreConfig
-from windowpack.evals import Case, DeterministicReader, load_haystack, score_reply
-from windowpack.evals.mrcr_gdm import INDEX_NAMES, gdm_mrcr_case
-from windowpack.evals.mrcr_words import FEW_SHOT
-from windowpack.text.tokens import get_token_counter
+from windowpack.evals import (
+    FEW_SHOT,
+    INDEX_NAMES,
+    Case,
+    DeterministicReader,
+    gdm_mrcr_case,
+    load_haystack,
+    score_reply,
+)
+from windowpack.text import get_token_counter
 
 BUDGETS = (4_096, 8_192, 32_768)
 TOKENIZER = "o200k_base"
@@ -74,6 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parse_args(argv)
     console = Console(width=140)
     counter = get_token_counter(TOKENIZER)
+    need([ESSAYS_JSON])
     haystack = load_haystack(ESSAYS_JSON)
     started = time.perf_counter()
     case = gdm_mrcr_case(
@@ -95,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "seed": args.seed,
         },
     }
-    config = StoreConfig(embedder="hash") if args.hash_embedder else StoreConfig()
+    config = wp.StoreConfig(embedder="hash") if args.hash_embedder else wp.StoreConfig()
     with (
         reusable_store_folder(args.store, "wp-chat-bench-") as folder,
         wp.open(folder, config=config) as store,
@@ -130,7 +139,11 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--hash-embedder", action="store_true", help="model-free vectors (quick, not realistic)"
     )
+    add_smoke_option(parser)
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.length, args.needles, args.hash_embedder = 12_000, 2, True
+        args.questions, args.repeats, args.profile = 2, 1, min(args.profile, 1)
     if args.questions < 2 or args.repeats < 1 or args.profile < 0:
         parser.error("--questions must be at least 2, --repeats positive, --profile >= 0")
     return args
@@ -228,7 +241,7 @@ def _measure(
     repeated = warm_cases[0]
     cached = [_pack(collection, repeated, budget)[0] for _ in range(args.repeats)]
     graded = warm + cold
-    figures = {
+    figures: dict[str, Any] = {
         "first_pack_seconds": first,
         "warm": latency_stats([seconds for seconds, _, _, _ in warm]),
         "cold": latency_stats([seconds for seconds, _, _, _ in cold]),

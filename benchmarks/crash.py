@@ -10,6 +10,7 @@ wholly absent, every batch the child reported committed is there, every document
 chunks and its tree, and search, pack and a new write work. A failed check stops the run with
 its message. With `--postgres`, the URL's server gets a fresh database (dropped afterwards).
 Prints the rounds, the batches reported and found, the kills that landed inside a batch.
+`--smoke` runs one round on SQLite (and one on `--postgres` when given): a check.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench_common import REPO_ROOT, scratch_postgres, write_results
+from bench_common import REPO_ROOT, add_smoke_option, scratch_postgres, write_results
 
 sys.path.insert(0, str(REPO_ROOT / "tests" / "reliability"))
 from crash_rounds import StoreAt, run_round
@@ -29,7 +30,7 @@ from crash_rounds import StoreAt, run_round
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parse_args(argv)
-    figures = {}
+    figures: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="wp-crash-") as folder:
         figures["sqlite"] = _run(StoreAt(folder=Path(folder) / "store"), args)
     if args.postgres:
@@ -69,7 +70,11 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-delay", type=float, default=1.5, help="latest kill, seconds")
     parser.add_argument("--postgres", help="admin URL of a PostgreSQL server to test too")
-    return parser.parse_args(argv)
+    add_smoke_option(parser)
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.rounds, args.max_delay = 1, 0.5
+    return args
 
 
 if __name__ == "__main__":

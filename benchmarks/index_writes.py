@@ -17,32 +17,44 @@ summary-node texts, as an ingest would index them.
     .venv/bin/python benchmarks/index_writes.py --tokens 1000000 --writes 5   # a quick look
     .venv/bin/python benchmarks/index_writes.py --before             # also the old full rebuild
 
-`--before` also times what a write cost before segments (main at eee5487): bm25s rebuilt over
-every text, the flat FAISS index cloned and written whole. Targets: add ≤ 200 ms, delete ≤ 200
-ms (p50 and max printed; the max includes any merge or compaction a write triggered).
+`--before` also times what a write cost before segments (main at eee5487, its two index modules
+read from git): bm25s rebuilt over every text, the flat FAISS index cloned and written whole.
+Targets: add ≤ 200 ms, delete ≤ 200 ms (p50 and max printed; the max includes any merge or
+compaction a write triggered). `--smoke` runs it in seconds (a few thousand tokens, 2 writes
+each, `--before` too): a check, not figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib.util
 import os
 import shutil
 import statistics
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import numpy as np
-from bench_common import ESSAYS_JSON, load_corpus, machine_info, write_results
+from bench_common import (
+    ESSAYS_JSON,
+    SMOKE_TOKENS,
+    add_smoke_option,
+    load_corpus,
+    machine_info,
+    write_results,
+)
 
-from windowpack.documents.chunking import chunk_document
-from windowpack.embed.embedder import HashEmbedder
-from windowpack.index.appendable_dense import AppendableFaissIndex
-from windowpack.index.dense import FaissIndex
-from windowpack.index.lexical import Bm25Index
-from windowpack.text.tokens import get_token_counter
+from windowpack.documents import chunk_document
+from windowpack.embed import HASH_EMBEDDER, get_embedder
+from windowpack.index import LexicalIndex, VectorIndex, build_lexical_index, build_vector_index
+from windowpack.text import get_token_counter
 
 DOCUMENT_CHUNKS = 25  # 25 x 200 tokens = one 5K-token document
 DOCUMENT_NODES = 3
@@ -62,6 +74,8 @@ def build_collection(target_tokens: int) -> Collection:
     documents = load_corpus([ESSAYS_JSON], max_bytes=64 * 1024 * 1024).documents
     base: list[tuple[str, int]] = []
     for document in documents:
+        if sum(count for _, count in base) >= target_tokens:
+            break  # a collection smaller than the essays is their first documents
         for chunk in chunk_document(document, counter, 200):
             base.append((document.text[chunk.start : chunk.end], chunk.tokens))
     texts: list[str] = []
@@ -92,7 +106,7 @@ def cpu_timed(call: Callable[[], object]) -> float:
 class Versions:
     """The published indexes and their folders, changed the way `IndexStore.publish` does."""
 
-    def __init__(self, folder: Path, dense: AppendableFaissIndex, lexical: Bm25Index) -> None:
+    def __init__(self, folder: Path, dense: VectorIndex, lexical: LexicalIndex) -> None:
         self.folder, self.dense, self.lexical, self.version = folder, dense, lexical, 0
         self._save(dense, lexical)
 
@@ -101,14 +115,23 @@ class Versions:
     ) -> dict[str, float]:
         parts: dict[str, float] = {}
         dense, lexical = self.dense.copy(), self.lexical.copy()
-        parts["dense"] = timed(lambda: (dense.remove(removed), dense.add(added, vectors)))
-        parts["lexical"] = timed(lambda: (lexical.remove(removed), lexical.add(added, texts)))
+
+        def write_dense() -> None:
+            dense.remove(removed)
+            dense.add(added, vectors)
+
+        def write_lexical() -> None:
+            lexical.remove(removed)
+            lexical.add(added, texts)
+
+        parts["dense"] = timed(write_dense)
+        parts["lexical"] = timed(write_lexical)
         parts["save"] = timed(lambda: self._save(dense, lexical))
         self.dense, self.lexical = dense, lexical
         parts["total"] = sum(parts.values())
         return parts
 
-    def _save(self, dense: AppendableFaissIndex, lexical: Bm25Index) -> None:
+    def _save(self, dense: VectorIndex, lexical: LexicalIndex) -> None:
         self.version += 1
         dense.save(self.folder / f"dense-v{self.version}")
         lexical.save(self.folder / f"lexical-v{self.version}")
@@ -139,27 +162,47 @@ def summary(runs: list[dict[str, float]]) -> dict[str, dict[str, float]]:
     }
 
 
-def old_write_cost(collection: Collection, vectors: np.ndarray, folder: Path) -> dict[str, float]:
-    """One write as main did it: bm25s rebuilt over everything, the flat index cloned, saved."""
-    import importlib.util
-    import subprocess
+def described(index: object, attribute: str) -> Any:
+    """A figure the index kinds in use keep beside their protocol (kind, segments, ...)."""
+    return getattr(index, attribute, None)
 
+
+# What the old modules imported, under the names it has now.
+OLD_IMPORTS = {
+    "from windowpack.retrieval.index_kinds import": "from windowpack.index import",
+    "from windowpack.text.sentences import": "from windowpack.text import",
+}
+
+
+def old_module(name: str, folder: Path) -> ModuleType:
+    """`windowpack/retrieval/<name>.py` as it was at eee5487 (main before segments), its
+    imports pointed at where those names live now."""
     source = subprocess.run(
-        ["git", "show", "eee5487:src/windowpack/retrieval/lexical_index.py"],
+        ["git", "show", f"eee5487:src/windowpack/retrieval/{name}.py"],
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    path = folder / "old_lexical_index.py"
+    for old, new in OLD_IMPORTS.items():
+        source = source.replace(old, new)
+    path = folder / f"old_{name}.py"
     path.write_text(source)
-    spec = importlib.util.spec_from_file_location("old_lexical_index", path)
+    spec = importlib.util.spec_from_file_location(f"old_{name}", path)
     assert spec is not None and spec.loader is not None
-    old = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(old)
-    flat = FaissIndex.build(vectors.shape[1], collection.ids, vectors, ann_threshold=10**12)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def old_write_cost(collection: Collection, vectors: np.ndarray, folder: Path) -> dict[str, float]:
+    """One write as main did it: bm25s rebuilt over everything, the flat index cloned, saved."""
+    old_lexical, old_dense = old_module("lexical_index", folder), old_module("dense_index", folder)
+    flat = old_dense.FaissIndex.build(
+        vectors.shape[1], collection.ids, vectors, ann_threshold=10**12
+    )
     parts = {
         "lexical rebuild": timed(
-            lambda: old.Bm25Index.build(collection.ids.tolist(), collection.texts)
+            lambda: old_lexical.Bm25Index.build(collection.ids.tolist(), collection.texts)
         ),
         "dense clone+add": timed(lambda: flat.copy().add(collection.ids[:1] + 10**9, vectors[:1])),
         "dense save": timed(lambda: flat.save(folder / "old.faiss")),
@@ -173,11 +216,14 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=10_000_000)
     parser.add_argument("--writes", type=int, default=20)
     parser.add_argument("--before", action="store_true", help="also time main's full rebuild")
+    add_smoke_option(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.tokens, args.writes, args.before = SMOKE_TOKENS, 2, True
 
     started = time.perf_counter()
     collection = build_collection(args.tokens)
-    embedder = HashEmbedder()
+    embedder = get_embedder(HASH_EMBEDDER)
     vectors = embedder.embed(collection.texts)
     print(
         f"collection: {len(collection.texts):,} chunks, {collection.tokens:,} cl100k tokens "
@@ -185,18 +231,17 @@ def main() -> None:
     )
     with tempfile.TemporaryDirectory(prefix="wp-index-writes-") as name:
         folder = Path(name)
-        build = {}
+        build: dict[str, float] = {}
         started = time.perf_counter()
-        base = FaissIndex.build(vectors.shape[1], collection.ids, vectors, ann_threshold=100_000)
-        dense = AppendableFaissIndex.build(base, collection.ids)
+        dense = build_vector_index(vectors.shape[1], collection.ids, vectors, ann_threshold=100_000)
         build["dense_s"] = round(time.perf_counter() - started, 2)
         started = time.perf_counter()
-        lexical = Bm25Index.build(collection.ids.tolist(), collection.texts)
+        lexical = build_lexical_index(collection.ids.tolist(), collection.texts)
         build["lexical_s"] = round(time.perf_counter() - started, 2)
         versions = Versions(folder, dense, lexical)
         print(
-            f"built: dense ({dense.kind}) {build['dense_s']} s, lexical {build['lexical_s']} s "
-            f"({lexical.segment_count} segment)"
+            f"built: dense ({described(dense, 'kind')}) {build['dense_s']} s, lexical "
+            f"{build['lexical_s']} s ({described(lexical, 'segment_count')} segment)"
         )
 
         rng = np.random.default_rng(16)
@@ -217,19 +262,19 @@ def main() -> None:
             deletes.append(measured_write(versions, removed[:0], [], empty, removed))
         questions = ["startup founders investors", "lisp macros", "how to do great work"] * 5
         query_ms = statistics.median(
-            timed(lambda q=q: versions.lexical.search(q, 100)) for q in questions
+            timed(functools.partial(versions.lexical.search, q, 100)) for q in questions
         )
         query_cpu_ms = statistics.median(
-            cpu_timed(lambda q=q: versions.lexical.search(q, 100)) for q in questions
+            cpu_timed(functools.partial(versions.lexical.search, q, 100)) for q in questions
         )
-        figures = {
+        figures: dict[str, Any] = {
             "collection": {"chunks": len(collection.texts), "tokens": collection.tokens},
             "build": build,
             "add_5k_document": summary(adds),
             "delete_document": summary(deletes),
             "after": {
-                "lexical_segments": versions.lexical.segment_count,
-                "dense_pending_tail_and_tombstones": list(versions.dense.pending),
+                "lexical_segments": described(versions.lexical, "segment_count"),
+                "dense_pending_tail_and_tombstones": list(described(versions.dense, "pending")),
                 "lexical_query_p50_ms": round(query_ms, 2),
                 "lexical_query_p50_cpu_ms": round(query_cpu_ms, 2),
                 "load_average_1min": os.getloadavg()[0],

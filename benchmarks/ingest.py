@@ -52,7 +52,9 @@ of the 1M-token chat of issue 16; compare its tokens/s with a prose run of the s
 
 `--no-raw` skips the raw encode (and so the overhead figure). `--direct-embed` also times
 `embed_with_cache` called directly on the same texts on a second fresh database (one more
-model pass). Figures are printed as a table and written to
+model pass). The window split (a tokenizer pass inside embed) is timed inside the add's embed
+stage (`windowpack.embed.timed_calls()`). `--smoke` runs it all in seconds: a few thousand
+tokens, the hash embedder (so no raw encode). Figures are printed as a table and written to
 `benchmarks/results/ingest.json`.
 """
 
@@ -71,10 +73,12 @@ from typing import Any
 
 from bench_common import (
     ESSAYS_JSON,
+    SMOKE_TOKENS,
     SPLIT_CHARS,
     CallTimer,
     Corpus,
     StageClock,
+    add_smoke_option,
     count_tokens,
     fmt_rate,
     limit_tokens,
@@ -88,29 +92,43 @@ from rich.console import Console
 from rich.table import Table
 
 import windowpack as wp
-from windowpack import ingest as ingest_module
+from windowpack import embed, index, ingest
 from windowpack.config import DEFAULT_EMBEDDER, StoreConfig
-from windowpack.documents.chunking import chunk_document
-from windowpack.embed.cache import embed_with_cache
-from windowpack.embed.embedder import Embedder, SentenceTransformerEmbedder, get_embedder
-from windowpack.index.store import IndexStore
-from windowpack.storage import repository
-from windowpack.storage.database import create_database_engine, migrate, session_factory, sqlite_url
-from windowpack.text.hashing import content_hash
-from windowpack.text.tokens import get_token_counter
+from windowpack.documents import chunk_document
+from windowpack.embed import (
+    HASH_EMBEDDER,
+    Embedder,
+    bundled_model_path,
+    embed_with_cache,
+    get_embedder,
+)
+from windowpack.storage import (
+    create_database_engine,
+    migrate,
+    repository,
+    session_factory,
+    sqlite_url,
+)
+from windowpack.text import content_hash, get_token_counter
 from windowpack.types import Document
 
 COLLECTION = "ingest-bench"
 EMBED_OVERHEAD_TARGET_PCT = 10.0
 REINGEST_TARGET_FRACTION = 0.05
 CHAT_TOKENS = 150_000
-# Calls timed inside the index stage (module globals / class attributes looked up per call).
-INDEX_CALLS: dict[str, tuple[object, str]] = {
-    "commit": (ingest_module, "_commit"),
-    "collection_levels": (ingest_module, "rebuild_collection_levels"),
-    "embed_and_publish": (ingest_module, "_publish"),
-    "publish": (IndexStore, "publish"),
-}
+
+
+def _index_calls() -> dict[str, tuple[object, str]]:
+    """Calls timed inside the add, as the components name them (`timed_calls()`): the index
+    stage's parts, and the window split inside the embed stage."""
+    ingesting, indexing, embedding = ingest.timed_calls(), index.timed_calls(), embed.timed_calls()
+    return {
+        "commit": ingesting["commit"],
+        "collection_levels": ingesting["collection levels"],
+        "embed_and_publish": ingesting["embed and publish"],
+        "publish": indexing["publish"],
+        "window_split": embedding["window split"],
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -159,11 +177,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             collection = store.collection(COLLECTION)
             clock = StageClock()
             console.print("Ingesting into a fresh store (col.add) ...")
-            with CallTimer(INDEX_CALLS) as calls:
+            with CallTimer(_index_calls()) as calls:
                 clock.start()
                 report = collection.add(documents, progress=clock)
                 clock.finish()
-            with store._context.sessions() as session:
+            with store.sessions() as session:
                 nodes = repository.tree_nodes(session, collection.collection_id)
             console.print("Re-ingesting the unchanged corpus (col.add, same ids) ...")
             started = time.perf_counter()
@@ -180,16 +198,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     embed_texts = chunk_texts + [node.text for node in document_nodes]
     distinct_texts = list(dict.fromkeys(embed_texts))
 
-    window_seconds, window_pieces, raw_seconds, raw_cpu_seconds = None, None, None, None
-    if isinstance(embedder, SentenceTransformerEmbedder) and not args.no_raw:
-        started = time.perf_counter()
-        pieces, _ = embedder._split_into_windows(distinct_texts)
-        window_seconds, window_pieces = time.perf_counter() - started, len(pieces)
+    window_seconds = calls.seconds["window_split"] if calls.calls["window_split"] else None
+    raw_seconds, raw_cpu_seconds = None, None
+    if not _is_hash(config.embedder) and not args.no_raw:
         console.print(
             f"Raw model encode on the same {len(distinct_texts):,} distinct texts "
             "(chunks + document-level summary nodes) ..."
         )
-        model = embedder._loaded()
+        model = _sentence_transformer(config.embedder)
+        model.encode(chunk_texts[:32], show_progress_bar=False)  # warm-up, untimed
         started, cpu_started = time.perf_counter(), time.process_time()
         model.encode(
             distinct_texts,
@@ -199,7 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         raw_seconds = time.perf_counter() - started
         raw_cpu_seconds = time.process_time() - cpu_started
-    elif not args.no_raw:
+    elif not args.no_raw and not args.smoke:
         console.print(
             f"[yellow]{config.embedder!r} is not a sentence-transformers model: no raw encode"
         )
@@ -297,7 +314,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         },
         "window_split": None
         if window_seconds is None
-        else {"seconds": window_seconds, "pieces": window_pieces, "texts": len(distinct_texts)},
+        else {"seconds": window_seconds, "calls": calls.calls["window_split"]},
         "direct_embed_with_cache": None if direct_seconds is None else stage(direct_seconds, ""),
         "embed_overhead_pct": overhead,
         "embed_overhead_cpu_time_pct": cpu_overhead,
@@ -327,6 +344,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _is_hash(embedder: str) -> bool:
+    return embedder == HASH_EMBEDDER or embedder.startswith(f"{HASH_EMBEDDER}-")
+
+
+def _sentence_transformer(name: str) -> Any:
+    """The model `name` as sentence-transformers loads it (the bundled one for the default),
+    for the raw encode: the same weights the pipeline's embedder runs, called directly."""
+    import os
+
+    from sentence_transformers import SentenceTransformer
+
+    if name == DEFAULT_EMBEDDER:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # bundled: never reach for the hub
+    return SentenceTransformer(bundled_model_path() if name == DEFAULT_EMBEDDER else name)
+
+
 def _load_documents(args: argparse.Namespace, config: StoreConfig) -> tuple[Corpus, list[Document]]:
     if args.chat:
         return _chat_corpus(args, config)
@@ -342,8 +375,7 @@ def _load_documents(args: argparse.Namespace, config: StoreConfig) -> tuple[Corp
 
 def _chat_corpus(args: argparse.Namespace, config: StoreConfig) -> tuple[Corpus, list[Document]]:
     """One GDM-MRCR-shaped conversation over the essays, of `--limit-tokens` tokens."""
-    from windowpack.evals import load_haystack
-    from windowpack.evals.mrcr_gdm import gdm_mrcr_case
+    from windowpack.evals import gdm_mrcr_case, load_haystack
 
     length = args.limit_tokens or CHAT_TOKENS
     started = time.perf_counter()
@@ -440,9 +472,12 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--no-raw", action="store_true", help="skip the raw model encode (one model pass less)"
     )
     parser.add_argument("--reingest-child", type=Path, default=None, help=argparse.SUPPRESS)
+    add_smoke_option(parser)
     args = parser.parse_args(argv)
     if args.limit_tokens is not None and args.limit_tokens < 1:
         parser.error("--limit-tokens must be positive")
+    if args.smoke:
+        args.embedder, args.limit_tokens = HASH_EMBEDDER, SMOKE_TOKENS
     return args
 
 
@@ -534,8 +569,8 @@ def _print_figures(console: Console, figures: dict[str, Any]) -> None:
     window = figures["window_split"]
     if window is not None:
         console.print(
-            f"Window split (a tokenizer pass inside embed): {window['seconds']:.2f} s, "
-            f"{window['texts']:,} texts -> {window['pieces']:,} model inputs"
+            f"Window split (a tokenizer pass inside the add's embed stage): "
+            f"{window['seconds']:.2f} s in {window['calls']} call(s)"
         )
     targets = figures["targets"]
     overhead = figures["embed_overhead_pct"]

@@ -38,7 +38,8 @@ process holds before any collection (imports and the o200k_base tables). State l
 and first pack <= 2 s at 10M; pack p95 <= 150 ms at 8K and <= 1 s at 1M (stated for 100M,
 checked at every size). The page
 cache is warm (the build or an earlier run read the files): a cold disk adds its read time.
-Figures go to `benchmarks/results/large-<tokens>.json`.
+Figures go to `benchmarks/results/large-<tokens>.json`. `--smoke` runs every part in seconds
+on a collection of a few thousand tokens (2 questions a budget): a check, not figures.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ from typing import Any
 
 from bench_common import (
     BUILD_RECORD,
+    SMOKE_TOKENS,
+    add_smoke_option,
     build_collection,
     corpus_sentences,
     essay_corpus,
@@ -69,10 +72,12 @@ from bench_common import (
 )
 
 import windowpack as wp
-from windowpack.config import StoreConfig
+from windowpack.index import CollectionIndexes
+from windowpack.storage import repository
+from windowpack.text import get_token_counter
 
 COLLECTION = "large"
-CONFIG = StoreConfig(embedder="hash")
+CONFIG = wp.StoreConfig(embedder="hash")
 TOKENIZER = "o200k_base"
 BUDGETS = (8_192, 131_072, 1_048_576)
 RSS_RATIO_TARGET = 2.0
@@ -114,15 +119,22 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--child", choices=("first", "measure"), help=argparse.SUPPRESS)
     parser.add_argument("--questions-file", type=Path, help=argparse.SUPPRESS)
-    return parser.parse_args(argv)
+    add_smoke_option(parser)
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.tokens, args.questions = 2 * SMOKE_TOKENS, 2
+    return args
 
 
 def _build(folder: Path, args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
     """Build the collection (unless the folder holds a finished build) and the questions."""
-    from windowpack.text.tokens import get_token_counter
-
     counter = get_token_counter(TOKENIZER)
-    corpus = essay_corpus(counter, target_tokens=0, max_bytes=64 << 20)
+    corpus = essay_corpus(
+        counter,
+        target_tokens=0,
+        max_bytes=64 << 20,
+        source_tokens=SMOKE_TOKENS // 2 if args.smoke else None,
+    )
     sentences = corpus_sentences([doc.text for doc, _ in corpus.sources])
     questions = make_questions(sentences, len(BUDGETS) * args.questions + 1, args.seed)
     finished = (folder / BUILD_RECORD).exists()
@@ -145,7 +157,8 @@ def _in_subprocess(folder: Path, part: str, questions: list[str]) -> dict[str, A
     command = [sys.executable, __file__, "--store", str(folder), "--child", part]
     command += ["--questions-file", str(questions_file)]
     done = subprocess.run(command, check=True, capture_output=True, text=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    printed: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return printed
 
 
 def _child(args: argparse.Namespace) -> int:
@@ -213,9 +226,6 @@ def _first_pack(folder: Path, questions: list[str]) -> dict[str, Any]:
 
 
 def _measure(folder: Path, questions: list[str]) -> dict[str, Any]:
-    from windowpack.storage import repository
-    from windowpack.text.tokens import get_token_counter
-
     memory = {"start": _memory()}
     # What any process serving a collection holds before it holds one: the libraries a load
     # imports and the tokenizer's tables (o200k_base: ~60 MiB), apart from the collection.
@@ -228,33 +238,32 @@ def _measure(folder: Path, questions: list[str]) -> dict[str, Any]:
     store = wp.open(folder, config=CONFIG)
     try:
         collection = store.collection(COLLECTION)
-        context = store._context  # the benchmark times the parts of a first pack
-        with context.sessions() as session:
+        # The parts of a first pack, timed one by one through the store's own parts.
+        with store.sessions() as session:
             row = repository.get_collection(session, COLLECTION)
             assert row is not None
             collection_id, name = row.id, row.name
         open_s = time.perf_counter() - started
         memory["open"] = _memory()
         started = time.perf_counter()
-        indexes = context.indexes.current(collection_id)
+        indexes = store.indexes.current(collection_id)
         index_s = time.perf_counter() - started
         memory["indexes"] = _memory()
         started = time.perf_counter()
-        counter = get_token_counter(TOKENIZER)
-        state = context.packer._state(collection_id, name, indexes.version, counter)
+        state = store.packer.state(collection_id, name, indexes.version, TOKENIZER)
         state_s = time.perf_counter() - started
         assert state is not None
         memory["state"] = _memory()
         packs = _packs(collection, questions[1:])
         memory["packs"] = _memory()
-        cache_mib = context.packer._windows.bytes / 2**20
-        context.packer._windows.clear()  # what the cached windows held, apart from the rest
+        cache_mib = store.packer.window_cache.bytes / 2**20
+        store.packer.window_cache.clear()  # what the cached windows held, apart from the rest
         gc.collect()
         memory["cache_cleared"] = _memory()
         _trim_heap()
         memory["trimmed"] = _memory()
         mapped = _mapped_files(folder)
-        sizes = _sizes(context, collection_id, indexes)
+        sizes = _sizes(store, collection_id, indexes)
     finally:
         store.close()
     return {
@@ -292,11 +301,11 @@ def _packs(collection: wp.Collection, questions: list[str]) -> dict[str, Any]:
     return results
 
 
-def _sizes(context: Any, collection_id: int, indexes: Any) -> dict[str, Any]:
+def _sizes(store: wp.Store, collection_id: int, indexes: CollectionIndexes) -> dict[str, Any]:
     """Bytes of stored text and of the dense index's float32 vectors."""
     from sqlalchemy import text
 
-    with context.sessions() as session:
+    with store.sessions() as session:
         text_bytes = session.execute(
             text(
                 "SELECT COALESCE(SUM(LENGTH(CAST(text AS BLOB))), 0) FROM documents "

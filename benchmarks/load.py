@@ -18,7 +18,8 @@ Printed: errors (non-200 or transport), pack p50/p99 per budget, the index versi
 from, write seconds alone and under load (median and max), and the server's RSS (sampled
 every 0.5 s: peak, end; and the kernel's high-water mark). Figures go to
 `benchmarks/results/load.json`. Targets: 0 errors, p99 <= 1 s at 8K and <= 2 s at 128K,
-writes under load <= 2x alone, RSS bounded by the cache setting.
+writes under load <= 2x alone, RSS bounded by the cache setting. `--smoke` runs it for a
+second over a few thousand tokens, one write alone: a check, not figures.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ from typing import Any
 import httpx
 from bench_common import (
     SERVER_PIDS,
+    SMOKE_TOKENS,
+    add_smoke_option,
     corpus_sentences,
     essay_corpus,
     latency_stats,
@@ -50,12 +53,11 @@ from bench_common import (
 )
 
 import windowpack as wp
-from windowpack.config import StoreConfig
-from windowpack.text.tokens import get_token_counter
+from windowpack.text import get_token_counter
 
 COLLECTION = "essays"
 BUDGETS = (8_192, 131_072)
-CONFIG = StoreConfig(embedder="hash")
+CONFIG = wp.StoreConfig(embedder="hash")
 
 
 def main() -> None:
@@ -63,7 +65,10 @@ def main() -> None:
     if args.window_cache_mib is not None:  # the server reads it from its environment
         os.environ["WINDOWPACK_WINDOW_CACHE_BYTES"] = str(args.window_cache_mib * 1024 * 1024)
     corpus = essay_corpus(
-        get_token_counter("o200k_base"), target_tokens=args.tokens, max_bytes=64 * 1024 * 1024
+        get_token_counter("o200k_base"),
+        target_tokens=args.tokens,
+        max_bytes=64 * 1024 * 1024,
+        source_tokens=SMOKE_TOKENS if args.smoke else None,
     )
     print(f"corpus: {corpus.description}", flush=True)
     with reusable_store_folder(args.store, "wp-load-") as folder:
@@ -206,11 +211,16 @@ def _writes(documents: list[wp.Document]) -> Iterator[list[dict[str, Any]]]:
         tag = f"write {number}"
         yield [
             {
-                "id": f"{tag}/{doc.id.lstrip('/')}",
+                "id": f"{tag}/{(doc.id or '').lstrip('/')}",
                 "text": "\n\n".join(f"[{tag}] {part}" for part in doc.text.split("\n\n")),
             }
-            for doc in documents[2 * number % 40 : 2 * number % 40 + 2]
+            for doc in documents[_first(number, documents) : _first(number, documents) + 2]
         ]
+
+
+def _first(number: int, documents: list[wp.Document]) -> int:
+    """Where write `number`'s 2 documents start: the first 40 in turn (all, if fewer)."""
+    return 2 * number % min(40, max(1, len(documents) - 1))
 
 
 def _rss_mib(pid: int, field: str) -> float:
@@ -234,7 +244,11 @@ def _parse_args() -> argparse.Namespace:
     parser.add_argument("--tokens", type=int, default=1_000_000, help="corpus size")
     parser.add_argument("--alone", type=int, default=3, help="writes timed alone first")
     parser.add_argument("--window-cache-mib", type=int, help="the server's window cache bound")
-    return parser.parse_args()
+    add_smoke_option(parser)
+    args = parser.parse_args()
+    if args.smoke:
+        args.seconds, args.tokens, args.alone = 1.0, 2 * SMOKE_TOKENS, 1
+    return args
 
 
 if __name__ == "__main__":

@@ -45,7 +45,8 @@ the collection fits B, cold packs after the first are the cached lossless window
 no query embedding). Kept from before: warm <= 1 ms; p50 <= 500 ms at B = 1M over 10M tokens.
 Figures go to `benchmarks/results/pack.json`. `--profile N` prints a cProfile (by cumulative
 time) of N more packs of new questions at `--profile-budget` (8K by default), their query
-vectors cached first, so that it shows the pack's own work.
+vectors cached first, so that it shows the pack's own work. `--smoke` runs every part in
+seconds (a few thousand tokens, the hash embedder, 2 questions a budget): a check, not figures.
 
 Last run (issue 16, 2026-12-01, `--store /tmp/wp-pack-1m --skip-big`, 20 questions a budget,
 quiet 2-core machine, load 0.7): cold p50 19.6 / 34.8 / 1.2 ms at 8K / 128K / 1M (1M: the
@@ -79,7 +80,9 @@ from typing import Any
 
 import numpy as np
 from bench_common import (
+    SMOKE_TOKENS,
     CallTimer,
+    add_smoke_option,
     build_collection,
     corpus_sentences,
     essay_corpus,
@@ -96,16 +99,10 @@ from rich.console import Console
 from rich.table import Table
 
 import windowpack as wp
-from windowpack.config import StoreConfig
-from windowpack.evals.chunk_view import chunk_view
-from windowpack.evals.llama_baseline import LlamaIndexRetriever
-from windowpack.index.appendable_dense import AppendableFaissIndex
-from windowpack.index.lexical import Bm25Index
-from windowpack.pack import packer
-from windowpack.pack import window as pack_window
-from windowpack.search.hybrid import QueryEmbeddingCache
-from windowpack.text.tokens import TokenCounter, get_token_counter
-from windowpack.types import Window
+from windowpack import index, pack, search
+from windowpack.config import DEFAULT_EMBEDDER
+from windowpack.evals import LlamaIndexRetriever, chunk_view
+from windowpack.text import TokenCounter, get_token_counter
 
 BUDGETS = (8_192, 131_072, 1_048_576)
 TOKENIZER = "o200k_base"
@@ -115,26 +112,26 @@ BIG_P50_TARGET_MS = 500.0
 SPEEDUP_TARGETS = {8_192: 1.3, 131_072: 5.0, 1_048_576: 5.0}
 # Issue 16: everything but the query embedding, p50 over the cold packs of the ~1M corpus.
 NON_EMBEDDING_TARGETS_MS = {8_192: 5.0, 1_048_576: 40.0}
-# Package internals timed in every cold pack (looked up at call time; missing ones are left
-# out). The split reported is derived from them (`_split`): search is both retrievers,
-# fusion is the rest of scoring (z-scores, scattering onto units, best evidence beneath),
-# render is the layout, the overview tier and `_window` less its exact count (joining the
-# text, describing the items), count is the exact count of the pieces.
-_TIMED = {
-    # The model's own time, in the worker thread that embeds beside the BM25 search.
-    "query embedding": (QueryEmbeddingCache, "_embedded"),
-    "dense search": (AppendableFaissIndex, "search"),
-    "BM25 search": (Bm25Index, "search"),
-    "scoring": (packer, "scored_corpora"),  # the name the packer calls
-    "allocate": (pack_window, "allocate"),
-    "render": (pack_window, "_rendered"),
-    "overview": (pack_window, "overview"),
-    "window": (pack_window, "_window"),
-    "count": (pack_window, "piece_counts"),
-    # A collection that fits B is rendered once per version and then served from the cache:
-    # after the first pack at such a budget this part is never called.
-    "lossless render": (packer, "lossless_window"),
-}
+# Calls timed in every cold pack, as the components name them (`timed_calls()`). The split
+# reported is derived from them (`_split`): search is both retrievers, fusion is the rest of
+# scoring (z-scores, scattering onto units, best evidence beneath), render is the layout, the
+# overview tier and the window less its exact count (joining the text, describing the items),
+# count is the exact count of the pieces. The query embedding is the model's own time, in the
+# worker thread that embeds beside the BM25 search. A collection that fits B is rendered once
+# per version ("lossless render") and then served from the cache: after the first pack at
+# such a budget that part is never called.
+_TIMED = (
+    "query embedding",
+    "dense search",
+    "BM25 search",
+    "scoring",
+    "allocate",
+    "render",
+    "overview",
+    "window",
+    "count",
+    "lossless render",
+)
 # The split of a cold pack, in the issue's words; "other" is what none of them holds (the
 # window cache, state lookup, focus, the lossless check, building the Window).
 SPLIT = (
@@ -148,11 +145,21 @@ SPLIT = (
 )
 
 
+def _timed_calls() -> dict[str, tuple[object, str]]:
+    named = {**search.timed_calls(), **index.timed_calls(), **pack.timed_calls()}
+    return {name: named[name] for name in _TIMED}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parse_args(argv)
     console = Console(width=150)
     counter = get_token_counter(TOKENIZER)
-    corpus = essay_corpus(counter, target_tokens=args.target_tokens, max_bytes=64 << 20)
+    corpus = essay_corpus(
+        counter,
+        target_tokens=args.target_tokens,
+        max_bytes=64 << 20,
+        source_tokens=SMOKE_TOKENS // 2 if args.smoke else None,
+    )
     console.print(f"[bold]~1M corpus[/bold]: {corpus.description}")
     sentences = corpus_sentences([doc.text for doc, _ in corpus.sources])
     per_budget = args.queries + 1
@@ -162,14 +169,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     figures: dict[str, Any] = {"command": " ".join(sys.argv), "budgets": list(BUDGETS)}
 
     with reusable_store_folder(args.store, "wp-pack-bench-") as folder:
-        store = wp.open(folder, config=StoreConfig())
+        store = wp.open(folder, config=wp.StoreConfig(embedder=args.embedder))
         try:
             collection = store.collection("pack-bench")
             build = build_collection(console.print, folder, [(corpus.documents, "all")], collection)
             baseline = None if args.skip_llama else _LlamaBaseline(console, store, collection)
             figures["real"] = {
                 "corpus": corpus.description,
-                "embedder": "all-MiniLM-L6-v2 (bundled)",
+                "embedder": "all-MiniLM-L6-v2 (bundled)"
+                if args.embedder == DEFAULT_EMBEDDER
+                else "hash",
                 "build": build,
                 **_measure(console, store, collection, questions, args, counter, baseline),
             }
@@ -179,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             store.close()
     if not args.skip_big:
         with reusable_store_folder(args.big_store, "wp-pack-bench-big-") as folder:
-            store = wp.open(folder, config=StoreConfig(embedder="hash"))
+            store = wp.open(folder, config=wp.StoreConfig(embedder="hash"))
             try:
                 collection = store.collection("pack-bench-big")
                 batches = variant_batches(corpus, sentences, args.big_target_tokens, counter)
@@ -219,9 +228,15 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--profile", type=int, default=0, help="cProfile N more packs")
     parser.add_argument("--profile-budget", type=int, default=BUDGETS[0], help="B of --profile")
     parser.add_argument("--seed", type=int, default=0, help="seed of the question generator")
+    add_smoke_option(parser)
     args = parser.parse_args(argv)
     if args.queries < 2 or args.profile < 0:
         parser.error("--queries must be at least 2 and --profile not negative")
+    # The ~1M store's embedder: the bundled model, or the hash embedder in a smoke run.
+    args.embedder = DEFAULT_EMBEDDER
+    if args.smoke:
+        args.embedder, args.queries, args.profile = "hash", 2, min(args.profile, 1)
+        args.target_tokens, args.big_target_tokens = SMOKE_TOKENS, 2 * SMOKE_TOKENS
     return args
 
 
@@ -264,7 +279,7 @@ class _LlamaBaseline:
         }
 
 
-def _timed_pack(collection: wp.Collection, question: str, budget: int) -> tuple[float, Window]:
+def _timed_pack(collection: wp.Collection, question: str, budget: int) -> tuple[float, wp.Window]:
     started = time.perf_counter()
     window = collection.pack(question, budget=budget, tokenizer=TOKENIZER)
     return time.perf_counter() - started, window
@@ -290,7 +305,7 @@ def _measure(
     # query embedding (which overlaps the BM25 search in a cold pack, so wall time less the
     # model's time would understate it).
     model_free = questions[1 + len(BUDGETS) * per_budget :]
-    timed = {name: target for name, target in _TIMED.items() if hasattr(*target)}
+    timed = _timed_calls()
     for number, budget in enumerate(BUDGETS):
         asked = questions[1 + number * per_budget : 1 + (number + 1) * per_budget]
         load = os.getloadavg()[0]
@@ -310,12 +325,12 @@ def _measure(
                     llama.append(seconds)
                     llama_used.append(counter.count(text))
                     ran_out += exhausted
-        hits_before = store._context.packer.cache_hits
+        hits_before = store.window_cache_hits
         warm = [_timed_pack(collection, asked[1], budget)[0] for _ in range(args.queries)]
         counted = counter.count_many([window.text for window in windows])
         vectors_first = model_free[number * args.queries : (number + 1) * args.queries]
         for question in vectors_first:
-            store._context.query_vectors.get(question)
+            store.query_vectors.get(question)
         non_embedding = [_timed_pack(collection, q, budget)[0] for q in vectors_first]
         row: dict[str, Any] = {
             "load_average_1min": load,
@@ -324,7 +339,7 @@ def _measure(
             "cold": latency_stats(cold),
             "non_embedding": latency_stats(non_embedding),
             "warm": latency_stats(warm),
-            "warm_cache_hits": store._context.packer.cache_hits - hits_before,
+            "warm_cache_hits": store.window_cache_hits - hits_before,
             "windows": len(windows),
             "over_budget": sum(count > budget for count in counted),
             "tokens_mismatch": sum(c != w.tokens for c, w in zip(counted, windows, strict=True)),
@@ -381,7 +396,7 @@ def _split(inside: dict[str, float], total: float) -> dict[str, float]:
     }
 
 
-def _is_lossless(window: Window) -> bool:
+def _is_lossless(window: wp.Window) -> bool:
     """Every chunk verbatim: no summary and no gap marker."""
     return bool(window.items) and all(item.kind == "chunk" for item in window.items)
 
@@ -396,7 +411,7 @@ def _profile(
     """cProfile of packs of new questions whose vectors are cached first: what is left is the
     pack's own work (the model's time is in the split already)."""
     for question in questions:
-        store._context.query_vectors.get(question)
+        store.query_vectors.get(question)
     text = profile_text(
         lambda: [collection.pack(q, budget=budget, tokenizer=TOKENIZER) for q in questions]
     )

@@ -17,6 +17,7 @@ run adds it to a fresh store (nothing cached) with the default extractive summar
 Figures: seconds, corpus tokens/s, tokens/s per worker, overhead = ray / local - 1 (target
 ≤ 10 % on one machine with W = its cores), and a check that the Ray store holds the same
 chunks and vectors (within 1e-5) as the local one. Written to `benchmarks/results/ray_ingest.json`.
+`--smoke`: a few thousand tokens, the hash embedder, one Ray worker (a check, not figures).
 """
 
 from __future__ import annotations
@@ -30,17 +31,24 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from bench_common import ESSAYS_JSON, SPLIT_CHARS, limit_tokens, load_corpus, machine_info
+from bench_common import (
+    ESSAYS_JSON,
+    SMOKE_TOKENS,
+    SPLIT_CHARS,
+    add_smoke_option,
+    limit_tokens,
+    load_corpus,
+    machine_info,
+)
 from bench_common import write_results as write_json
 from rich.console import Console
 from rich.table import Table
 
 import windowpack as wp
 from windowpack.config import DEFAULT_EMBEDDER, StoreConfig
-from windowpack.embed.embedder import get_embedder
+from windowpack.embed import HASH_EMBEDDER, get_embedder
 from windowpack.storage import repository
-from windowpack.text.hashing import content_hash
-from windowpack.text.tokens import get_token_counter
+from windowpack.text import content_hash, get_token_counter
 from windowpack.types import Document
 
 OVERHEAD_TARGET_PCT = 10.0
@@ -91,7 +99,7 @@ def _ingest(
         wp.open(Path(folder) / "store", config=config) as store,
     ):
         started = time.perf_counter()
-        executor = store._context.executor  # start the pool and load its models, untimed
+        executor = store.executor  # start the pool and load its models, untimed
         executor.embedder(store.embedder).embed(["warm up"] * 64)
         start = time.perf_counter() - started
         collection = store.collection("bench")
@@ -113,7 +121,7 @@ def _ingest(
 
 def _state(store: wp.Store, collection: wp.Collection) -> dict[str, Any]:
     """What the ingest wrote: chunk texts, node texts, and the vector of each text."""
-    with store._context.sessions() as session:
+    with store.sessions() as session:
         nodes = repository.tree_nodes(session, collection.collection_id)
         docs = repository.list_documents(session, collection.collection_id)
         chunks = [row for doc in docs for row in repository.chunk_rows(session, doc.id)]
@@ -213,7 +221,11 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="comma-separated worker counts",
     )
     parser.add_argument("--address", default=None, help="a running Ray cluster to join")
-    return parser.parse_args(argv)
+    add_smoke_option(parser)
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.embedder, args.limit_tokens, args.workers = HASH_EMBEDDER, SMOKE_TOKENS, [1]
+    return args
 
 
 if __name__ == "__main__":

@@ -15,7 +15,8 @@
    write returns, B is searched every 20 ms for its word: the delay until B serves it.
 Printed: the delays (p50, max), A's write time, B's pack p50/p99 while it switched, every
 failed request, and the versions B's packs came from. Target (README): visible within 5 s,
-no request fails. Figures go to `benchmarks/results/replicas.json`.
+no request fails. Figures go to `benchmarks/results/replicas.json`. `--smoke`: a few thousand
+tokens, one write, one reader (a check, not figures; skipped without a PostgreSQL server).
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from typing import Any
 import httpx
 from bench_common import (
     POSTGRES_ADMIN_URL,
+    SMOKE_TOKENS,
+    add_smoke_option,
     corpus_sentences,
     essay_corpus,
     latency_stats,
@@ -44,8 +47,7 @@ from bench_common import (
 )
 
 import windowpack as wp
-from windowpack.config import StoreConfig
-from windowpack.text.tokens import get_token_counter
+from windowpack.text import get_token_counter
 
 COLLECTION = "essays"
 BUDGET = 8_192
@@ -55,7 +57,10 @@ SERVER = ["--embedder", "hash", "--log-level", "warning", "--no-access-log"]
 def main() -> None:
     args = _parse_args()
     corpus = essay_corpus(
-        get_token_counter("o200k_base"), target_tokens=args.tokens, max_bytes=64 * 1024 * 1024
+        get_token_counter("o200k_base"),
+        target_tokens=args.tokens,
+        max_bytes=64 * 1024 * 1024,
+        source_tokens=SMOKE_TOKENS if args.smoke else None,
     )
     print(f"corpus: {corpus.description}", flush=True)
     with (
@@ -64,7 +69,9 @@ def main() -> None:
     ):
         folder = Path(scratch)
         started = time.perf_counter()
-        with wp.open(url, index_dir=folder / "build", config=StoreConfig(embedder="hash")) as store:
+        with wp.open(
+            url, index_dir=folder / "build", config=wp.StoreConfig(embedder="hash")
+        ) as store:
             store.collection(COLLECTION).add(corpus.documents)
         print(f"filled in {time.perf_counter() - started:.1f} s", flush=True)
         with (
@@ -220,7 +227,11 @@ def _parse_args() -> argparse.Namespace:
         default=POSTGRES_ADMIN_URL,
         help="a PostgreSQL database to create the scratch database from",
     )
-    return parser.parse_args()
+    add_smoke_option(parser)
+    args = parser.parse_args()
+    if args.smoke:
+        args.tokens, args.writes, args.readers = 2 * SMOKE_TOKENS, 1, 1
+    return args
 
 
 if __name__ == "__main__":

@@ -24,16 +24,15 @@ components the way `windowpack.search.hybrid.hybrid_search` does. A diagnostic r
 the dense searches with FAISS held to one OpenMP thread.
 
 Target: uncached p50 ≤ 20 ms. Figures are also written to `benchmarks/results/search.json`.
+`--smoke` runs it in seconds (a few thousand tokens, the hash embedder, 3 queries): a check.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import inspect
 import json
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -42,12 +41,15 @@ from typing import Any
 from bench_common import (
     ESSAYS_JSON,
     NIAH_ESSAYS,
+    SMOKE_TOKENS,
     EssayCorpus,
+    add_smoke_option,
     corpus_sentences,
     essay_corpus,
     latency_stats,
     machine_info,
     make_questions,
+    reusable_store_folder,
     stored_totals,
     write_results,
 )
@@ -55,12 +57,10 @@ from rich.console import Console
 from rich.table import Table
 
 import windowpack as wp
+from windowpack import index, search
 from windowpack.config import DEFAULT_EMBEDDER, StoreConfig
-from windowpack.embed.embedder import Embedder, Vectors
-from windowpack.search import fusion as fusion_module
-from windowpack.search import hybrid as search_module
-from windowpack.storage import repository
-from windowpack.text.tokens import get_token_counter
+from windowpack.embed import HASH_EMBEDDER, Vectors
+from windowpack.text import get_token_counter
 from windowpack.types import Hit, IngestProgress
 
 COLLECTION = "search-bench"
@@ -70,6 +70,14 @@ P50_TARGET_MS = 20.0
 MAX_CACHED_QUERIES = 1000
 
 COMPONENTS = ("version_check", "query_embedding", "dense", "bm25", "fusion", "db_fetch", "other")
+# The parts timed by wrapping a call, and the names the components give those calls.
+_TIMED = {
+    "version_check": "version check",
+    "dense": "dense search",
+    "bm25": "BM25 search",
+    "fusion": "fusion",
+    "db_fetch": "db fetch",
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -82,10 +90,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         target_tokens=args.target_tokens,
         max_bytes=config.max_file_bytes,
         paths=args.corpus,
+        source_tokens=SMOKE_TOKENS // 2 if args.smoke else None,
     )
     console.print(f"[bold]Corpus[/bold]: {corpus.description}")
 
-    with _store_folder(args.store) as folder:
+    with reusable_store_folder(args.store, "wp-search-bench-") as folder:
         store = wp.open(folder, config=config)
         try:
             collection = store.collection(COLLECTION)
@@ -146,20 +155,16 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--warmup", type=int, default=5, help="unmeasured warm-up queries")
     parser.add_argument("--seed", type=int, default=0, help="seed of the query generator")
+    add_smoke_option(parser)
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.embedder, args.target_tokens = HASH_EMBEDDER, SMOKE_TOKENS
+        args.queries, args.warmup, args.k = 3, 1, 10
     if args.queries < 1 or args.k < 1 or args.warmup < 1:
         parser.error("--queries, --k and --warmup must be positive")
     if args.corpus is None:
         args.corpus = [ESSAYS_JSON, NIAH_ESSAYS]
     return args
-
-
-def _store_folder(given: Path | None) -> Iterator[Path]:
-    if given is not None:
-        yield given
-        return
-    with tempfile.TemporaryDirectory(prefix="wp-search-bench-") as temporary:
-        yield Path(temporary) / "store"
 
 
 def _build_or_reuse(
@@ -262,7 +267,7 @@ def _measure(
     split_totals: list[float] = []
     mismatches = 0
     timer = _Timer()
-    with _instrumented(store, collection, timer):
+    with _instrumented(store, timer):
         for query in measured:
             timer.reset()
             seconds, hits = _timed_search(collection, query, args.k)
@@ -273,11 +278,7 @@ def _measure(
             split_totals.append(seconds)
             mismatches += [hit.chunk_id for hit in hits] != results[query]
     dense_calls = timer.calls.get("dense", [])
-    fusion_functions = [
-        name
-        for name, value in vars(search_module).items()
-        if inspect.isfunction(value) and value.__module__ == fusion_module.__name__
-    ]
+    fusion_functions = [search.timed_calls()["fusion"][1]]
     return {
         "queries": len(measured),
         "warmup": len(warmup),
@@ -321,50 +322,33 @@ class _Timer:
         return timed
 
 
-class _UncachedQueryVectors:
-    """Stands in for the store's query-vector cache: always runs the model, timed."""
-
-    def __init__(self, embedder: Embedder, timer: _Timer) -> None:
-        self._embed = timer.wrap("query_embedding", embedder.embed_query)
-
-    def get(self, query: str) -> Vectors:
-        vector: Vectors = self._embed(query)
-        return vector
-
-
 @contextlib.contextmanager
-def _instrumented(store: wp.Store, collection: wp.Collection, timer: _Timer) -> Iterator[None]:
-    """Time the parts of the real `collection.search` by wrapping what `hybrid_search` calls:
-    the index version check, the query embedding (never cached here), the dense and BM25
-    searches of the loaded indexes, the fusion function `search.hybrid` imports, and the
-    chunk fetch. What is left (validation, session, building hits) is "other"."""
-    indexes = store._context.indexes.current(collection.collection_id)
-    patched: list[tuple[Any, str, Any, bool]] = []
+def _instrumented(store: wp.Store, timer: _Timer) -> Iterator[None]:
+    """Time the parts of the real `collection.search` by wrapping the calls the components
+    name (`timed_calls()`): the index version check, the dense and BM25 searches, the fusion
+    function and the chunk fetch. The query vector never comes from the cache here: every
+    query runs the model, timed, before the searches (in a real search it overlaps the BM25
+    search). What is left (validation, session, building hits) is "other"."""
+    named = {**search.timed_calls(), **index.timed_calls()}
+    originals = []
+    for name, called in _TIMED.items():
+        owner, attribute = named[called]
+        originals.append((owner, attribute, getattr(owner, attribute)))
+        setattr(owner, attribute, timer.wrap(name, getattr(owner, attribute)))
+    embed_query = timer.wrap("query_embedding", store.embedder.embed_query)
+    vectors = store.query_vectors
 
-    def patch(target: Any, attribute: str, name: str) -> None:
-        own = vars(target)
-        patched.append((target, attribute, own.get(attribute), attribute in own))
-        setattr(target, attribute, timer.wrap(name, getattr(target, attribute)))
+    def uncached(query: str) -> Callable[[], Vectors]:
+        vector: Vectors = embed_query(query)
+        return lambda: vector
 
-    patch(store._context.indexes, "current", "version_check")
-    patch(indexes.dense, "search", "dense")
-    patch(indexes.lexical, "search", "bm25")
-    for attribute, value in list(vars(search_module).items()):
-        if inspect.isfunction(value) and value.__module__ == fusion_module.__name__:
-            patch(search_module, attribute, "fusion")
-    patch(repository, "chunks_with_documents", "db_fetch")
-    # The query-vector cache is bypassed: every query runs the model, timed.
-    uncached = _UncachedQueryVectors(store._context.embedder, timer)
-    patched.append((store._context.query_vectors, "get", None, False))
-    store._context.query_vectors.get = uncached.get  # type: ignore[method-assign]
+    vectors.get_soon = uncached  # type: ignore[method-assign]
     try:
         yield
     finally:
-        for target, attribute, original, owned in reversed(patched):
-            if owned:
-                setattr(target, attribute, original)
-            else:
-                delattr(target, attribute)
+        del vectors.get_soon
+        for owner, attribute, original in reversed(originals):
+            setattr(owner, attribute, original)
 
 
 def _replay(calls: list[_Call], threads: int | None) -> dict[str, float]:

@@ -18,11 +18,13 @@ times, each the median of `--repeats` loads in o200k_base:
   packer holds the previous version (what the REST benchmark's packs wait for).
 
 Every reloaded state is checked against a full load of the same version (same costs).
+`--smoke` runs it in seconds on a few essay parts, one load each: a check, not figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import shutil
 import statistics
 import tempfile
@@ -31,25 +33,34 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from bench_common import ESSAYS_JSON, load_corpus, reusable_store_folder
+from bench_common import (
+    ESSAYS_JSON,
+    SMOKE_TOKENS,
+    add_smoke_option,
+    limit_tokens,
+    load_corpus,
+    reusable_store_folder,
+)
 
 import windowpack as wp
-from windowpack.config import StoreConfig
-from windowpack.pack.loading import load_state
-from windowpack.pack.state import PackingState
+from windowpack.pack import PackingState, load_state
 from windowpack.storage import repository
-from windowpack.text.tokens import get_token_counter
+from windowpack.text import get_token_counter
 
 COLLECTION = "essays"
-CONFIG = StoreConfig(embedder="hash")
+CONFIG = wp.StoreConfig(embedder="hash")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--store", type=Path, help="store folder to build or reuse")
     parser.add_argument("--repeats", type=int, default=5)
+    add_smoke_option(parser)
     args = parser.parse_args()
     documents = load_corpus([ESSAYS_JSON], max_bytes=64 * 1024 * 1024).documents
+    if args.smoke:  # 4 documents at least: the edits change the first four
+        counter = get_token_counter("o200k_base")
+        documents, args.repeats = limit_tokens(documents, counter, 4 * SMOKE_TOKENS), 1
     with reusable_store_folder(args.store, "wp-state-") as folder:
         with wp.open(folder, config=CONFIG) as store:
             store.collection(COLLECTION).add(documents)
@@ -68,12 +79,12 @@ def _measure(folder: Path, documents: list[wp.Document], repeats: int) -> None:
         print(f"full load:            {full * 1000:7.1f} ms")
         edits: list[tuple[str, Callable[[], object]]] = [
             ("add", lambda: collection.add([_edited(documents[0], "new/0")])),
-            ("upsert", lambda: collection.add([_edited(documents[1], documents[1].id)])),
-            ("delete", lambda: collection.delete(documents[2].id)),
+            ("upsert", lambda: collection.add([_edited(documents[1], documents[1].id or "")])),
+            ("delete", lambda: collection.delete(documents[2].id or "")),
         ]
         for label, edit in edits:
             edit()
-            seconds, state_after = _timed(lambda s=state: _load(store, s), repeats)
+            seconds, state_after = _timed(functools.partial(_load, store, state), repeats)
             _check_identical(state_after, _load(store, None))
             print(f"reload after {label + ':':8s} {seconds * 1000:7.1f} ms")
             state = state_after
@@ -86,7 +97,7 @@ def _measure(folder: Path, documents: list[wp.Document], repeats: int) -> None:
 
 def _load(store: wp.Store, previous: PackingState | None) -> PackingState:
     """The state of the collection's current version, lent `previous`'s counts if given."""
-    sessions = store._context.sessions  # the benchmark times the loader itself
+    sessions = store.sessions  # the benchmark times the loader itself
     with sessions() as session:
         row = repository.get_collection(session, COLLECTION)
         assert row is not None

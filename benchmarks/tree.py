@@ -12,7 +12,8 @@ work are the same, only the embedding is cheap):
     .venv/bin/python benchmarks/tree.py ../shared/data/ruler/PaulGrahamEssays.json --embedder hash
 
 Options: `--store DIR` (a new or empty folder, kept; default a temporary one), `--fanout N`
-(children per node, default 8), `--limit-tokens N` (keep the first N tokens), `--split-chars`.
+(children per node, default 8), `--limit-tokens N` (keep the first N tokens), `--split-chars`,
+`--smoke` (seconds: a few thousand tokens, the hash embedder; a check, not figures).
 
 The corpus is loaded as `benchmarks/ingest.py` does (`parse_paths`; a text over 100,000 chars is
 cut into documents of ~20,000 chars). Its LAST document is held out as the new document of
@@ -52,9 +53,11 @@ from typing import Any
 
 from bench_common import (
     ESSAYS_JSON,
+    SMOKE_TOKENS,
     SPLIT_CHARS,
     CallTimer,
     StageClock,
+    add_smoke_option,
     count_tokens,
     limit_tokens,
     load_corpus,
@@ -66,24 +69,26 @@ from rich.console import Console
 from rich.table import Table
 
 import windowpack as wp
-from windowpack import ingest as ingest_module
+from windowpack import index, ingest
 from windowpack.config import DEFAULT_EMBEDDER, StoreConfig
-from windowpack.embed.embedder import get_embedder
-from windowpack.index.store import IndexStore
+from windowpack.embed import HASH_EMBEDDER, get_embedder
 from windowpack.storage import repository
-from windowpack.summarizer.extractive import ExtractiveSummarizer
-from windowpack.summarizer.overview import TreeOverview
-from windowpack.text.tokens import get_token_counter
-from windowpack.types import IngestReport
+from windowpack.summarizer import ExtractiveSummarizer
+from windowpack.text import get_token_counter
+from windowpack.types import IngestReport, TreeOverview
 
 COLLECTION = "tree-bench"
 RATIO_TARGET = (0.10, 0.20)
 INCREMENTAL_TARGET_FRACTION = 0.05
 UNCACHED_DIVERSITY = 0.31
-CALLS: dict[str, tuple[object, str]] = {
-    "collection_levels": (ingest_module, "rebuild_collection_levels"),
-    "publish": (IndexStore, "publish"),
-}
+
+
+def _calls() -> dict[str, tuple[object, str]]:
+    """Calls timed inside each run, as the components name them (`timed_calls()`)."""
+    return {
+        "collection_levels": ingest.timed_calls()["collection levels"],
+        "publish": index.timed_calls()["publish"],
+    }
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             def timed(name: str, action: Callable[[StageClock], IngestReport]) -> IngestReport:
                 console.print(f"{name} ...")
                 clock = StageClock()
-                with CallTimer(CALLS) as calls:
+                with CallTimer(_calls()) as calls:
                     clock.start()
                     report: IngestReport = action(clock)
                     clock.finish()
@@ -161,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             before = _node_rows(store, col)
             timed("add_one", lambda clock: col.add([new_document], progress=clock))
             after = _node_rows(store, col)
-            with store._context.sessions() as session:
+            with store.sessions() as session:
                 rows = repository.documents_by_external_id(
                     session, col.collection_id, [new_document.id or ""]
                 )
@@ -245,7 +250,7 @@ def _tree_dict(tree: TreeOverview) -> dict[str, Any]:
 
 
 def _node_rows(store: wp.Store, col: wp.Collection) -> dict[int, NodeKey]:
-    with store._context.sessions() as session:
+    with store.sessions() as session:
         return {
             row.id: NodeKey(
                 row.document_id, row.level, row.children_hash, row.text_hash, row.parent_id
@@ -434,9 +439,12 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--split-chars", type=int, default=SPLIT_CHARS, help="part size, long texts"
     )
+    add_smoke_option(parser)
     args = parser.parse_args(argv)
     if args.limit_tokens is not None and args.limit_tokens < 1:
         parser.error("--limit-tokens must be positive")
+    if args.smoke:
+        args.embedder, args.limit_tokens = HASH_EMBEDDER, SMOKE_TOKENS
     return args
 
 

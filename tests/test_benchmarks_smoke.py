@@ -1,0 +1,112 @@
+"""Every benchmark still runs: `python benchmarks/X.py --smoke`, end to end, in seconds.
+
+The scripts are found by listing benchmarks/ (every file with a top-level `main`), so a new
+benchmark without `--smoke` fails here. A smoke run uses a tiny corpus, the hash embedder and
+temporary stores, and writes its figures to this test's folder; one that needs what is not
+here (../shared/data, a PostgreSQL server) exits with `SKIP_EXIT` and is skipped with its
+message.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+BENCHMARKS = REPO_ROOT / "benchmarks"
+SKIP_EXIT = 3  # bench_common.SKIP_EXIT
+TIMEOUT_S = 600  # a loaded 2-core machine; the slowest (Ray's start) takes about a minute
+
+# A line each script prints once it has run to the end.
+EXPECTED = {
+    "ann": "recall@100=",
+    "ann_vectors": "'vectors': (",
+    "api": "results: ",
+    "chat_pack": "Figures written to",
+    "crash": "every check passed",
+    "index_writes": "results: ",
+    "ingest": "Figures written to",
+    "large": "Figures written to",
+    "load": "results: ",
+    "pack": "Figures written to",
+    "pack_ab": '"label": "smoke"',
+    "ray_ingest": "Overhead target",
+    "replicas": "results: ",
+    "search": "Figures written to",
+    "server_start": "Figures written to",
+    "state_reload": "first pack after add:",
+    "tree": "Figures written to",
+}
+
+
+def _scripts() -> list[str]:
+    """The benchmarks: files of benchmarks/ that define `main` at the top level."""
+    found = []
+    for path in sorted(BENCHMARKS.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if any(isinstance(node, ast.FunctionDef) and node.name == "main" for node in tree.body):
+            found.append(path.stem)
+    return found
+
+
+def test_the_benchmarks_are_found() -> None:
+    assert {"pack", "search", "ingest"} <= set(_scripts())
+    assert "bench_common" not in _scripts()
+
+
+def test_the_benchmarks_use_public_names_only() -> None:
+    """`windowpack`, its top-level modules and each component's `__all__`: never a module
+    inside a component, a private name or a store's `_context`."""
+    offenders = []
+    for path in sorted(BENCHMARKS.glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if "._context" in text:
+            offenders.append(f"{path.name}: reaches a store's _context")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Import):
+                imports = [(alias.name, []) for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                imports = [(node.module, [alias.name for alias in node.names])]
+            else:
+                continue
+            for module, names in imports:
+                if module.split(".")[0] == "windowpack":
+                    offenders += [f"{path.name}: {o}" for o in _private(module, names)]
+    assert offenders == []
+
+
+def _private(module: str, names: list[str]) -> list[str]:
+    """What of `from module import names` reaches past a public surface."""
+    if module.count(".") > 1:
+        return [f"imports {module}"]
+    imported = importlib.import_module(module)
+    found = [f"imports {module}.{name}" for name in names if name.startswith("_")]
+    if hasattr(imported, "__path__") and module != "windowpack":  # a component
+        public = set(getattr(imported, "__all__", ()))
+        found += [f"{module}.{name} is not public" for name in names if name not in public]
+    return found
+
+
+@pytest.mark.parametrize("script", _scripts())
+def test_a_smoke_run_finishes(script: str, tmp_path: Path) -> None:
+    env = dict(os.environ, WINDOWPACK_BENCH_RESULTS=str(tmp_path), COLUMNS="150")
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / f"{script}.py"), "--smoke"],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    if done.returncode == SKIP_EXIT:
+        pytest.skip(done.stdout.strip().splitlines()[-1])
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert EXPECTED.get(script, "") in done.stdout, done.stdout[-3000:]
+    assert script in EXPECTED, f"say in EXPECTED what benchmarks/{script}.py prints at its end"
