@@ -13,7 +13,10 @@ import pytest
 from hypothesis import settings
 
 import windowpack as wp
+from template_store import MigratedTemplate
+from tiers import mark_tiers
 from windowpack.config import StoreConfig
+from windowpack.storage import migrate
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
@@ -29,6 +32,31 @@ HASH_CONFIG = StoreConfig(embedder="hash", chunk_tokens=64)
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+TEMPLATE = MigratedTemplate(migrate)
+"""Where the stores opened in this process get their migrated database from."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark `slow`, `postgres` and `real_migrations` from what each test uses (tests/tiers.py)."""
+    mark_tiers(items)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    # Before any fixture of the test, a module's or a session's too, opens a store.
+    TEMPLATE.enabled = item.get_closest_marker("real_migrations") is None
+
+
+@pytest.fixture(scope="session", autouse=True)
+def migrated_template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MigratedTemplate]:
+    """Every new SQLite store of the session starts as a copy of one migrated database."""
+    TEMPLATE.path = tmp_path_factory.mktemp("migrated-template") / "windowpack.db"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("windowpack.service.context.migrate", TEMPLATE.copy_or_migrate)
+        yield TEMPLATE
+    TEMPLATE.path = None
 
 
 @pytest.fixture
@@ -88,7 +116,7 @@ def postgres_url() -> Iterator[str]:
         admin.dispose()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def any_database_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[wp.Store]:
     """An empty store on SQLite, then on PostgreSQL (the same code on both)."""
     if request.param == "sqlite":

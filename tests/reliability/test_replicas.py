@@ -48,7 +48,7 @@ def _open(target: str | Path, index_dir: Path, **options: object) -> wp.Store:
     return wp.open(target, index_dir=index_dir, config=config)
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """Where the replicas' one database is: a SQLite store folder, or a PostgreSQL URL."""
     if request.param == "sqlite":
