@@ -2,6 +2,8 @@
 #   make serve  - create the virtual environment if needed, run the demo ingest, then serve the
 #                 REST API over it (prints the URL of the interactive docs)
 #   make test   - the one check command: ruff, mypy, import-linter and the whole pytest suite
+# `make test-fast` is the edit-test loop: ruff and every test not marked slow (tests/tiers.py
+# marks live servers, subprocesses, Ray, Chromium, PostgreSQL, the real model...), on all cores.
 # `make demo` runs only the demo (ingest, tree, search, pack) and exits.
 # `make dist` builds the wheel and sdist; `make package-check` installs the wheel in a fresh
 # venv and runs the demo from it (CI runs it after `make test`).
@@ -9,8 +11,13 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+# pytest keeps the test modules it rewrites (and Python the modules it compiles) as bytecode
+# for the next run; with bytecode writing off, every run rewrites ~700 modules again (10+ s).
+unexport PYTHONDONTWRITEBYTECODE
+# Workers of `make test-fast` (pytest-xdist): one per core.
+FAST_WORKERS ?= auto
 
-.PHONY: serve demo test browser check lint typecheck imports pytest clean dist package-check
+.PHONY: serve demo test test-fast browser check lint typecheck imports pytest clean dist package-check
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,6 +36,10 @@ serve: $(STAMP)
 	$(BIN)/windowpack serve
 
 test: $(STAMP) browser lint typecheck imports pytest
+
+# Whole test files go to one worker, so that a module's fixtures are built once.
+test-fast: $(STAMP) lint
+	$(BIN)/python -m pytest -m "not slow" -q -n $(FAST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # The /ui page tests drive Debian's Chromium (playwright downloads no browser here): installed
 # when missing, so that a fresh machine runs them too instead of skipping them.
