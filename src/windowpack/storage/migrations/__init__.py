@@ -1,1 +1,1 @@
-"""Alembic migrations of the store schema: `env.py` runs them, `versions/` holds one per revision."""
+"""Alembic migrations of the store schema: `env.py` runs them, `versions/` holds the revisions."""
