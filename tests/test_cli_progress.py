@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from windowpack.cli_progress import Throughput, describe
+from windowpack.cli.progress import Throughput, describe
 from windowpack.types import IngestProgress
 
 

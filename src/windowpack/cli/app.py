@@ -1,9 +1,9 @@
 """The `windowpack` command line: thin commands over the service facade.
 
 This module holds the app, the everyday commands (ingest, search, pack, tree, demo) and the
-entry point; `eval`, `serve`, `keys` and `collections` live in `cli_eval`, `cli_serve`,
-`cli_keys` and `cli_collections`, the options they share in `cli_options`. Each imports what
-is heavy inside its command, so `windowpack --help` stays cheap.
+entry point; `eval`, `serve`, `keys` and `collections` live in `eval_command`, `serve_command`,
+`key_commands` and `collection_commands`, the options they share in `options`. Each imports
+what is heavy inside its command, so `windowpack --help` stays cheap.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from windowpack.cli_collections import collections
-from windowpack.cli_eval import eval_
-from windowpack.cli_keys import keys
-from windowpack.cli_options import (
+from windowpack.cli.collection_commands import collections
+from windowpack.cli.eval_command import eval_
+from windowpack.cli.key_commands import keys
+from windowpack.cli.options import (
     CollectionOption,
     EmbedderOption,
     IndexDirOption,
@@ -28,7 +28,7 @@ from windowpack.cli_options import (
     open_store,
     read_collection,
 )
-from windowpack.cli_output import (
+from windowpack.cli.output import (
     cache_note,
     console,
     errors,
@@ -37,7 +37,7 @@ from windowpack.cli_output import (
     print_report,
     print_tree,
 )
-from windowpack.cli_serve import serve
+from windowpack.cli.serve_command import serve
 from windowpack.config import DEFAULT_COLLECTION, DEFAULT_STORE
 from windowpack.errors import InvalidArgumentError, WindowpackError
 
@@ -249,7 +249,7 @@ app.add_typer(collections, name="collections")
 def _add_with_progress(
     col: Collection, add: Callable[[Callable[[IngestProgress], None]], IngestReport]
 ) -> IngestReport:
-    from windowpack.cli_progress import ingest_progress
+    from windowpack.cli.progress import ingest_progress
 
     with ingest_progress(errors) as update:
         return add(update)

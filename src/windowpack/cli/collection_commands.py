@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from windowpack.cli_options import IndexDirOption, StoreOption, open_store
-from windowpack.cli_output import errors
+from windowpack.cli.options import IndexDirOption, StoreOption, open_store
+from windowpack.cli.output import errors
 from windowpack.config import DEFAULT_COLLECTION, DEFAULT_STORE
 from windowpack.errors import CollectionNotFoundError, InvalidArgumentError
 

@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
-from windowpack.cli_options import IndexDirOption, StoreOption, open_store
-from windowpack.cli_output import errors
+from windowpack.cli.options import IndexDirOption, StoreOption, open_store
+from windowpack.cli.output import errors
 from windowpack.config import DEFAULT_STORE
 
 keys = typer.Typer(help="API keys of the REST service: create, list, revoke.", no_args_is_help=True)

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from windowpack.cli_options import EmbedderOption, IndexDirOption, open_store
-from windowpack.cli_output import console
+from windowpack.cli.options import EmbedderOption, IndexDirOption, open_store
+from windowpack.cli.output import console
 
 if TYPE_CHECKING:
     from windowpack.service import Store
