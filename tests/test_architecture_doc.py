@@ -109,3 +109,16 @@ def test_reference_resolves(reference: str) -> None:
     for name in remaining:
         assert hasattr(target, name), f"`{reference}`: {target!r} has no `{name}`"
         target = getattr(target, name)
+
+
+def test_every_test_file_the_source_cites_exists() -> None:
+    # A docstring that names its test must name one that is there.
+    source = Path(windowpack.__file__).resolve().parent
+    cited = {
+        (path.relative_to(source.parent), name)
+        for path in source.rglob("*.py")
+        for name in re.findall(r"tests/[\w/]+\.py", path.read_text(encoding="utf-8"))
+    }
+    assert cited, "no source file cites a test: the pattern is stale"
+    missing = [f"{path}: {name}" for path, name in sorted(cited) if not (ROOT / name).is_file()]
+    assert missing == []

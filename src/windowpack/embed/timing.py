@@ -3,7 +3,7 @@
 Each stage is (owner, attribute): a class whose method the embedder looks up at call time, so
 a timer that replaces the attribute for a while (and puts it back) sees every call. They live
 here, beside the code they name, so that moving a method means moving its entry too;
-`tests/embed/test_timed_calls.py` checks each one names a method.
+`tests/test_benchmark_hooks.py` checks each one names a method.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Each stage is (owner, attribute): a class whose method callers look up at call time, so a
 timer that replaces the attribute for a while (and puts it back) sees every call. They live
 here, beside the code they name, so that moving a method means moving its entry too;
-`tests/index/test_timed_calls.py` checks that a search and a write call each one.
+`tests/test_benchmark_hooks.py` checks that a search and a write call each one.
 """
 
 from __future__ import annotations

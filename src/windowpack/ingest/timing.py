@@ -3,7 +3,7 @@
 Each stage is (owner, attribute): a module that the pipeline looks the attribute up on at call
 time, so a timer that replaces the attribute for a while (and puts it back) sees every call.
 They live here, beside the code they name, so that moving a function means moving its entry
-too; `tests/ingest/test_timed_calls.py` checks that an add calls each one.
+too; `tests/test_benchmark_hooks.py` checks that an add calls each one.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Each stage is (owner, attribute): a module or class that the pack looks the attribute up on at
 call time, so a timer that replaces the attribute for a while (and puts it back) sees every
 call of that stage. They live here, beside the code they name, so that moving a function means
-moving its entry too; `tests/pack/test_timed_calls.py` checks that a pack calls each one.
+moving its entry too; `tests/test_benchmark_hooks.py` checks that a pack calls each one.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Each stage is (owner, attribute): a module or class that `hybrid_search` looks the attribute
 up on at call time, so a timer that replaces the attribute for a while (and puts it back) sees
 every call. They live here, beside the code they name, so that moving a function means moving
-its entry too; `tests/search/test_timed_calls.py` checks that a search calls each one.
+its entry too; `tests/test_benchmark_hooks.py` checks that a search calls each one.
 """
 
 from __future__ import annotations
