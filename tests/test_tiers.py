@@ -12,6 +12,8 @@ import pytest
 import windowpack as wp
 from template_store import MigratedTemplate
 from tiers import POSTGRES_FIXTURE, _signals_in
+from windowpack.cli import main
+from windowpack.evals import NiahEval, generated_haystack
 from windowpack.storage import create_database_engine, migrate, sqlite_url
 
 
@@ -31,12 +33,23 @@ def _fetches_postgres(request: pytest.FixtureRequest) -> object:
     return request.getfixturevalue("postgres_url")
 
 
+def _runs_an_eval_grid(store: wp.Store) -> object:
+    return NiahEval(haystack=generated_haystack(seed=1), budgets=(1024,))(store)
+
+
+def _runs_the_eval_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.argv", ["windowpack", "eval", "niah", "--embedder", "hash"])
+    main()
+
+
 # Reached through a mapping, which the scan does not follow: this test itself is not slow.
 SAMPLES = {
     "helper": _through_a_helper,
     "comprehension": lambda: [_starts_a_child() for _ in range(2)],
     "string": _names_ray_only_in_a_string,
     "postgres": _fetches_postgres,
+    "grid": _runs_an_eval_grid,
+    "command": _runs_the_eval_command,
 }
 
 
@@ -45,6 +58,8 @@ def test_what_a_function_uses_is_found_through_the_helpers_it_calls() -> None:
     assert _signals_in(SAMPLES["comprehension"]) == {"subprocess"}
     assert _signals_in(SAMPLES["string"]) == set()
     assert _signals_in(SAMPLES["postgres"]) == {POSTGRES_FIXTURE}
+    assert _signals_in(SAMPLES["grid"]) == {"GridEval"}  # NiahEval, by its base class
+    assert _signals_in(SAMPLES["command"]) == {"GridEval"}
 
 
 def test_a_test_is_marked_by_what_it_uses_not_by_what_its_module_imports(

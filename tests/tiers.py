@@ -1,14 +1,18 @@
-"""The test tiers: which tests are `slow`, read from what each test uses, so none is marked
-by hand.
+"""The test tiers: which tests are `slow` (left out of `make test-fast`), read from what each
+test uses, so that nobody has to remember to mark one.
 
-A test is slow when its body, its fixtures or the test helpers they call (anything defined
-under tests/) name one of `SLOW_NAMES` (a live uvicorn server, a subprocess, forked
-processes and kill -9, Ray, Chromium, the real embedding model), when its module drives
-schemathesis or playwright, when it reaches PostgreSQL, or when it carries `model` (the real
-model) or `shared` (the real data sets in ../shared, hundreds of thousands of tokens).
+A test is slow when its body, its fixtures or the test-side helpers they call (anything
+defined under tests/, followed name by name) use one of `SLOW_NAMES`: a live uvicorn server,
+a subprocess, forked processes and kill -9, Ray, Chromium, the real embedding model, a whole
+eval grid (a `GridEval`, or the `windowpack eval` command); when its module drives
+schemathesis or playwright; when it reaches PostgreSQL; or when it carries `model` or
+`shared` or reads the real essays (`essays_text`: hundreds of thousands of tokens).
+
 PostgreSQL is reached through the `postgres_url` fixture (requested, or fetched with
-`getfixturevalue`) or a fixture parameter named "postgres"; such a test is marked `postgres`
-too, so that `-m "not postgres"` leaves it out.
+`getfixturevalue`) or a fixture parameter "postgres"; such a test is marked `postgres` too,
+so that `-m "not postgres"` leaves it out. A test about the migrations (its name says
+"migrat", or it names `migrate`, `current_revision` or alembic) is marked `real_migrations`:
+its stores run them instead of copying the template (tests/template_store.py).
 """
 
 from __future__ import annotations
@@ -145,6 +149,8 @@ def _names_in(code: types.CodeType) -> tuple[frozenset[str], frozenset[str]]:
     for constant in code.co_consts:
         if isinstance(constant, str):
             constants.add(constant)
+        elif isinstance(constant, tuple | frozenset):  # a literal list of strings
+            constants |= {part for part in constant if isinstance(part, str)}
         elif isinstance(constant, types.CodeType):
             inner_names, inner_constants = _names_in(constant)
             names |= inner_names
