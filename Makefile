@@ -2,6 +2,7 @@
 #   make serve  - create the virtual environment if needed, run the demo ingest, then serve the
 #                 REST API over it (prints the URL of the interactive docs)
 #   make test   - the one check command: ruff, mypy, import-linter and the whole pytest suite
+#                 (the fast tier on every core, then the slow tier in one process)
 # `make test-fast` is the edit-test loop: ruff and every test not marked slow (tests/tiers.py
 # marks live servers, subprocesses, Ray, Chromium, PostgreSQL, the real model...), on all cores.
 # `make demo` runs only the demo (ingest, tree, search, pack) and exits.
@@ -14,7 +15,7 @@ STAMP := $(VENV)/.installed-stamp
 # pytest keeps the test modules it rewrites (and Python the modules it compiles) as bytecode
 # for the next run; with bytecode writing off, every run rewrites ~700 modules again (10+ s).
 unexport PYTHONDONTWRITEBYTECODE
-# Workers of `make test-fast` (pytest-xdist): one per core.
+# Workers of the fast tier (pytest-xdist): one per core.
 FAST_WORKERS ?= auto
 
 .PHONY: serve demo test test-fast browser check lint typecheck imports pytest clean dist package-check
@@ -58,8 +59,14 @@ typecheck: $(STAMP)
 imports: $(STAMP)
 	$(BIN)/lint-imports
 
+# The whole suite in two passes: the fast tier on every core (each of its tests has its own
+# temporary store and nothing else), then the slow tier in one process (live servers on ports,
+# PostgreSQL's one test database, Ray, kill -9 rounds are not safe side by side). A pass that
+# PYTEST_ARGS leaves without tests (pytest's exit 5) is not a failure.
 pytest: $(STAMP)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not slow" -n $(FAST_WORKERS) --dist loadfile $(PYTEST_ARGS) \
+		|| test $$? -eq 5
+	$(BIN)/python -m pytest -m slow $(PYTEST_ARGS) || test $$? -eq 5
 
 dist: $(STAMP)
 	rm -rf dist
