@@ -436,7 +436,7 @@ def test_a_restarted_process_writes_from_the_saved_files_without_a_rebuild(
     # A new process (a CLI ingest, a restarted server) that never read the collection adds
     # one document: it starts from version 1's files instead of rebuilding from the database.
     with wp.open(_store_folder(tmp_path), config=HASH_CONFIG) as second:
-        indexes = second._context.indexes
+        indexes = second.indexes
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(indexes, "_rebuild", _no_rebuild)
             second.collection("docs").add(DOCUMENTS[2:])
@@ -458,14 +458,14 @@ def test_a_restarted_process_reads_a_versions_keys_from_its_files_not_the_databa
     with wp.open(_store_folder(tmp_path), config=HASH_CONFIG) as first:
         first.collection("docs").add(DOCUMENTS)
         collection_id = first.collection("docs").collection_id
-        _, in_database = first._context.indexes._keys_now(collection_id)
+        _, in_database = first.indexes._keys_now(collection_id)
     assert in_database is not None
     with (
         wp.open(_store_folder(tmp_path), config=HASH_CONFIG) as second,
         pytest.MonkeyPatch.context() as patch,
     ):
         patch.setattr(repository, "unit_hashes", _no_database_keys)
-        loaded = second._context.indexes.current(collection_id)
+        loaded = second.indexes.current(collection_id)
     assert loaded.keys is not None
     np.testing.assert_array_equal(loaded.keys.ids, in_database.ids)
     np.testing.assert_array_equal(loaded.keys.hashes, in_database.hashes)
@@ -480,8 +480,8 @@ def test_a_damaged_keys_file_is_rebuilt_from_the_database(tmp_path: Path) -> Non
     with wp.open(_store_folder(tmp_path), config=HASH_CONFIG) as second:
         assert _results(second.collection("docs")) == expected
         collection_id = second.collection("docs").collection_id
-        loaded = second._context.indexes.current(collection_id)
-        _, in_database = second._context.indexes._keys_now(collection_id)
+        loaded = second.indexes.current(collection_id)
+        _, in_database = second.indexes._keys_now(collection_id)
     assert loaded.keys is not None and in_database is not None
     np.testing.assert_array_equal(loaded.keys.hashes, in_database.hashes)
 

@@ -76,7 +76,7 @@ def _ingest(path: Path, config: StoreConfig) -> dict[str, Any]:
 
 def _written(store: wp.Store, collection: wp.Collection) -> dict[str, Any]:
     """Everything the ingest stored that a Ray ingest must reproduce."""
-    with store._context.sessions() as session:
+    with store.sessions() as session:
         documents = repository.list_documents(session, collection.collection_id)
         chunks = [
             (doc.external_id, row.ordinal, row.char_start, row.char_end, row.token_count, row.unit)

@@ -33,25 +33,25 @@ def _filled(store: wp.Store) -> wp.Collection:
 
 
 def _texts_folder(store: wp.Store) -> Path:
-    with store._context.sessions() as session:
+    with store.sessions() as session:
         row = repository.get_collection(session, "docs")
         assert row is not None
-        return store._context.indexes.collection_dir(row.id) / "texts"
+        return store.indexes.collection_dir(row.id) / "texts"
 
 
 def _held_state(store: wp.Store) -> PackingState:
-    states = store._context.packer._states
+    states = store.packer._states
     return states[max(states)]
 
 
 def _in_memory_state(store: wp.Store) -> PackingState:
     """The same version loaded with every text held in memory, as a state used to be."""
     held = _held_state(store)
-    with store._context.sessions() as session:
+    with store.sessions() as session:
         row = repository.get_collection(session, "docs")
         assert row is not None
     counter = get_token_counter(held.tokenizer)
-    sessions = store._context.sessions
+    sessions = store.sessions
     return load_state(sessions, row.id, "docs", held.version, counter)
 
 

@@ -248,7 +248,7 @@ def test_a_loaded_state_counts_every_documents_lines_in_the_background(
     lines = "First line.\nSecond line here.\nThird one.\n"
     collection.add([wp.Document(id=f"d{i}", text=lines * (i + 1)) for i in range(40)])
     window = collection.pack("second line", budget=300)
-    states = hash_store._context.packer._states
+    states = hash_store.packer._states
     state = states[max(states)]
     deadline = time.monotonic() + 30
     while len(state.line_counts) < len(state.documents):

@@ -68,8 +68,8 @@ def test_incremental_states_and_windows_equal_fresh_loads(
                 held = _held_state(store)
                 fresh_state = _fresh_state(store, held.version)
                 _assert_same_state(held, fresh_state)
-                store._context.packer._states.clear()  # the next pack loads from scratch
-                store._context.packer._windows.clear()
+                store.packer._states.clear()  # the next pack loads from scratch
+                store.packer._windows.clear()
                 _assert_same_window(incremental, collection.pack("owls and seals", budget=budget))
 
 
@@ -102,17 +102,17 @@ def test_counts_from_another_tokenizer_are_not_reused(hash_store: wp.Store) -> N
 
 def _saved(store: wp.Store, tokenizer: str = "o200k_base") -> SavedCounts:
     collection_id = store.collection("docs").collection_id
-    return SavedCounts(store._context.indexes.collection_dir(collection_id), tokenizer)
+    return SavedCounts(store.indexes.collection_dir(collection_id), tokenizer)
 
 
 def _load_saved(
     store: wp.Store, counter: _RecordingCounter, saved: SavedCounts | None
 ) -> PackingState:
-    with store._context.sessions() as session:
+    with store.sessions() as session:
         row = repository.get_collection(session, "docs")
         assert row is not None
         version = repository.index_version(session, row.id)
-    return load_state(store._context.sessions, row.id, "docs", version, counter, saved=saved)
+    return load_state(store.sessions, row.id, "docs", version, counter, saved=saved)
 
 
 def _counter() -> _RecordingCounter:
@@ -262,16 +262,16 @@ def _text(sentences: list[int]) -> str:
 
 
 def _load(store: wp.Store, counter: TokenCounter, previous: PackingState | None) -> PackingState:
-    with store._context.sessions() as session:
+    with store.sessions() as session:
         row = repository.get_collection(session, "docs")
         assert row is not None
         version = repository.index_version(session, row.id)
-    return load_state(store._context.sessions, row.id, "docs", version, counter, previous=previous)
+    return load_state(store.sessions, row.id, "docs", version, counter, previous=previous)
 
 
 def _held_state(store: wp.Store) -> PackingState:
     """The newest state held (the one before it is kept for readers still packing it)."""
-    states = store._context.packer._states
+    states = store.packer._states
     return states[max(states)]
 
 

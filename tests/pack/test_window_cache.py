@@ -32,7 +32,7 @@ def test_distinct_windows_never_weigh_more_than_the_bound(tmp_path: Path) -> Non
     with wp.open(tmp_path / "store", config=config) as store:
         col = store.collection("docs")
         col.add(_corpus())
-        cache = store._context.packer._windows
+        cache = store.packer._windows
         weights = []
         for budget in range(2000, 6000, 250):  # distinct requests, ~10-30 KB each
             window = col.pack(f"seals {budget}", budget=budget)

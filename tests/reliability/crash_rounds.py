@@ -116,7 +116,7 @@ def _reported(log: Path) -> set[int]:
 
 
 def _present_batches(at: StoreAt) -> set[int]:
-    with at.open() as store, store._context.sessions() as session:
+    with at.open() as store, store.sessions() as session:
         ids = session.scalars(select(DocumentRow.external_id)).all()
     return {int(i.split("-")[0][1:]) for i in ids}
 
@@ -124,7 +124,7 @@ def _present_batches(at: StoreAt) -> set[int]:
 def check_store(at: StoreAt) -> tuple[int, set[int]]:
     """Every check of the module docstring; returns (documents, batches present)."""
     with at.open(create=False) as store:
-        sessions = store._context.sessions
+        sessions = store.sessions
         with sessions() as session:
             if store.url.startswith("sqlite"):
                 assert session.execute(text("PRAGMA integrity_check")).scalar() == "ok"

@@ -26,7 +26,7 @@ _BATCHES = 12  # written by two processes, odd and even
 
 def _held_publish(store: wp.Store) -> tuple[threading.Event, threading.Event]:
     """Make the store's next publish stop before it saves, until `release` is set."""
-    indexes = store._context.indexes
+    indexes = store.indexes
     reached, release = threading.Event(), threading.Event()
     save = indexes._save
 

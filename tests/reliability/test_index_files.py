@@ -113,6 +113,6 @@ def test_damaged_index_files_are_rebuilt(
         assert col.pack("knights and the king", budget=80).text == window
     # The rebuilt files are whole again: a third store loads them without rebuilding.
     with wp.open(folder, config=CONFIG, create=False) as store:
-        indexes = store._context.indexes
+        indexes = store.indexes
         loaded = indexes._load_checked(store.collection("docs").collection_id, 2)
         assert loaded is not None and loaded.dense.size == indexes._unit_count(1)

@@ -90,7 +90,7 @@ def test_a_replica_catches_up_by_the_delta_and_matches_a_rebuild(
         read = reader.collection("docs")
         read.search("seals")  # the reader now holds version 1
         last_ids = {hit.chunk_id for hit in written.search("canal", k=50)}
-        attempts = _forbid_rebuilds(reader._context.indexes)
+        attempts = _forbid_rebuilds(reader.indexes)
         # An upsert of the newest document (SQLite hands its chunk ids to the new chunks),
         # a delete, an addition: three versions the reader has not seen.
         written.add([wp.Document(id="d6", text=_text("replica word seven", 25))])
@@ -99,12 +99,12 @@ def test_a_replica_catches_up_by_the_delta_and_matches_a_rebuild(
 
         caught_up = _hits(read)
         assert read.index_version == written.index_version == 4
-        assert reader._context.indexes.loaded_version(read.collection_id) == 4
+        assert reader.indexes.loaded_version(read.collection_id) == 4
         assert attempts == []
         with _open(database, tmp_path / "fresh-indexes") as fresh:  # rebuilt from the database
             assert caught_up == _hits(fresh.collection("docs"))
         # The reader's keys are the database's: its next catch-up starts from the truth.
-        indexes = reader._context.indexes
+        indexes = reader.indexes
         held = indexes._loaded[read.collection_id].keys
         version, truth = indexes._keys_now(read.collection_id)
         assert held is not None and truth is not None and version == 4
@@ -129,7 +129,7 @@ def test_a_watcher_brings_a_replica_current_without_a_read(database: str, tmp_pa
         written.add(_documents(3))
         read = reader.collection("docs")
         read.search("seals")
-        indexes, watcher = reader._context.indexes, reader._context.watcher
+        indexes, watcher = reader.indexes, reader._context.watcher
         assert watcher is not None
         for round_ in range(3):
             written.add([wp.Document(id=f"new-{round_}", text=_text(f"topic{round_}", 10))])
@@ -141,7 +141,7 @@ def test_a_watcher_brings_a_replica_current_without_a_read(database: str, tmp_pa
         assert watcher.refreshes >= 3
         assert any(hit.document_id == "new-2" for hit in read.search("topic2", k=5))
         assert read.pack("topic2", budget=500).index_version == written.index_version
-        packer = reader._context.packer
+        packer = reader.packer
         writer.delete_collection("docs")  # deleted elsewhere: the replica lets it go
 
         # Its indexes and packing states (SQLite gives the next collection created its id).

@@ -12,7 +12,7 @@ from windowpack.storage.schema import EmbeddingRow, SummaryRow
 
 
 def _sessions(store: wp.Store):  # type: ignore[no-untyped-def]
-    return store._context.sessions  # test-only: the store's own session factory
+    return store.sessions  # test-only: the store's own session factory
 
 
 @pytest.fixture

@@ -88,7 +88,7 @@ def test_add_then_read_back_on_both_databases(any_database_store: wp.Store) -> N
 def test_chunk_offsets_point_into_the_stored_text(any_database_store: wp.Store) -> None:
     col = any_database_store.collection("docs")
     col.add(_documents())
-    with any_database_store._context.sessions() as session:
+    with any_database_store.sessions() as session:
         rows = session.execute(
             select(ChunkRow.text, ChunkRow.char_start, ChunkRow.char_end, DocumentRow.text).join(
                 DocumentRow, ChunkRow.document_id == DocumentRow.id
@@ -156,7 +156,7 @@ def test_delete_removes_document_chunks_and_hits(any_database_store: wp.Store) -
     col.delete("b")
     assert [info.id for info in col.documents()] == ["a"]
     assert all(hit.document_id != "b" for hit in col.search("volcanoes", k=5))
-    with any_database_store._context.sessions() as session:
+    with any_database_store.sessions() as session:
         assert session.scalars(select(ChunkRow.id)).all()  # a's chunks remain
         assert repository.count_documents(session, col.collection_id) == 1
     with pytest.raises(wp.DocumentNotFoundError, match="'b'"):
@@ -168,7 +168,7 @@ def test_deleting_a_collection_removes_everything(any_database_store: wp.Store) 
     col.add(_documents())
     any_database_store.delete_collection("docs")
     assert any_database_store.collections() == []
-    with any_database_store._context.sessions() as session:
+    with any_database_store.sessions() as session:
         assert session.scalars(select(DocumentRow.id)).all() == []
         assert session.scalars(select(ChunkRow.id)).all() == []
     with pytest.raises(wp.CollectionNotFoundError, match="'docs'"):

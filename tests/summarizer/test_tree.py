@@ -179,7 +179,7 @@ def test_changing_one_document_leaves_the_other_documents_nodes_alone(tmp_path: 
         report = col.add([changed])
         after = {(n.document_id, n.level, n.position): n for n in _nodes(col)}
         _check_tree(col)
-    with store._context.sessions() as session:  # type: ignore[attr-defined]
+    with store.sessions() as session:  # type: ignore[attr-defined]
         ids = {row.external_id: row.id for row in session.query(DocumentRow)}
     for key, node in before.items():
         if key[0] not in (None, ids["doc-2"]) and key[0] in {k[0] for k in after}:
