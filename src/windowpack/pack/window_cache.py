@@ -9,6 +9,7 @@ whole bound is not kept at all.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 from collections.abc import Callable
@@ -63,9 +64,9 @@ class WindowCache:
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
-        # Each entry holds its weight, so that a window is weighed once, when stored.
-        self._entries: LRUCache[WindowKey, tuple[Window, int]] = LRUCache(
-            maxsize=max_bytes, getsizeof=_weight
+        # The LRU weighs each window once, when stored, and keeps that weight.
+        self._entries: LRUCache[WindowKey, Window] = LRUCache(
+            maxsize=max_bytes, getsizeof=window_bytes
         )
         # cachetools' caches are not thread-safe, and a read reorders the LRU.
         self._lock = threading.Lock()
@@ -80,17 +81,16 @@ class WindowCache:
 
     def get(self, key: WindowKey) -> Window | None:
         with self._lock:
-            entry = self._entries.get(key)
-        return None if entry is None else entry[0]
+            return self._entries.get(key)
 
     def put(self, key: WindowKey, window: Window) -> None:
         """Keep `window` under `key` (replacing what was there), dropping the least recently
         used until all fit; a window heavier than the whole bound is not kept."""
-        weight = window_bytes(window)
         with self._lock:
             self._entries.pop(key, None)
-            if weight <= self.max_bytes:
-                self._entries[key] = (window, weight)
+            # cachetools refuses (ValueError) a window heavier than the whole bound.
+            with contextlib.suppress(ValueError):
+                self._entries[key] = window
 
     def clear(self) -> None:
         with self._lock:
@@ -101,7 +101,3 @@ class WindowCache:
         with self._lock:
             for key in [key for key in self._entries if stale(key)]:
                 del self._entries[key]
-
-
-def _weight(entry: tuple[Window, int]) -> int:
-    return entry[1]
