@@ -16,17 +16,14 @@ from windowpack.embed.embedder import (
     bundled_model_path,
     get_embedder,
 )
-from windowpack.embed.query_model import OnnxQueryModel, load_query_model
 from windowpack.embed.timing import timed_calls
 
 __all__ = [
     "HASH_EMBEDDER",
     "Embedder",
-    "OnnxQueryModel",
     "Vectors",
     "bundled_model_path",
     "embed_with_cache",
     "get_embedder",
-    "load_query_model",
     "timed_calls",
 ]

@@ -20,12 +20,7 @@ from windowpack.index.base import (
     VectorIndex,
 )
 from windowpack.index.collection_indexes import CollectionIndexes, IndexDelta
-from windowpack.index.factory import (
-    build_lexical_index,
-    build_vector_index,
-    load_lexical_index,
-    load_vector_index,
-)
+from windowpack.index.factory import build_lexical_index, build_vector_index
 from windowpack.index.files import verified_record, write_record
 from windowpack.index.ids import is_node_index_id, node_id_of, node_index_id, split_index_ids
 from windowpack.index.store import IndexStore
@@ -49,8 +44,6 @@ __all__ = [
     "build_lexical_index",
     "build_vector_index",
     "is_node_index_id",
-    "load_lexical_index",
-    "load_vector_index",
     "node_id_of",
     "node_index_id",
     "split_index_ids",

@@ -7,7 +7,7 @@ a caller's arguments once.
 
 from __future__ import annotations
 
-from windowpack.search.fusion import z_score_fusion, z_scores_fused
+from windowpack.search.fusion import z_scores_fused
 from windowpack.search.hybrid import (
     MIN_CANDIDATES,
     QueryEmbeddingCache,
@@ -24,6 +24,5 @@ __all__ = [
     "check_search",
     "hybrid_search",
     "timed_calls",
-    "z_score_fusion",
     "z_scores_fused",
 ]
