@@ -9,9 +9,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
 from pathlib import Path
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
 from pydantic import TypeAdapter
@@ -28,9 +27,7 @@ from windowpack.types import (
     DocumentInfo,
     Hit,
     IngestReport,
-    JobError,
     JobState,
-    JobStatus,
     TreeNode,
     TreeOverview,
     Window,
@@ -206,28 +203,13 @@ def window(body: Any, query: str) -> Window:
 
 
 _item = _adapter(WindowItem)
+_job_state = _adapter(JobState)
 
 
 def job_state(body: Any) -> JobState:
-    error = body.get("error")
-    report = body.get("report")
-    finished_at = body.get("finished_at")
-    return JobState(
-        id=body["id"],
-        collection=body["collection"],
-        status=cast(JobStatus, body["status"]),
-        stage=body["stage"],
-        documents_total=body["documents_total"],
-        documents=body["documents"],
-        chunks=body["chunks"],
-        tokens=body["tokens"],
-        embedded=body["embedded"],
-        failures=dict(body["failures"]),
-        error=JobError(code=error["code"], message=error["message"]) if error else None,
-        report=_adapter(IngestReport)(report) if report is not None else None,
-        created_at=datetime.fromisoformat(body["created_at"]),
-        finished_at=datetime.fromisoformat(finished_at) if finished_at else None,
-    )
+    """A job as the server reports it (`GET /v1/jobs/{id}`, or a 202 answer)."""
+    state: JobState = _job_state(body)
+    return state
 
 
 def finished(state: JobState) -> IngestReport:
