@@ -126,9 +126,8 @@ def json_shape(body: bytes) -> tuple[int, int]:
             part = np.where(strings & 1, 0, part)
         opens = (part == _OPENERS[0]) | (part == _OPENERS[1])
         steps = opens.astype(np.int32) - ((part == _CLOSERS[0]) | (part == _CLOSERS[1]))
-        levels = np.cumsum(steps, dtype=np.int64) + level
-        if len(levels):
-            depth, level = max(depth, int(levels.max())), int(levels[-1])
+        levels = np.cumsum(steps, dtype=np.int64) + level  # a slice is never empty
+        depth, level = max(depth, int(levels.max())), int(levels[-1])
         values += int(opens.sum()) + int(np.count_nonzero(part == _COMMA))
     return values, depth
 
