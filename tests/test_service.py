@@ -203,11 +203,11 @@ def test_open_refuses_a_file_as_store_folder(tmp_path: Path) -> None:
 
 
 def test_re_adding_unchanged_documents_never_touches_the_embedder(
-    empty_collection: wp.Collection, monkeypatch: pytest.MonkeyPatch
+    hash_store: wp.Store, empty_collection: wp.Collection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     documents = [wp.Document(text="Seals sleep on ice floes.", id="s")]
     empty_collection.add(documents)
-    embedder = empty_collection._context.embedder
+    embedder = hash_store.embedder
 
     def refuse(*_args: object) -> None:
         raise AssertionError("the embedder was used for unchanged documents")
