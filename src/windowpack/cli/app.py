@@ -40,6 +40,7 @@ from windowpack.cli.output import (
 from windowpack.cli.serve_command import serve
 from windowpack.config import DEFAULT_COLLECTION, DEFAULT_STORE
 from windowpack.errors import InvalidArgumentError, WindowpackError
+from windowpack.types import TreeNode
 
 if TYPE_CHECKING:
     from windowpack.service import Collection
@@ -193,10 +194,10 @@ def tree(
     shown = col.node(node) if node is not None else col.tree()
     if as_json:
         print(json.dumps(asdict(shown), ensure_ascii=False, indent=2))
-    elif node is not None:
-        print_node(col.node(node))
+    elif isinstance(shown, TreeNode):
+        print_node(shown)
     else:
-        print_tree(col.tree())
+        print_tree(shown)
 
 
 @app.command()

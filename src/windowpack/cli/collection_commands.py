@@ -32,11 +32,14 @@ def collections_list(
     stats = open_store(store, index_dir, None, create=False).stats()
     if as_json:
         print(json.dumps([asdict(item) for item in stats], indent=2))
-    elif not stats:
+        return
+    if not stats:
         errors.print(f"no collections in {store}")
-    for item in [] if as_json else stats:
-        print(f"{item.name}  {item.documents:,} documents  {item.chunks:,} chunks  "
-              f"{item.tokens:,} tokens  version {item.index_version}")  # fmt: skip
+    for item in stats:
+        print(
+            f"{item.name}  {item.documents:,} documents  {item.chunks:,} chunks  "
+            f"{item.tokens:,} tokens  version {item.index_version}"
+        )
 
 
 @collections.command("stats")
