@@ -116,7 +116,7 @@ def postgres_url() -> Iterator[str]:
         admin.dispose()
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.fixture(params=["sqlite", "postgres"])
 def any_database_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[wp.Store]:
     """An empty store on SQLite, then on PostgreSQL (the same code on both)."""
     if request.param == "sqlite":

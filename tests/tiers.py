@@ -106,6 +106,7 @@ def _drives_a_slow_module(module: types.ModuleType | None) -> bool:
     return False
 
 
+@cache
 def _signals_in(function: object) -> frozenset[str]:
     """The `SIGNALS` a test-side function names, following the test-side functions and
     classes it names in turn (library code is not followed)."""
