@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-import windowpack
+from package_tree import COMPONENTS as PACKAGES
+from package_tree import PACKAGE
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGE = Path(windowpack.__file__).resolve().parent
 DOC = ROOT / "docs" / "architecture.md"
 
 _BACKTICKED = re.compile(r"`([^`\n]+)`")
@@ -28,7 +28,7 @@ _FILE_SUFFIXES = (".py", ".toml", ".md", ".json", ".txt", ".html", ".npy")
 
 def _components() -> set[str]:
     """Every package (`index/`) and top-level module (`cli.py`) under src/windowpack."""
-    packages = {f"{path.parent.name}/" for path in PACKAGE.glob("*/__init__.py")}
+    packages = {f"{name}/" for name in PACKAGES}
     modules = {path.name for path in PACKAGE.glob("*.py") if path.name != "__init__.py"}
     return packages | modules
 
@@ -113,10 +113,9 @@ def test_reference_resolves(reference: str) -> None:
 
 def test_every_test_file_the_source_cites_exists() -> None:
     # A docstring that names its test must name one that is there.
-    source = Path(windowpack.__file__).resolve().parent
     cited = {
-        (path.relative_to(source.parent), name)
-        for path in source.rglob("*.py")
+        (path.relative_to(PACKAGE.parent), name)
+        for path in PACKAGE.rglob("*.py")
         for name in re.findall(r"tests/[\w/]+\.py", path.read_text(encoding="utf-8"))
     }
     assert cited, "no source file cites a test: the pattern is stale"

@@ -10,13 +10,14 @@ message.
 from __future__ import annotations
 
 import ast
-import importlib
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from package_tree import boundary_offences, imports
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = REPO_ROOT / "benchmarks"
@@ -65,32 +66,17 @@ def test_the_benchmarks_use_public_names_only() -> None:
     inside a component, a private name or a store's `_context`."""
     offenders = []
     for path in sorted(BENCHMARKS.glob("*.py")):
-        text = path.read_text(encoding="utf-8")
-        if "._context" in text:
+        if "._context" in path.read_text(encoding="utf-8"):
             offenders.append(f"{path.name}: reaches a store's _context")
-        for node in ast.walk(ast.parse(text)):
-            if isinstance(node, ast.Import):
-                imports = [(alias.name, []) for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                imports = [(node.module, [alias.name for alias in node.names])]
-            else:
-                continue
-            for module, names in imports:
-                if module.split(".")[0] == "windowpack":
-                    offenders += [f"{path.name}: {o}" for o in _private(module, names)]
+        offenders += boundary_offences(path, owner=None)
+        offenders += [
+            f"{path.name}:{line}: imports {module}.{name}"
+            for line, module, names in imports(path)
+            if module.split(".")[0] == "windowpack"
+            for name in names
+            if name.startswith("_")
+        ]
     assert offenders == []
-
-
-def _private(module: str, names: list[str]) -> list[str]:
-    """What of `from module import names` reaches past a public surface."""
-    if module.count(".") > 1:
-        return [f"imports {module}"]
-    imported = importlib.import_module(module)
-    found = [f"imports {module}.{name}" for name in names if name.startswith("_")]
-    if hasattr(imported, "__path__") and module != "windowpack":  # a component
-        public = set(getattr(imported, "__all__", ()))
-        found += [f"{module}.{name} is not public" for name in names if name not in public]
-    return found
 
 
 @pytest.mark.parametrize("script", _scripts())

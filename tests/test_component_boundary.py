@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import ast
 import importlib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-import windowpack
+from package_tree import COMPONENTS, PACKAGE, boundary_offences
 
-PACKAGE = Path(windowpack.__file__).resolve().parent
-COMPONENTS = sorted(path.name for path in PACKAGE.iterdir() if (path / "__init__.py").is_file())
 SOURCES = sorted(PACKAGE.rglob("*.py"))
 
 
@@ -26,40 +23,6 @@ def _component_of(path: Path) -> str | None:
     """The component a source file belongs to, None for top-level modules."""
     parts = path.relative_to(PACKAGE).parts
     return parts[0] if len(parts) > 1 else None
-
-
-def _imports(path: Path) -> Iterator[tuple[int, str, list[str]]]:
-    """(line, module, names) of every `from X import names` and `import X` in a file."""
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            yield node.lineno, node.module, [alias.name for alias in node.names]
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                yield node.lineno, alias.name, []
-
-
-def boundary_offences(path: Path, owner: str | None) -> list[str]:
-    """Imports in `path` (which belongs to component `owner`) that reach past a component."""
-    offences = []
-    for line, module, names in _imports(path):
-        parts = module.split(".")
-        if parts[0] != "windowpack" or len(parts) < 2 or parts[1] not in COMPONENTS:
-            continue
-        component = parts[1]
-        if component == owner:
-            continue
-        shown = path.relative_to(PACKAGE.parent) if path.is_relative_to(PACKAGE) else path
-        where = f"{shown}:{line}"
-        if len(parts) > 2:
-            offences.append(f"{where}: imports {module}, a module of {component}")
-            continue
-        public = set(importlib.import_module(module).__all__)
-        offences.extend(
-            f"{where}: imports {name}, not in windowpack.{component}.__all__"
-            for name in names
-            if name not in public
-        )
-    return offences
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda path: str(path.relative_to(PACKAGE)))
