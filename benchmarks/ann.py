@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -32,7 +31,7 @@ from typing import Any
 
 import faiss
 import numpy as np
-from ann_vectors import DEFAULT_CACHE, essay_vectors
+from ann_vectors import DEFAULT_CACHE, essay_vectors, smoke_vectors
 from bench_common import add_smoke_option, machine_info, write_results
 
 K = 100
@@ -174,11 +173,7 @@ def main() -> None:
 
     if args.smoke:
         args.scale, args.queries = 2_000, 10
-        with tempfile.TemporaryDirectory(prefix="wp-ann-") as folder:
-            cache = Path(folder) / "vectors.npz"
-            real = essay_vectors(cache, queries=10, embedder_name="hash", max_chunks=300)
-    else:
-        real = essay_vectors(Path(args.cache))
+    real = smoke_vectors() if args.smoke else essay_vectors(Path(args.cache))
     vectors = scaled(real["vectors"], args.scale)
     queries = real["queries"][: args.queries]
     rng = np.random.default_rng(7)

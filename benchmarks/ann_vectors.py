@@ -66,17 +66,19 @@ def essay_vectors(
     return figures
 
 
+def smoke_vectors() -> dict[str, np.ndarray]:
+    """A `--smoke` run's vectors: 300 hash-embedded chunks and 10 questions, cached nowhere."""
+    with tempfile.TemporaryDirectory(prefix="wp-ann-") as folder:
+        cache = Path(folder) / "vectors.npz"
+        return essay_vectors(cache, queries=10, embedder_name="hash", max_chunks=300)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     add_smoke_option(parser)
     args = parser.parse_args()
-    if args.smoke:
-        with tempfile.TemporaryDirectory(prefix="wp-ann-") as folder:
-            cache = Path(folder) / "vectors.npz"
-            figures = essay_vectors(cache, queries=10, embedder_name="hash", max_chunks=300)
-    else:
-        figures = essay_vectors(args.cache)
+    figures = smoke_vectors() if args.smoke else essay_vectors(args.cache)
     print({name: value.shape for name, value in figures.items()})
 
 
