@@ -98,7 +98,7 @@ from windowpack.documents import chunk_document
 from windowpack.embed import (
     HASH_EMBEDDER,
     Embedder,
-    bundled_model_path,
+    SentenceTransformerEmbedder,
     embed_with_cache,
     get_embedder,
 )
@@ -200,13 +200,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     window_seconds = calls.seconds["window_split"] if calls.calls["window_split"] else None
     raw_seconds, raw_cpu_seconds = None, None
-    if not _is_hash(config.embedder) and not args.no_raw:
+    if isinstance(embedder, SentenceTransformerEmbedder) and not args.no_raw:
         console.print(
             f"Raw model encode on the same {len(distinct_texts):,} distinct texts "
             "(chunks + document-level summary nodes) ..."
         )
-        model = _sentence_transformer(config.embedder)
-        model.encode(chunk_texts[:32], show_progress_bar=False)  # warm-up, untimed
+        model = embedder.model  # the pipeline's own model, already warmed up above
         started, cpu_started = time.perf_counter(), time.process_time()
         model.encode(
             distinct_texts,
@@ -342,22 +341,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     path = write_results("ingest", figures)
     console.print(f"Figures written to {path}")
     return 0
-
-
-def _is_hash(embedder: str) -> bool:
-    return embedder == HASH_EMBEDDER or embedder.startswith(f"{HASH_EMBEDDER}-")
-
-
-def _sentence_transformer(name: str) -> Any:
-    """The model `name` as sentence-transformers loads it (the bundled one for the default),
-    for the raw encode: the same weights the pipeline's embedder runs, called directly."""
-    import os
-
-    from sentence_transformers import SentenceTransformer
-
-    if name == DEFAULT_EMBEDDER:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # bundled: never reach for the hub
-    return SentenceTransformer(bundled_model_path() if name == DEFAULT_EMBEDDER else name)
 
 
 def _load_documents(args: argparse.Namespace, config: StoreConfig) -> tuple[Corpus, list[Document]]:

@@ -12,6 +12,7 @@ from windowpack.embed.cache import embed_with_cache
 from windowpack.embed.embedder import (
     HASH_EMBEDDER,
     Embedder,
+    SentenceTransformerEmbedder,
     Vectors,
     bundled_model_path,
     get_embedder,
@@ -21,6 +22,7 @@ from windowpack.embed.timing import timed_calls
 __all__ = [
     "HASH_EMBEDDER",
     "Embedder",
+    "SentenceTransformerEmbedder",
     "Vectors",
     "bundled_model_path",
     "embed_with_cache",

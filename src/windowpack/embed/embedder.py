@@ -91,6 +91,12 @@ class SentenceTransformerEmbedder:
         self._query_lock = threading.Lock()
 
     @property
+    def model(self) -> SentenceTransformer:
+        """The sentence-transformers model itself, loaded on first use (for a caller that times
+        the model's own encode beside this embedder's)."""
+        return self._loaded()
+
+    @property
     def model_id(self) -> str:
         return self._name
 
