@@ -3,10 +3,15 @@
 `hybrid_search` asks both indexes and fuses their scores (`fusion`, z-scores by default);
 `QueryEmbeddingCache` keeps recent question vectors; `check_query` / `check_search` check
 a caller's arguments once.
+
+`is_set_question` tells a question after a whole set or a count from one after one thing.
+`bridge_terms`: the names and rare words of evidence that a second look-up follows.
+`content_words`: a text's lowercased, crudely stemmed content words.
 """
 
 from __future__ import annotations
 
+from windowpack.search.bridge_terms import bridge_terms, content_words
 from windowpack.search.fusion import z_scores_fused
 from windowpack.search.hybrid import (
     MIN_CANDIDATES,
@@ -15,14 +20,18 @@ from windowpack.search.hybrid import (
     check_search,
     hybrid_search,
 )
+from windowpack.search.question_kinds import is_set_question
 from windowpack.search.timing import timed_calls
 
 __all__ = [
     "MIN_CANDIDATES",
     "QueryEmbeddingCache",
+    "bridge_terms",
     "check_query",
     "check_search",
+    "content_words",
     "hybrid_search",
+    "is_set_question",
     "timed_calls",
     "z_scores_fused",
 ]
