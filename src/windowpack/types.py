@@ -168,7 +168,9 @@ silently caches nothing. `align=N` in `pack` pads the stable tier to reach N."""
 class IngestReport:
     """What one `add`/`add_files` call did.
 
-    `skipped` maps a file to why it was skipped; `summaries` counts tree nodes summarised
+    `embedded` counts the texts embedded afresh (not from the cache): chunks, summaries and,
+    with the sentence index, the chunks' sentences. `skipped` maps a file to why it was
+    skipped; `summaries` counts tree nodes summarised
     afresh (not from cache); `summary_failures` maps a node to why its summarizer failed (it
     then got the extractive summary instead).
     """

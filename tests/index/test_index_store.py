@@ -13,6 +13,7 @@ import sqlalchemy
 import windowpack as wp
 from windowpack.config import StoreConfig
 from windowpack.embed.embedder import Vectors, get_embedder
+from windowpack.index import sentence_pieces
 from windowpack.index.appendable_dense import AppendableFaissIndex
 from windowpack.index.files import verified_record
 from windowpack.storage import repository
@@ -67,6 +68,7 @@ def _version_files(version: int) -> set[str]:
     return {
         f"dense-v{version}",
         f"lexical-v{version}",
+        f"sentences-v{version}",
         f"keys-v{version}.npy",
         f"keys-v{version}.json",
         f"manifest-v{version}.json",
@@ -377,10 +379,12 @@ def test_a_changed_document_re_embeds_only_its_changed_chunks(
     assert report.index_version == first.index_version + 1
     embedded_texts = [text for call in embed_calls for text in call if text != "anything"]
     assert report.embedded == len(embedded_texts)
-    # The changed chunks are embedded, and otherwise only summary nodes that changed with them.
+    # The changed chunks are embedded, and otherwise only summary nodes that changed with them
+    # and the changed chunks' sentences (the sentence index).
     assert fresh <= set(embedded_texts)
     summaries = {node.text for node in _summary_nodes(collection)}
-    assert set(embedded_texts) - fresh <= summaries
+    sentences = {text[a:b] for text in fresh for a, b in sentence_pieces(text)}
+    assert set(embedded_texts) - fresh <= summaries | sentences
     assert any("lowland farms" in text for text in fresh)
 
 

@@ -1,11 +1,13 @@
-"""A collection's indexes: dense (FAISS) and lexical (BM25), saved per version, kept current.
+"""A collection's indexes: dense (FAISS), lexical (BM25) and sentence vectors (FAISS), saved
+per version, kept current.
 
 `base` holds the `VectorIndex` / `LexicalIndex` protocols and `factory` builds and loads the
 kinds in use (`dense` + `appendable_dense`, `lexical` over `segments`). `IndexStore` applies
 each write to them, saves them under the new version with a manifest (`files`, `folders`)
 and serves readers the current one; `ids` packs chunk and node ids into index ids,
-`unit_keys` tells which units a version holds, and `VersionWatcher` follows versions
-written by other processes.
+`sentences` holds a vector per sentence of each chunk (a chunk ranked by its best
+sentence), `unit_keys` tells which units a version holds, and `VersionWatcher` follows
+versions written by other processes.
 """
 
 from __future__ import annotations
@@ -23,6 +25,13 @@ from windowpack.index.collection_indexes import CollectionIndexes, IndexDelta
 from windowpack.index.factory import build_lexical_index, build_vector_index
 from windowpack.index.files import verified_record, write_record
 from windowpack.index.ids import is_node_index_id, node_id_of, node_index_id, split_index_ids
+from windowpack.index.sentences import (
+    SentenceIndex,
+    chunk_ids_of,
+    embed_pieces,
+    ordinals_of,
+    sentence_pieces,
+)
 from windowpack.index.store import IndexStore
 from windowpack.index.timing import timed_calls
 from windowpack.index.unit_keys import UnitKeys
@@ -38,14 +47,19 @@ __all__ = [
     "LexicalIndex",
     "Matrix",
     "Scores",
+    "SentenceIndex",
     "UnitKeys",
     "VectorIndex",
     "VersionWatcher",
     "build_lexical_index",
     "build_vector_index",
+    "chunk_ids_of",
+    "embed_pieces",
     "is_node_index_id",
     "node_id_of",
     "node_index_id",
+    "ordinals_of",
+    "sentence_pieces",
     "split_index_ids",
     "timed_calls",
     "verified_record",

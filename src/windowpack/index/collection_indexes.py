@@ -9,16 +9,19 @@ import numpy as np
 
 from windowpack.embed import Vectors
 from windowpack.index.base import Ids, LexicalIndex, VectorIndex
+from windowpack.index.sentences import SentenceIndex
 from windowpack.index.unit_keys import UnitKeys
 
 
 @dataclass(frozen=True, kw_only=True)
 class CollectionIndexes:
-    """The dense and lexical index of one collection at one index version."""
+    """The dense, lexical and sentence index of one collection at one index version."""
 
     version: int
     dense: VectorIndex
     lexical: LexicalIndex
+    sentences: SentenceIndex | None = None
+    """The chunks' sentence vectors (`index.sentences`); None in a store opened without."""
     keys: UnitKeys | None = None
     """What the indexes hold, for catching up with a later version (None: not known)."""
 

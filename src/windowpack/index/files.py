@@ -30,6 +30,8 @@ class IndexShape:
     dimension: int
     dense_size: int
     lexical_size: int
+    sentence_size: int = -1
+    """Pieces in the sentence index; -1 when the version was saved without one."""
 
 
 def manifest_path(dense_path: Path, version: int) -> Path:

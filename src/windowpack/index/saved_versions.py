@@ -10,6 +10,7 @@ import shutil
 import time
 import uuid
 from pathlib import Path
+from typing import Protocol
 
 from windowpack.index.collection_indexes import CollectionIndexes
 from windowpack.index.files import (
@@ -30,6 +31,14 @@ _KEYS_FORMAT = "unit-keys-1"
 _ABANDONED_AFTER_S = 3600
 
 
+class _Saved(Protocol):
+    """What each of a version's indexes offers its folder."""
+
+    def save(self, path: Path, /) -> None: ...
+
+    def moved_to(self, path: Path, /) -> None: ...
+
+
 class SavedVersions:
     """The saved versions of every collection under one index folder, a folder each."""
 
@@ -48,33 +57,43 @@ class SavedVersions:
         # database on first open.
         return folder / f"dense-v{version}", folder / f"lexical-v{version}"
 
+    def sentences_path(self, collection_id: int, version: int) -> Path:
+        """Where a version's sentence index is saved (beside its dense and lexical index)."""
+        return self.collection_dir(collection_id) / f"sentences-v{version}"
+
     def save(self, collection_id: int, indexes: CollectionIndexes) -> None:
         """Write into a folder of this process's own, then move into place: two processes
         saving the same version never share a temporary file, so neither fails on the
         other's. Raises `OSError` when the index files cannot be written."""
         dense_path, lexical_path = self.paths(collection_id, indexes.version)
+        targets = [dense_path, lexical_path]
+        savers: list[_Saved] = [indexes.dense, indexes.lexical]
+        if indexes.sentences is not None:
+            targets.append(self.sentences_path(collection_id, indexes.version))
+            savers.append(indexes.sentences)
         manifest = manifest_path(dense_path, indexes.version)
         staging = dense_path.parent / f"{_STAGING}{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        staged = [staging / dense_path.name, staging / lexical_path.name]
+        staged = [staging / target.name for target in targets]
         shape = IndexShape(
             version=indexes.version,
             dimension=indexes.dense.dimension,
             dense_size=indexes.dense.size,
             lexical_size=indexes.lexical.size,
+            sentence_size=-1 if indexes.sentences is None else indexes.sentences.size,
         )
         try:
-            indexes.dense.save(staged[0])
-            indexes.lexical.save(staged[1])
+            for saver, ours in zip(savers, staged, strict=True):
+                saver.save(ours)
             write_manifest(staging / manifest.name, shape, staged)
-            for path, ours in ((dense_path, staged[0]), (lexical_path, staged[1])):
+            for path, ours in zip(targets, staged, strict=True):
                 if path.exists():  # another process saved this version too: ours wins
                     os.replace(path, staging / f"replaced-{path.name}")
                 os.replace(ours, path)
             # Last: a version whose manifest is there was saved whole.
             os.replace(staging / manifest.name, manifest)
             # Where the next version hard-links its unchanged files from.
-            indexes.dense.moved_to(dense_path)
-            indexes.lexical.moved_to(lexical_path)
+            for saver, path in zip(savers, targets, strict=True):
+                saver.moved_to(path)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         if indexes.keys is not None:

@@ -49,7 +49,9 @@ from windowpack.index.factory import (
     load_vector_index,
 )
 from windowpack.index.files import IndexShape, manifest_path, verified_shape
+from windowpack.index.ids import is_node_index_id, node_index_id
 from windowpack.index.saved_versions import SavedVersions
+from windowpack.index.sentences import SentenceIndex
 from windowpack.index.unit_keys import UnitKeys, hash_keys
 from windowpack.index.unit_reads import (
     embedding_dimension,
@@ -62,6 +64,7 @@ from windowpack.storage import repository
 from windowpack.text import content_hash
 
 _LOG = logging.getLogger("windowpack")
+_NODE_IDS = node_index_id(0)  # index ids from here on are summary nodes'
 
 Prepare = Callable[[int, int], bool]
 """Called with (collection id, version) before a loaded version becomes current; False when
@@ -79,11 +82,15 @@ class IndexStore:
         *,
         ann_threshold: int,
         snapshot_reads: bool = False,
+        sentence_index: bool = True,
     ) -> None:
+        """`sentence_index`: keep the chunks' sentence vectors (`index.sentences`) beside
+        their chunk vectors; off, versions hold none and packs rank by chunk vectors alone."""
         self._files = SavedVersions(index_dir)
         self._sessions = sessions
         self._embedder = embedder
         self._ann_threshold = ann_threshold
+        self.sentence_index = sentence_index
         self._snapshot_reads = snapshot_reads
         self._loaded: dict[int, CollectionIndexes] = {}
         self._lock = threading.Lock()  # guards the dicts below; held only briefly
@@ -243,6 +250,7 @@ class IndexStore:
         dense.remove(delta.removed_ids)
         dense.add(delta.added_ids, delta.added_vectors)
         keys = None
+        sentences = self._sentences_after(collection_id, previous, delta)
         if len(delta.added_texts) != len(delta.added_ids):
             lexical = self._build_lexical(collection_id)
         else:  # a new segment and tombstones: the write costs what it changes
@@ -254,7 +262,56 @@ class IndexStore:
                 keys = previous.keys.changed(
                     delta.removed_ids, UnitKeys.of(delta.added_ids, hashes)
                 )
-        return CollectionIndexes(version=version, dense=dense, lexical=lexical, keys=keys)
+        return CollectionIndexes(
+            version=version, dense=dense, lexical=lexical, sentences=sentences, keys=keys
+        )
+
+    def _sentences_after(
+        self, collection_id: int, previous: CollectionIndexes, delta: IndexDelta
+    ) -> SentenceIndex | None:
+        """The sentence index changed by `delta`: its removed chunks' pieces dropped, its
+        added chunks' pieces added (from the cache, where the ingest put them). Rebuilt
+        when the previous version has none or the delta carries no texts."""
+        if not self.sentence_index:
+            return None
+        if previous.sentences is None or len(delta.added_texts) != len(delta.added_ids):
+            ids, _, texts = every_unit(self._sessions, collection_id)
+            return self._build_sentences(ids, texts)
+        sentences = previous.sentences.copy()
+        removed = delta.removed_ids[delta.removed_ids < _NODE_IDS]
+        sentences.remove(removed)
+        chunks = [
+            (index_id, text)
+            for index_id, text in zip(delta.added_ids.tolist(), delta.added_texts, strict=True)
+            if not is_node_index_id(index_id)
+        ]
+        sentences.add_embedded(
+            self._sessions,
+            self._embedder,
+            [index_id for index_id, _ in chunks],
+            [text for _, text in chunks],
+        )
+        return sentences
+
+    def _build_sentences(self, ids: list[int], texts: list[str]) -> SentenceIndex | None:
+        """The sentence index of these units' chunks (summary nodes have none)."""
+        if not self.sentence_index:
+            return None
+        chunks = [(i, t) for i, t in zip(ids, texts, strict=True) if not is_node_index_id(i)]
+        return SentenceIndex.embedded(
+            self._sessions,
+            self._embedder,
+            [index_id for index_id, _ in chunks],
+            [text for _, text in chunks],
+            ann_threshold=self._ann_threshold,
+            dimension=self._embedder_dimension(),
+        )
+
+    def _embedder_dimension(self) -> int:
+        """The vectors' dimension, from the cache when it holds any (asking the embedder
+        loads its model)."""
+        cached = embedding_dimension(self._sessions, self._embedder.model_id)
+        return cached if cached is not None else self._embedder.dimension
 
     def _caught_up(self, collection_id: int, loaded: CollectionIndexes) -> CollectionIndexes | None:
         """The database's version made from `loaded` by what changed since (another process
@@ -306,14 +363,21 @@ class IndexStore:
         dense_path, lexical_path = self._files.paths(collection_id, version)
         if not dense_path.exists() and not lexical_path.exists():
             return None
+        sentences_path = self._files.sentences_path(collection_id, version)
+        files = [dense_path, lexical_path, sentences_path]
         problem: str | None = "its manifest is missing or a file does not match it"
-        shape = verified_shape(manifest_path(dense_path, version), [dense_path, lexical_path])
+        shape = verified_shape(manifest_path(dense_path, version), files)
+        if shape is not None and (shape.sentence_size >= 0) != self.sentence_index:
+            shape, problem = None, "it was saved with another sentence_index setting"
         if shape is not None:
             try:
                 indexes = CollectionIndexes(
                     version=version,
                     dense=load_vector_index(dense_path),
                     lexical=load_lexical_index(lexical_path),
+                    sentences=(
+                        SentenceIndex.load(sentences_path) if shape.sentence_size >= 0 else None
+                    ),
                 )
                 problem = self._shape_problem(collection_id, indexes, shape, database=database)
                 saved = self._files.saved_keys(collection_id, indexes) if problem is None else None
@@ -337,6 +401,9 @@ class IndexStore:
             return f"the files hold (version, dimension, size) {found}, the manifest {shape}"
         if indexes.lexical.size != shape.lexical_size:
             return f"the lexical index holds {indexes.lexical.size} units, not {shape.lexical_size}"
+        sentences = indexes.sentences
+        if sentences is not None and sentences.size != shape.sentence_size:
+            return f"the sentence index holds {sentences.size} pieces, not {shape.sentence_size}"
         if not database:
             return None
         units = self._unit_count(collection_id)
@@ -373,6 +440,7 @@ class IndexStore:
             version=version,
             dense=dense,
             lexical=build_lexical_index(ids, texts),
+            sentences=self._build_sentences(ids, texts),
             keys=UnitKeys.of(ids, hashes),
         )
 

@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 
 from windowpack.documents import reject_duplicate_ids
 from windowpack.embed import Vectors, embed_with_cache
-from windowpack.index import IndexDelta, node_index_id
+from windowpack.index import IndexDelta, embed_pieces, node_index_id
 from windowpack.ingest.prepared import (
     PreparedDocument,
     leaves_of,
@@ -109,6 +109,7 @@ def ingest_documents(
     texts, hashes = texts_to_index(changed)
     tracker.stage("embed")
     vectors, embedded = _embed(texts, hashes, target, tracker)
+    embedded += _embed_sentences(changed, target, tracker)
     tracker.stage("index")
     written = _commit(changed, texts, target)
     embedded += _publish(target, written, vectors, texts)
@@ -212,6 +213,21 @@ def _embed(
     return embed_with_cache(
         target.sessions, target.embedder, texts, hashes, on_embedded=tracker.embedded
     )
+
+
+def _embed_sentences(
+    changed: list[PreparedDocument], target: IngestTarget, tracker: ProgressTracker
+) -> int:
+    """Embed the new chunks' sentences into the cache (when the store keeps a sentence
+    index), in the embed stage, so that publishing the version embeds nothing; how many
+    were embedded afresh (counted in `embedded` with the chunks and summaries)."""
+    if not target.indexes.sentence_index:
+        return 0
+    chunk_texts = [leaf.text for item in changed for leaf in item.leaves]
+    *_, fresh = embed_pieces(
+        target.sessions, target.embedder, chunk_texts, on_embedded=tracker.embedded
+    )
+    return fresh
 
 
 def _commit(changed: list[PreparedDocument], texts: list[str], target: IngestTarget) -> _Written:
