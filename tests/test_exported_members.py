@@ -23,6 +23,7 @@ def test_all_is_pinned() -> None:
             "DocumentInfo",
             "DocumentNotFoundError",
             "EmptyDocumentError",
+            "EvidenceSettings",
             "FileTooLargeError",
             "Hit",
             "IngestProgress",

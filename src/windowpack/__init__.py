@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from windowpack.config import StoreConfig
+from windowpack.config import EvidenceSettings, StoreConfig
 from windowpack.errors import (
     AuthenticationError,
     CollectionDeletedError,
@@ -72,6 +72,7 @@ __all__ = [
     "DocumentInfo",
     "DocumentNotFoundError",
     "EmptyDocumentError",
+    "EvidenceSettings",
     "FileTooLargeError",
     "Hit",
     "IngestProgress",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from windowpack.errors import InvalidArgumentError
@@ -25,6 +25,50 @@ def cache_folder(kind: str) -> Path:
     query model): `$WINDOWPACK_CACHE_DIR/<kind>`, else `~/.cache/windowpack/<kind>`."""
     root = os.environ.get("WINDOWPACK_CACHE_DIR")
     return (Path(root) if root else Path.home() / ".cache" / "windowpack") / kind
+
+
+@dataclass(frozen=True, kw_only=True)
+class EvidenceSettings:
+    """The query-time stages a pack runs after the first look-up (docs/evidence.md).
+
+    - `sentences`: rank a chunk by its best sentence's vector as well as its own (needs the
+      store's `sentence_index`); off, the sentence index is not searched.
+    - `lexical_weight`: how much the BM25 ranking counts in the fusion, against 1 for each
+      dense ranking (chunk and sentence vectors).
+    - `second_hop`: the names and rare terms of the best evidence that the question lacks
+      are searched again, and what they find is ranked just after the evidence that led to
+      it (a chain: "the clinic's night nurse" -> who the night nurse is).
+    - `set_coverage`: a question asking for all members of a set or a count
+      (`search.is_set_question`) is packed as many short pieces, a sentence each, with a
+      smaller overview.
+    - `reranker`: "sentence" re-scores the first stage's best `rerank_depth` chunks by
+      their best sentence, embedded at query time, within `rerank_time_ms` per pack; None
+      (the default) runs no reranker.
+    """
+
+    sentences: bool = True
+    lexical_weight: float = 1.0
+    second_hop: bool = True
+    set_coverage: bool = True
+    reranker: str | None = None
+    rerank_depth: int = 16
+    rerank_time_ms: float = 50.0
+
+    def __post_init__(self) -> None:
+        weight = self.lexical_weight
+        if isinstance(weight, bool) or not isinstance(weight, int | float) or not weight >= 0:
+            raise InvalidArgumentError("lexical_weight", f"must be zero or more, got {weight!r}")
+        depth = self.rerank_depth
+        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
+            raise InvalidArgumentError("rerank_depth", f"must be zero or more, got {depth!r}")
+        if not self.rerank_time_ms > 0:
+            raise InvalidArgumentError(
+                "rerank_time_ms", f"must be a positive number, got {self.rerank_time_ms!r}"
+            )
+        if self.reranker not in (None, "none", "sentence"):
+            raise InvalidArgumentError(
+                "reranker", f"must be None, 'none' or 'sentence', got {self.reranker!r}"
+            )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,6 +96,11 @@ class StoreConfig:
     has read to each version another process writes, without waiting for a read: it wakes
     at once on PostgreSQL (LISTEN/NOTIFY) and checks every that many seconds anyway (the
     only way on SQLite). Replicas of the REST service run with it (1 s).
+    `sentence_index` (on by default) keeps a vector per sentence of every chunk beside the
+    chunk's own vector, so that a fact one sentence long is found by its meaning even when
+    it shares no word with the question (`index.sentences`; about 9x the vectors, and an
+    ingest embeds each sentence too). Off, a pack ranks chunks by their own vectors only.
+    `evidence` says which query-time stages a pack runs (`EvidenceSettings`).
     """
 
     embedder: str = DEFAULT_EMBEDDER
@@ -69,6 +118,8 @@ class StoreConfig:
     ray_address: str | None = None
     ray_workers: int | None = None
     watch_interval_s: float | None = None
+    sentence_index: bool = True
+    evidence: EvidenceSettings = field(default_factory=EvidenceSettings)
 
     def __post_init__(self) -> None:
         if self.executor not in EXECUTORS:

@@ -30,7 +30,7 @@ def z_score_fusion(results: Sequence[RankedList]) -> list[tuple[int, float]]:
 
 
 def z_scores_fused(
-    results: Sequence[RankedList],
+    results: Sequence[RankedList], weights: Sequence[float] | None = None
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
     """The union of ids (sorted) and their summed z-scores, in numpy: packs fuse thousands.
 
@@ -39,13 +39,19 @@ def z_scores_fused(
     carries only membership: it is standardised with the ids it misses scored below it, as
     two values (`_membership_z`). Giving members a flat 1 let the one chunk that holds a rare
     query term (an error code, a name said once) lose to the dense list's top hits.
+    `weights` (one per list; default all 1) scale each list's z-scores before they are added.
     """
-    present = [(ids, scores) for ids, scores in results if len(ids)]
+    weights = [1.0] * len(results) if weights is None else list(weights)
+    present = [
+        (ids, scores, weight)
+        for (ids, scores), weight in zip(results, weights, strict=True)
+        if len(ids) and weight
+    ]
     if not present:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-    everyone = np.unique(np.concatenate([ids for ids, _ in present]).astype(np.int64))
+    everyone = np.unique(np.concatenate([ids for ids, _, _ in present]).astype(np.int64))
     totals = np.zeros(len(everyone), dtype=np.float64)
-    for ids, scores in present:
+    for ids, scores, weight in present:
         values = scores.astype(np.float64)
         spread = float(values.std())
         if spread > 0:
@@ -56,7 +62,7 @@ def z_scores_fused(
             z_scores = np.full(len(values), member)
         column = np.full(len(everyone), floor)
         column[np.searchsorted(everyone, ids)] = z_scores
-        totals += column
+        totals += weight * column
     return everyone, totals
 
 
