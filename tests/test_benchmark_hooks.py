@@ -52,9 +52,13 @@ def _counted(
     return calls
 
 
+# The reranker is off by default; on here, so that its stage is called too.
+RERANKING = wp.StoreConfig(embedder="hash", evidence=wp.EvidenceSettings(reranker="sentence"))
+
+
 @pytest.fixture
 def store(tmp_path: Any) -> Iterator[wp.Store]:
-    with wp.open(tmp_path / "store", config=wp.StoreConfig(embedder="hash")) as opened:
+    with wp.open(tmp_path / "store", config=RERANKING) as opened:
         yield opened
 
 

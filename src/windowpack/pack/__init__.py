@@ -5,6 +5,8 @@ The component's public surface; everything else in `windowpack.pack` is its own 
 - `Packer` packs collections (shared per-version states, a window cache, retries while writes
   land); the facade owns one per store.
 - `PackRequest` is what determines a window; it is checked when made.
+- `scored_corpora` scores a version's chunks for one question: the first look-up and the
+  evidence stages (second hop, reranker) a pack runs; diagnostics call it to see a ranking.
 - `pack_passages` packs text retrieved elsewhere (another framework's nodes) with the same
   allocator, layout and exact count.
 """
@@ -14,6 +16,7 @@ from windowpack.pack.loading import load_state
 from windowpack.pack.packer import Packer, Source
 from windowpack.pack.passages import PackedPassages, Passage, pack_passages
 from windowpack.pack.request import MAX_BUDGET, PackRequest, check_budget
+from windowpack.pack.scoring import Scored, scored_corpora
 from windowpack.pack.state import PackingState
 from windowpack.pack.timing import timed_calls
 
@@ -25,9 +28,11 @@ __all__ = [
     "Packer",
     "PackingState",
     "Passage",
+    "Scored",
     "Source",
     "check_budget",
     "load_state",
     "pack_passages",
+    "scored_corpora",
     "timed_calls",
 ]

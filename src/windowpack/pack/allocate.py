@@ -74,11 +74,12 @@ def allocate(
     pins: list[int] | None = None,
     *,
     window_budget: int | None = None,
+    context: bool = True,
 ) -> Allocation:
     """The allocation for `budget` tokens (layout overheads included). `pins` are chunks whose
     units go in first, whole, in that order; a unit may be cut only when it costs more than
     its share of `window_budget` (the whole window's budget; default `budget`), see
-    `verbatim.verbatim_phase`."""
+    `verbatim.verbatim_phase` (and for `context`)."""
     if corpus.chunks and lossless_cost(corpus, overheads) <= budget:
         return Allocation(
             chunks=np.arange(corpus.chunks, dtype=np.int64),
@@ -86,7 +87,9 @@ def allocate(
             lossless=True,
         )
     share_of = window_budget if window_budget is not None else budget
-    selected, used = verbatim_phase(corpus, budget, overheads, pins, share_of=share_of)
+    selected, used = verbatim_phase(
+        corpus, budget, overheads, pins, share_of=share_of, context=context
+    )
     nodes = _summary_phase(corpus, selected, budget - used, overheads)
     return Allocation(
         chunks=np.flatnonzero(selected).astype(np.int64),

@@ -111,10 +111,18 @@ def document_header(view: DocumentView, position: int, documents: int) -> str:
     return f"## {named} · document {position + 1} of {documents}"
 
 
-def passage_header(view: DocumentView, first: int, last: int, *, label: str | None = None) -> str:
+def passage_header(
+    view: DocumentView,
+    first: int,
+    last: int,
+    *,
+    label: str | None = None,
+    chars: tuple[int, int] | None = None,
+) -> str:
     """The header of chunks `first` to `last` of `view`: `[chunks 3-4 of 80 · chars 100-900]`;
     a turn or record by its number, `[turn 45 of 150 · instance 2 of 4 · chars …]`; a section
-    by its heading path, `[guide.md › exec › options · chunks 12-14 of 80 · chars …]`."""
+    by its heading path, `[guide.md › exec › options · chunks 12-14 of 80 · chars …]`.
+    `chars`: the characters shown, when not the chunks' own (an excerpt)."""
     chunks = f"chunk {first + 1}" if first == last else f"chunks {first + 1}-{last + 1}"
     where = f"{chunks} of {len(view.chunk_starts)}"
     unit = view.chunk_units[first]
@@ -123,7 +131,7 @@ def passage_header(view: DocumentView, first: int, last: int, *, label: str | No
     elif unit is not None:
         where = f"{view.unit_name} {unit + 1} of {view.units}"
     labelled = f" · {label}" if label else ""
-    start, end = view.chunk_starts[first], view.chunk_ends[last]
+    start, end = chars if chars is not None else (view.chunk_starts[first], view.chunk_ends[last])
     return f"[{where}{labelled} · chars {start}-{end}]"
 
 

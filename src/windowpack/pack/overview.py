@@ -39,13 +39,19 @@ class Overview:
 
 
 def overview(
-    states: Sequence[PackingState], request: PackRequest, counter: TokenCounter, yielded: int
+    states: Sequence[PackingState],
+    request: PackRequest,
+    counter: TokenCounter,
+    yielded: int,
+    *,
+    share_of_budget: int | None = None,
 ) -> Overview:
     """The overview of `states` for `request`, leaving `yielded` tokens to the question's
-    turns: built on first use, then taken from the first state's cache."""
+    turns: built on first use, then taken from the first state's cache. Unless the request
+    sets its size, it takes at most 1/`share_of_budget` of the budget (default 1/8)."""
     share = request.overview_tokens
     if share is None:
-        share = min(request.budget // _OVERVIEW_SHARE, _OVERVIEW_CAP)
+        share = min(request.budget // (share_of_budget or _OVERVIEW_SHARE), _OVERVIEW_CAP)
     # A tier that must reach a provider's cache minimum is filled with summaries first, but
     # never at the cost of the turns the question needs.
     share = max(share, request.cache_minimum)

@@ -36,6 +36,7 @@ from windowpack.pack.state import PackingState
 from windowpack.pack.token_counts import SavedCounts
 from windowpack.pack.window import Part, lossless_estimate, lossless_window, pack_parts
 from windowpack.pack.window_cache import WindowCache, WindowKey
+from windowpack.rerank import Reranker
 from windowpack.search import QueryEmbeddingCache
 from windowpack.storage import repository
 from windowpack.text import TokenCounter, get_token_counter
@@ -61,12 +62,16 @@ class Packer:
         writes_paused: AbstractContextManager[object] | None = None,
         cache_bytes: int = DEFAULT_WINDOW_CACHE_BYTES,
         counts_folder: Callable[[int], Path] | None = None,
+        reranker: Reranker | None = None,
     ) -> None:
         """`writes_paused` (the store's write lock) is held for a last attempt when writes
         keep landing during every load. Cached windows, lossless ones included, weigh at
         most `cache_bytes` together. `counts_folder` gives the folder where a collection's
-        token counts are saved (its index folder), so a restart need not count them again."""
+        token counts are saved (its index folder), so a restart need not count them again.
+        `reranker` re-scores the first stage's best chunks when a request's evidence
+        settings ask for it (`rerank_depth`)."""
         self._sessions = sessions
+        self._reranker = reranker
         self._query_vectors = query_vectors
         self._writes_paused = writes_paused or contextlib.nullcontext()
         self._counts_folder = counts_folder
@@ -128,10 +133,15 @@ class Packer:
             states.append((state, indexes))
         window = self._lossless(versions, [state for state, _ in states], request, counter)
         if window is None:
-            corpora = scored_corpora(states, self._query_vectors, request.query, request.budget)
+            scored = scored_corpora(states, self._query_vectors, request, self._reranker)
             parts = [
-                Part(state=state, corpus=corpus, focus=focus(state.turns, request.query))
-                for (state, _), corpus in zip(states, corpora, strict=True)
+                Part(
+                    state=state,
+                    corpus=found.corpus,
+                    pieces=found.pieces,
+                    focus=focus(state.turns, request.query),
+                )
+                for (state, _), found in zip(states, scored, strict=True)
             ]
             window = pack_parts(parts, request, counter)
         self._windows.put(key, window)

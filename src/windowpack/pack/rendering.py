@@ -42,6 +42,9 @@ class Selection:
     """The chosen chunks' ordinals (sorted) by document position."""
     summary_starts: Mapping[int, list[int]] = field(default_factory=dict)
     """The ordinals (sorted) where a chosen document-level summary starts, by document."""
+    excerpts: Mapping[int, tuple[int, int]] = field(default_factory=dict)
+    """Chosen chunks shown only in part, by global chunk index: the characters shown, in
+    their document (a set question packed for coverage, `coverage`)."""
 
     def chunk_score(self, first: int, last: int) -> float:
         """The best score of the chunks `first` to `last` (0 when unscored)."""
@@ -58,10 +61,12 @@ def choose(
     nodes: Sequence[int] = (),
     scores: tuple[Mapping[int, float], Mapping[int, float]] = ({}, {}),
     labels: Mapping[tuple[int, int], str] | None = None,
+    excerpts: Mapping[int, tuple[int, int]] | None = None,
 ) -> Selection:
-    """The selection of `chunks` verbatim and `nodes` as summaries, with (chunk, node) scores
-    and header labels by (document position, unit)."""
+    """The selection of `chunks` verbatim and `nodes` as summaries, with (chunk, node) scores,
+    header labels by (document position, unit) and the chunks shown in part (`excerpts`)."""
     firsts = source.document_first_chunk
+    chosen = set(chunks)
     by_document: dict[int, list[int]] = {}
     for index in sorted(chunks):
         position = bisect.bisect_right(firsts, index) - 1
@@ -73,13 +78,14 @@ def choose(
             first = node.first_chunk - firsts[node.document]
             summary_starts.setdefault(node.document, []).append(first)
     return Selection(
-        chunks=set(chunks),
+        chunks=chosen,
         summaries={source.nodes[index].first_chunk: index for index in nodes},
         chunk_scores=scores[0],
         node_scores=scores[1],
         labels=labels or {},
         by_document=by_document,
         summary_starts=summary_starts,
+        excerpts={i: span for i, span in (excerpts or {}).items() if i in chosen},
     )
 
 
@@ -147,11 +153,14 @@ def document_blocks(source: Source, position: int, selection: Selection) -> list
         elif next_chosen < len(chosen) and chosen[next_chosen] == ordinal:
             last, taken = ordinal, next_chosen
             # One passage per run of chunks, but a new one at each conversation turn, record
-            # or section, so that every unit carries its own header.
+            # or section, so that every unit carries its own header; an excerpt stands alone.
+            excerpts = selection.excerpts
             while (
-                taken + 1 < len(chosen)
+                offset + last not in excerpts
+                and taken + 1 < len(chosen)
                 and chosen[taken + 1] == last + 1
                 and units[last + 1] == units[ordinal]
+                and offset + last + 1 not in excerpts
             ):
                 last, taken = last + 1, taken + 1
             blocks.append(_passage(source, position, ordinal, last, selection))
@@ -199,13 +208,19 @@ def _passage(source: Source, position: int, first: int, last: int, selection: Se
     start, end = view.chunk_starts[first], view.chunk_ends[last]
     unit = view.chunk_units[first]
     label = selection.labels.get((position, unit)) if unit is not None else None
-    header = passage_header(view, first, last, label=label)
+    excerpt = selection.excerpts.get(offset + first)
+    if excerpt is not None:
+        start, end = excerpt
+        label = f"{label} · excerpt" if label else "excerpt"
+    header = passage_header(view, first, last, label=label, chars=(start, end))
     text = view.text
     following = view.chunk_starts[last + 1] if last + 1 < len(view.chunk_starts) else None
+    # An excerpt does not end where its chunk does: its count is not the chunk's tile.
+    after = None if following is None or excerpt is not None else text[end:following]
     return Block(
         kind="chunk",
         text=f"{header}\n{text[start:end]}",
-        after=None if following is None else text[end:following],
+        after=after,
         document=position,
         first_chunk=offset + first,
         last_chunk=offset + last,

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from windowpack.config import EvidenceSettings
 from windowpack.errors import InvalidArgumentError
 
 MAX_BUDGET = 10_000_000
@@ -24,6 +25,8 @@ class PackRequest:
     overview_tokens: int | None = None
     align: bool | int = False
     """True: the stable tier ends on a multiple of 256 tokens; N: also at least N tokens."""
+    evidence: EvidenceSettings = field(default_factory=EvidenceSettings)
+    """The query-time stages run after the first look-up (the store's, unless overridden)."""
 
     def __post_init__(self) -> None:
         check_budget(self.budget)

@@ -1,57 +1,144 @@
 """Relevance of every chunk and summary node of the states packed, for one question.
 
-Dense and lexical candidates of every source are fused into one ranking (`search.fusion`),
-scattered onto each state's units, and a summary is given the best evidence beneath it.
+The first look-up asks each source's indexes: BM25 (a chunk scored by its best sentence),
+the chunk vectors, and the sentence vectors (a chunk scored by its best sentence's vector,
+`index.sentences`). Their rankings are fused into one (`search.fusion`, z-scores weighted by
+`EvidenceSettings.lexical_weight` for BM25 against 1 for each dense ranking), scattered onto
+each state's units, and a summary is given the best evidence beneath it. Then the second hop
+and the reranker (`evidence`) adjust the chunks' scores, when the request runs them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from windowpack.index import CollectionIndexes, split_index_ids
+from windowpack.embed import Vectors
+from windowpack.index import CollectionIndexes, chunk_ids_of, ordinals_of, split_index_ids
+from windowpack.pack import evidence
 from windowpack.pack.corpus import Corpus
+from windowpack.pack.evidence import PieceHits
+from windowpack.pack.request import PackRequest
 from windowpack.pack.state import PackingState
 from windowpack.pack.verbatim import mean_chunk_cost
+from windowpack.rerank import RerankBounds, Reranker
 from windowpack.search import MIN_CANDIDATES, QueryEmbeddingCache, z_scores_fused
 
 FloatArray = npt.NDArray[np.float64]
 Fused = tuple[npt.NDArray[np.int64], npt.NDArray[np.floating[Any]]]
 
+# Pieces fetched from the sentence index per chunk candidate (several pieces of one chunk
+# often rank together; `SentenceIndex.search` uses the same).
+_PIECES_PER_CHUNK = 4
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scored:
+    """One state's corpus scored for the question, and its chunks' best pieces."""
+
+    corpus: Corpus
+    pieces: PieceHits
+
 
 def scored_corpora(
     sources: Sequence[tuple[PackingState, CollectionIndexes]],
     query_vectors: QueryEmbeddingCache,
-    query: str,
-    budget: int,
-) -> list[Corpus]:
-    """Each state's corpus scored for `query` on one scale across all the states."""
-    fused = _fused_scores(sources, query_vectors, query, budget)
-    return [state.corpus.with_scores(*_scores(state, fused)) for state, _ in sources]
+    request: PackRequest,
+    reranker: Reranker | None = None,
+) -> list[Scored]:
+    """Each state's corpus scored for the request's question on one scale across all the
+    states, with the request's evidence stages applied."""
+    settings = request.evidence
+    fused, pieces = _fused_scores(sources, query_vectors, request)
+    results = []
+    for state, indexes in sources:
+        chunk_score, node_score = _scores(state, fused)
+        hits = _piece_hits(state, pieces)
+        if settings.second_hop:
+            chunk_score = evidence.second_hop(
+                state, indexes, chunk_score, request.query, hits, request.budget
+            )
+        if reranker is not None and settings.rerank_depth:
+            bounds = RerankBounds(depth=settings.rerank_depth, time_ms=settings.rerank_time_ms)
+            chunk_score = evidence.reranked(state, chunk_score, request.query, reranker, bounds)
+        floor = float(chunk_score.min()) if len(chunk_score) else 0.0
+        node_score = _with_best_evidence_beneath(state, chunk_score, node_score, floor)
+        corpus = state.corpus.with_scores(chunk_score, node_score)
+        results.append(Scored(corpus=corpus, pieces=hits))
+    return results
 
 
 def _fused_scores(
     sources: Sequence[tuple[PackingState, CollectionIndexes]],
     query_vectors: QueryEmbeddingCache,
-    query: str,
-    budget: int,
-) -> Fused:
-    """One fused ranking over every source, so that relevance is comparable between them.
+    request: PackRequest,
+) -> tuple[Fused, Fused]:
+    """One fused ranking over every source, so that relevance is comparable between them,
+    and the sentence index's best pieces (piece ids and cosines; empty when not searched).
 
     Cosine similarities from one embedder share a scale across collections, and so do BM25
     scores roughly; standardising per collection instead would promote the best of an
     irrelevant collection to the level of the best of a relevant one. Chunk and node ids are
     database keys, unique across the collections of a store.
     """
+    query, budget, settings = request.query, request.budget, request.evidence
     vector_of = query_vectors.get_soon(query)  # the model runs beside the lexical searches
     searched = [(indexes, _candidates(state, budget)) for state, indexes in sources]
     lexical = [indexes.lexical.search(query, k) for indexes, k in searched]
     vector = vector_of()
     dense = [indexes.dense.search(vector, k) for indexes, k in searched]
-    return z_scores_fused([_merged(dense), _merged(lexical)])
+    pieces = [_pieces(indexes, vector, k) for indexes, k in searched if settings.sentences]
+    piece_list = _merged(pieces) if pieces else _empty()
+    by_chunk = _best_per_chunk(piece_list)
+    lists = [_merged(dense), by_chunk, _merged(lexical)]
+    weights = [1.0, 1.0, settings.lexical_weight]
+    return z_scores_fused(lists, weights), piece_list
+
+
+def _pieces(indexes: CollectionIndexes, vector: Vectors, k: int) -> Fused:
+    if indexes.sentences is None:
+        return _empty()
+    return indexes.sentences.search_pieces(vector, k * _PIECES_PER_CHUNK)
+
+
+def _best_per_chunk(pieces: Fused) -> Fused:
+    """Pieces to their chunks, each scored by its best piece."""
+    ids, scores = pieces
+    if not len(ids):
+        return ids, scores
+    order = np.argsort(-scores, kind="stable")
+    chunks = chunk_ids_of(ids[order])
+    _, first = np.unique(chunks, return_index=True)
+    return chunks[first], scores[order][first]
+
+
+def _piece_hits(state: PackingState, pieces: Fused) -> PieceHits:
+    """The best piece of each of this state's chunks among the sentence index's hits."""
+    ids, scores = pieces
+    if not len(ids) or not len(state.chunk_keys):
+        return PieceHits()
+    order = np.argsort(-scores, kind="stable")
+    chunk_ids, ordinals = chunk_ids_of(ids[order]), ordinals_of(ids[order])
+    keys, positions = state.chunk_keys, state.chunk_positions
+    slots = np.minimum(np.searchsorted(keys, chunk_ids), len(keys) - 1)
+    found = keys[slots] == chunk_ids
+    best: dict[int, tuple[int, float]] = {}
+    for position, ordinal, score in zip(
+        positions[slots[found]].tolist(),
+        ordinals[found].tolist(),
+        scores[order][found].tolist(),
+        strict=True,
+    ):
+        best.setdefault(position, (ordinal, score))
+    return PieceHits(best=best)
+
+
+def _empty() -> Fused:
+    return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
 
 
 def _candidates(state: PackingState, budget: int) -> int:
@@ -85,7 +172,7 @@ def _scores(state: PackingState, fused: Fused) -> tuple[FloatArray, FloatArray]:
     node_score = _lookup(
         state.node_keys, state.node_positions, node_ids, values[~is_chunk], floor, corpus.nodes
     )
-    return chunk_score, _with_best_evidence_beneath(state, chunk_score, node_score, floor)
+    return chunk_score, node_score
 
 
 def _lookup(

@@ -13,15 +13,20 @@ def timed_calls() -> dict[str, tuple[object, str]]:
     """Stage name -> (owner, attribute) of the calls a pack makes, for timing wrappers.
 
     scoring: retrieval and fusion of every source (`scored_corpora`, the query embedding and
-    both searches included); allocate: the budget split; render: one source's blocks;
-    overview: the overview tier; window: joining the text and describing the items, the exact
-    count included; count: the exact count of the pieces; lossless render: the whole
-    collection verbatim (once per version); state load: a version's packing state.
+    every search included), of which first look-up: the searches and their fusion, second
+    hop: the bridges' searches, rerank: the reranker's stage; allocate: the budget split;
+    render: one source's blocks; overview: the overview tier; window: joining the text and
+    describing the items, the exact count included; count: the exact count of the pieces;
+    lossless render: the whole collection verbatim (once per version); state load: a
+    version's packing state.
     """
-    from windowpack.pack import packer, window
+    from windowpack.pack import evidence, packer, scoring, window
 
     return {
         "scoring": (packer, "scored_corpora"),
+        "first look-up": (scoring, "_fused_scores"),
+        "second hop": (evidence, "second_hop"),
+        "rerank": (evidence, "reranked"),
         "allocate": (window, "allocate"),
         "render": (window, "_rendered"),
         "overview": (window, "overview"),

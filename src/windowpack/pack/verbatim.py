@@ -51,10 +51,13 @@ class Units:
     """Whether run g must go in whole (it is a unit that fits in its share of the budget)."""
 
 
-def units_of(corpus: Corpus, budget: int) -> Units:
-    """The corpus's units and which of them may not be cut at this budget."""
+def units_of(corpus: Corpus, budget: int, *, whole_units: bool = True) -> Units:
+    """The corpus's units and which of them may not be cut at this budget (none, without
+    `whole_units`)."""
     runs = corpus.derived("unit runs", _unit_runs)
     atomic = runs.in_unit & (runs.cost <= max(1, int(budget * UNIT_SHARE)))
+    if not whole_units:
+        atomic = np.zeros_like(atomic)
     return Units(
         start=runs.start, end=runs.end, of_chunk=runs.of_chunk, cost=runs.cost, atomic=atomic
     )
@@ -195,15 +198,17 @@ def verbatim_phase(
     pins: list[int] | None = None,
     *,
     share_of: int | None = None,
+    context: bool = True,
 ) -> tuple[BoolArray, int]:
     """The chunks taken verbatim within `budget`, and the tokens they cost.
 
     `pins` are chunk indices whose units go first, whole, in the given order (those that do
     not fit are left to the normal order with the rest). A unit may be cut when it costs more
     than `UNIT_SHARE` of `share_of`: the window's whole budget, of which `budget` is what the
-    overview left (default: `budget`).
+    overview left (default: `budget`). Without `context` (a set question packed for
+    coverage), a hit lends no priority to its neighbours and no unit is taken whole.
     """
-    units = units_of(corpus, share_of if share_of is not None else budget)
+    units = units_of(corpus, share_of if share_of is not None else budget, whole_units=context)
     selection = _Selection(corpus, overheads)
     attempted: set[int] = set()
     for chunk in pins or []:
@@ -216,7 +221,8 @@ def verbatim_phase(
         if selection.used + cost > budget:
             break
         selection.take(members, cost)
-    for index in _priority_order(chunk_priority(corpus), _expected_takes(corpus, budget)):
+    priority = chunk_priority(corpus) if context else corpus.chunk_score.astype(np.float64)
+    for index in _priority_order(priority, _expected_takes(corpus, budget)):
         run = int(units.of_chunk[index])
         if selection.chosen[index] or run in attempted:
             continue

@@ -16,6 +16,8 @@ import numpy as np
 from windowpack.pack import layout, rendering
 from windowpack.pack.allocate import allocate
 from windowpack.pack.corpus import Corpus, combined
+from windowpack.pack.coverage import OVERVIEW_SHARE, excerpted
+from windowpack.pack.evidence import PieceHits
 from windowpack.pack.layout import Block
 from windowpack.pack.overview import Overview, overview
 from windowpack.pack.piece_counts import piece_counts
@@ -23,6 +25,7 @@ from windowpack.pack.repeats import Focus
 from windowpack.pack.request import PackRequest
 from windowpack.pack.state import PackingState
 from windowpack.pack.verbatim import pinned_cost
+from windowpack.search import is_set_question
 from windowpack.text import TokenCounter
 from windowpack.types import Span, Window, WindowItem
 
@@ -37,6 +40,10 @@ class Part:
     corpus: Corpus
     focus: Focus = field(default_factory=Focus)
     """Turns the question refers to (`repeats.focus`): pinned first, labelled."""
+    pieces: PieceHits = field(default_factory=PieceHits)
+    """The best sentence of the chunks the sentence index found (`evidence`)."""
+    excerpts: dict[int, tuple[int, int]] = field(default_factory=dict)
+    """Chunks shown only in part (a set question packed for coverage, `coverage`)."""
 
 
 _Placed = tuple[Part, Block]
@@ -47,14 +54,17 @@ def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounte
     """The window for `request` over `parts`, never over budget (empty, with a reason, when
     not even one chunk or summary fits)."""
     budget = request.budget
-    corpus = combined([p.corpus for p in parts], [len(p.state.documents) for p in parts])
-    overheads = parts[0].state.overheads
-    if not corpus.chunks:
+    if not any(part.corpus.chunks for part in parts):
         names = ", ".join(repr(part.state.name) for part in parts)
         return _empty(parts, request, f"nothing to pack: no documents in {names} yet")
     whole = lossless_window(parts, request, counter)
     if whole is not None and whole.tokens <= budget:
         return whole
+    coverage = request.evidence.set_coverage and is_set_question(request.query)
+    if coverage:
+        parts = [_for_coverage(part, request, counter) for part in parts]
+    corpus = combined([p.corpus for p in parts], [len(p.state.documents) for p in parts])
+    overheads = parts[0].state.overheads
     pins = [
         chunk_offset + pin
         for part, (chunk_offset, _) in zip(parts, _offsets_of(parts), strict=True)
@@ -63,10 +73,15 @@ def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounte
     essential = sum(part.focus.essential for part in parts)
     # The turns an ordinal question needs come before the overview: it yields what they take.
     yielded = pinned_cost(corpus, pins[:essential], overheads)
-    tier = overview([part.state for part in parts], request, counter, yielded)
+    share = OVERVIEW_SHARE if coverage else None
+    tier = overview(
+        [part.state for part in parts], request, counter, yielded, share_of_budget=share
+    )
     room = budget - tier.tokens
     for attempt in range(_MAX_TRIMS):
-        allocation = allocate(corpus, room, overheads, pins, window_budget=budget)
+        allocation = allocate(
+            corpus, room, overheads, pins, window_budget=budget, context=not coverage
+        )
         blocks = [(parts[position], block) for position, block in tier.blocks]
         for part, (chunk_offset, node_offset) in zip(parts, _offsets_of(parts), strict=True):
             chunks = allocation.chunks[
@@ -90,6 +105,12 @@ def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounte
     return _empty(
         parts, request, f"a budget of {budget} tokens is too small for any chunk or summary"
     )
+
+
+def _for_coverage(part: Part, request: PackRequest, counter: TokenCounter) -> Part:
+    """The part with its best chunks cut to their best sentence (`coverage`)."""
+    cut = excerpted(part.state, part.corpus, part.pieces, request.query, counter, request.budget)
+    return replace(part, corpus=cut.corpus, excerpts=cut.spans)
 
 
 def lossless_window(
@@ -130,7 +151,9 @@ def _rendered(part: Part, chunks: np.ndarray, nodes: np.ndarray) -> list[_Placed
         dict(zip(chunk_list, corpus.chunk_score[chunks].tolist(), strict=True)),
         dict(zip(node_list, corpus.node_score[nodes].tolist(), strict=True)),
     )
-    chosen = rendering.choose(part.state, chunk_list, node_list, scores, part.focus.labels)
+    chosen = rendering.choose(
+        part.state, chunk_list, node_list, scores, part.focus.labels, part.excerpts
+    )
     blocks = rendering.render_documents(part.state, chosen)
     if all(block.kind == "gap" for block in blocks):
         return []  # nothing of this collection made it in

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from windowpack.config import EvidenceSettings
 from windowpack.documents import (
     conversation_document,
     from_llama_documents,
@@ -188,6 +189,7 @@ class Collection:
         tokenizer: str = "o200k_base",
         overview_tokens: int | None = None,
         align: bool | int = False,
+        evidence: EvidenceSettings | None = None,
     ) -> Window:
         """The best window for `query` in at most `budget` tokens of `tokenizer` (design §4).
 
@@ -197,7 +199,9 @@ class Collection:
         with `align=True`. `align=N` (e.g. 1024, see `PROMPT_CACHE_MINIMUMS`) also makes that
         tier at least N tokens, filled with more overview first, when N is at most half the
         budget; `window.prefix_cache()` says which providers' minimums it reaches. The same
-        index version and request give the same bytes (cached).
+        index version and request give the same bytes (cached). `evidence` turns this pack's
+        evidence stages on or off (default: the store's `StoreConfig.evidence`;
+        docs/evidence.md).
         """
         return self._context.pack(
             [(self.collection_id, self.name)],
@@ -206,6 +210,7 @@ class Collection:
             tokenizer=tokenizer,
             overview_tokens=overview_tokens,
             align=align,
+            evidence=evidence,
         )
 
     def delete(self, document_id: str) -> None:

@@ -16,12 +16,13 @@ from pathlib import Path
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from windowpack.config import StoreConfig
+from windowpack.config import EvidenceSettings, StoreConfig
 from windowpack.embed import Embedder, get_embedder
 from windowpack.errors import CollectionNotFoundError, ConflictError, StoreNotFoundError
 from windowpack.index import IndexStore, VersionWatcher
 from windowpack.ingest import IngestExecutor, IngestTarget, make_executor
 from windowpack.pack import Packer, PackRequest, Source
+from windowpack.rerank import get_reranker
 from windowpack.search import QueryEmbeddingCache, check_query, check_search, hybrid_search
 from windowpack.storage import (
     CollectionRow,
@@ -93,6 +94,7 @@ class StoreContext:
             embedder,
             ann_threshold=config.ann_threshold,
             snapshot_reads=config.snapshot_reads,
+            sentence_index=config.sentence_index,
         )
         packer = Packer(
             sessions,
@@ -100,6 +102,7 @@ class StoreContext:
             writes_paused=write_lock,
             cache_bytes=config.window_cache_bytes,
             counts_folder=indexes.collection_dir,
+            reranker=get_reranker(config.evidence.reranker, embedder=embedder),
         )
         # A new version's states load before it is current; a collection deleted elsewhere
         # is dropped (SQLite hands its id to the next collection).
@@ -194,6 +197,7 @@ class StoreContext:
         tokenizer: str,
         overview_tokens: int | None,
         align: bool | int,
+        evidence: EvidenceSettings | None = None,
     ) -> Window:
         """The one pack path: a window over (collection id, name) pairs, checked once here."""
         check_query(query)
@@ -203,6 +207,7 @@ class StoreContext:
             tokenizer=tokenizer,
             overview_tokens=overview_tokens,
             align=align,
+            evidence=evidence or self.config.evidence,
         )
 
         def sources(fresh: bool) -> list[Source]:

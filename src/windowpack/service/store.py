@@ -11,7 +11,7 @@ from types import TracebackType
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from windowpack.config import DEFAULT_STORE, StoreConfig
+from windowpack.config import DEFAULT_STORE, EvidenceSettings, StoreConfig
 from windowpack.embed import Embedder
 from windowpack.errors import (
     CollectionNotFoundError,
@@ -150,6 +150,7 @@ class Store:
         tokenizer: str = "o200k_base",
         overview_tokens: int | None = None,
         align: bool | int = False,
+        evidence: EvidenceSettings | None = None,
     ) -> Window:
         """One window over several collections, dividing the budget by relevance (§4.7).
 
@@ -166,6 +167,7 @@ class Store:
             tokenizer=tokenizer,
             overview_tokens=overview_tokens,
             align=align,
+            evidence=evidence,
         )
 
     def create_collection(

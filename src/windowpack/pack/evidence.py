@@ -1,0 +1,162 @@
+"""Evidence beyond the first look-up: a chunk's best sentence, the second hop, the reranker.
+
+The first look-up (`scoring`) ranks chunks by their words (BM25), their vectors and their
+best sentence's vector. Two things it cannot do, done here on its results:
+
+- *Second hop.* A chain ("Who guards the vaccine samples?" -> "The samples are guarded by
+  the clinic's night nurse." -> "The clinic's night nurse is Oluwaseun Adeyemi.") has a
+  second fact that shares nothing with the question: it is linked to the first by the names
+  and rare terms the first fact adds (`search.bridge_terms`). Those of the best sentence of
+  each leading chunk are searched again (BM25: a name or a rare term is a word match), and
+  the best of what they find is ranked just below the chunk that led to it, so the budget
+  takes the bridge right after its fact. Leaders are the best `_LEADERS_PER_8K` chunks per
+  8K tokens of budget (at least one): a small window cannot afford a hop for every lead.
+- *Reranking.* A `rerank.Reranker` re-scores the best `depth` chunks within a time bound;
+  the chunks it ranks keep the first stage's scores among themselves, reordered, so the
+  rest of the ranking (and the allocator's margins) is unchanged.
+
+A chunk's *best sentence* is the piece of it that the sentence index ranked highest for the
+question, or else the one sharing most of the question's content words.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from windowpack.index import CollectionIndexes, sentence_pieces
+from windowpack.pack.state import PackingState
+from windowpack.rerank import RerankBounds, Reranker, rerank_bounded
+from windowpack.search import bridge_terms, content_words
+
+FloatArray = npt.NDArray[np.float64]
+
+# Leading chunks whose bridges are followed, per 8K tokens of budget; hits kept per leader.
+_LEADERS_PER_8K = 3
+_MAX_LEADERS = 6
+_HOPS_PER_LEADER = 2
+# A hop's hit is kept when its BM25 score is at least this share of the hop's best.
+_HOP_SHARE = 0.6
+# How far below its leader a hop's hit is ranked (z-score units, as the fusion's scores).
+HOP_MARGIN = 0.25
+_HOP_TERMS = 4
+_HOP_CANDIDATES = 8
+
+
+@dataclass(frozen=True, kw_only=True)
+class PieceHits:
+    """The sentence index's best pieces for the question, by chunk position of one state:
+    (ordinal of the chunk's best piece, its cosine)."""
+
+    best: dict[int, tuple[int, float]] = field(default_factory=dict)
+
+
+def chunk_text(state: PackingState, index: int) -> str:
+    """The text of chunk `index` (a position in the state's corpus)."""
+    position = bisect.bisect_right(state.document_first_chunk, index) - 1
+    view = state.documents[position]
+    ordinal = index - state.document_first_chunk[position]
+    return view.text[view.chunk_starts[ordinal] : view.chunk_ends[ordinal]]
+
+
+def chunk_span(state: PackingState, index: int) -> tuple[int, int, int]:
+    """(document position, first char, end char) of chunk `index` in its document."""
+    position = bisect.bisect_right(state.document_first_chunk, index) - 1
+    view = state.documents[position]
+    ordinal = index - state.document_first_chunk[position]
+    return position, view.chunk_starts[ordinal], view.chunk_ends[ordinal]
+
+
+def best_piece(
+    state: PackingState, index: int, question_words: set[str], hits: PieceHits
+) -> tuple[int, int]:
+    """The (start, end) characters, within chunk `index`'s text, of its best sentence."""
+    text = chunk_text(state, index)
+    pieces = sentence_pieces(text)
+    if not pieces:
+        return 0, len(text)
+    found = hits.best.get(index)
+    if found is not None and found[0] < len(pieces):
+        return pieces[found[0]]
+    overlaps = [len(question_words & set(content_words(text[a:b]))) for a, b in pieces]
+    return pieces[int(np.argmax(overlaps))]
+
+
+def second_hop(
+    state: PackingState,
+    indexes: CollectionIndexes,
+    scores: FloatArray,
+    question: str,
+    hits: PieceHits,
+    budget: int,
+) -> FloatArray:
+    """`scores` with each leader's bridge hits raised to just below the leader (see module)."""
+    floor = scores.min() if len(scores) else 0.0
+    proposed = np.flatnonzero(scores > floor)
+    if not len(proposed):
+        return scores
+    leaders_wanted = min(_MAX_LEADERS, max(1, _LEADERS_PER_8K * budget // 8192))
+    leaders = proposed[np.lexsort((proposed, -scores[proposed]))][:leaders_wanted]
+    question_words = set(content_words(question))
+    raised = scores.copy()
+    for leader in leaders.tolist():
+        start, end = best_piece(state, leader, question_words, hits)
+        terms = bridge_terms(chunk_text(state, leader)[start:end], question, limit=_HOP_TERMS)
+        if not terms:
+            continue
+        for found in _hop_hits(state, indexes, " ".join(terms), leader):
+            raised[found] = max(raised[found], scores[leader] - HOP_MARGIN)
+    return raised
+
+
+def _hop_hits(
+    state: PackingState, indexes: CollectionIndexes, query: str, leader: int
+) -> list[int]:
+    """Chunk positions the hop's query finds, best first: at most `_HOPS_PER_LEADER`, each
+    within `_HOP_SHARE` of the best score, the leader itself left out."""
+    ids, values = indexes.lexical.search(query, _HOP_CANDIDATES)
+    if not len(ids):
+        return []
+    keys, positions = state.chunk_keys, state.chunk_positions
+    found: list[int] = []
+    best = float(values[0])
+    for index_id, value in zip(ids.tolist(), values.tolist(), strict=True):
+        if value < _HOP_SHARE * best or len(found) >= _HOPS_PER_LEADER:
+            break
+        slot = int(np.searchsorted(keys, index_id))
+        if slot < len(keys) and keys[slot] == index_id:
+            position = int(positions[slot])
+            if position != leader:
+                found.append(position)
+    return found
+
+
+def reranked(
+    state: PackingState,
+    scores: FloatArray,
+    question: str,
+    reranker: Reranker,
+    bounds: RerankBounds,
+) -> FloatArray:
+    """`scores` with the best `bounds.depth` chunks reordered by `reranker` (see module)."""
+    floor = scores.min() if len(scores) else 0.0
+    proposed = np.flatnonzero(scores > floor)
+    top = proposed[np.lexsort((proposed, -scores[proposed]))][: bounds.depth]
+    if len(top) < 2:
+        return scores
+    passages = [chunk_text(state, index) for index in top.tolist()]
+    found = rerank_bounded(reranker, question, passages, bounds)
+    if found is None:
+        return scores
+    scored = np.flatnonzero(~np.isnan(found))
+    if len(scored) < 2:
+        return scores
+    chunks = top[scored]
+    values = np.sort(scores[chunks])[::-1]  # the same scores, handed out in the new order
+    order = np.argsort(-found[scored], kind="stable")
+    result = scores.copy()
+    result[chunks[order]] = values
+    return result
