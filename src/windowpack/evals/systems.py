@@ -5,15 +5,20 @@ exactly in the run's tokenizer:
 - `windowpack`: `Collection.pack`.
 - `truncation`: the first B tokens of the collection's documents, in order.
 - `dense`: chunks ranked by cosine to the question (FAISS exact inner product, same model and
-  vectors as windowpack), taken best first while they fit.
+  vectors as windowpack), taken best first while they fit, in similarity order (the plain
+  top-k of a vector store).
+- `dos-rag`: the same top-k put back in document order (DOS-RAG, Laitenberger et al. 2025;
+  OP-RAG, Yu et al. 2024): the strongest simple baseline, which those papers found to match
+  or beat RAPTOR at matched budgets.
 - `bm25`: chunks ranked by BM25 (bm25s, English stop words, Snowball stems; whole chunks,
   unlike windowpack's sentence-level index), taken best first while they fit.
 - `llama-index`, `llama-index-reorder` (its `LongContextReorder` over the same top-k): see
   `evals.llama_baseline`.
 - `raptor`: RAPTOR's collapsed-tree retrieval over windowpack's own summary tree (chunks and
   summaries in one index, top-k by cosine, filled to the budget in similarity order).
-The retrieval baselines use windowpack's own chunks, so only the selection differs, and
-put what they took back in document order (a "k-th" question needs order).
+The retrieval baselines use windowpack's own chunks, so only the selection differs; all but
+`dense`, `llama-index` and `raptor` put what they took back in document order (a "k-th"
+question needs order).
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ SYSTEMS = (
     "windowpack",
     "truncation",
     "dense",
+    "dos-rag",
     "bm25",
     "llama-index",
     "llama-index-reorder",
@@ -121,8 +127,10 @@ class _RankedChunksSystem:
         return exact_context(text, self._counter, started, budget)
 
 
-class DenseTopKSystem(_RankedChunksSystem):
-    name = "dense"
+class DocumentOrderDenseSystem(_RankedChunksSystem):
+    """DOS-RAG: the dense top-k filled to the budget, in document order."""
+
+    name = "dos-rag"
 
     def _build(self) -> None:
         import numpy as np
@@ -144,7 +152,20 @@ class DenseTopKSystem(_RankedChunksSystem):
         return [int(i) for i in ids]
 
 
-class CollapsedTreeSystem(DenseTopKSystem):
+class DenseTopKSystem(DocumentOrderDenseSystem):
+    """The dense top-k filled to the budget, in similarity order."""
+
+    name = "dense"
+
+    def context(self, question: str, budget: int) -> Context:
+        started = time.perf_counter()
+        ranked = self.ranking(question, budget)
+        chosen = choose_to_budget(ranked, self._costs, self._separator, budget)
+        text = SEPARATOR.join(self._chunks.texts[index] for index in chosen)
+        return exact_context(text, self._counter, started, budget)
+
+
+class CollapsedTreeSystem(DocumentOrderDenseSystem):
     """RAPTOR's collapsed-tree retrieval over windowpack's own summary tree: every chunk and
     every summary node in one flat index, the most similar taken while they fit, in
     similarity order (as RAPTOR concatenates them). The summaries' vectors are the ones
@@ -214,6 +235,7 @@ def make_system(name: str) -> System:
         "windowpack": WindowpackSystem,
         "truncation": TruncationSystem,
         "dense": DenseTopKSystem,
+        "dos-rag": DocumentOrderDenseSystem,
         "bm25": BM25TopKSystem,
         "raptor": CollapsedTreeSystem,
     }
