@@ -17,9 +17,10 @@ Building the stores takes minutes, so keep them with `--store`/`--big-store` and
    hits, checked with `Packer.cache_hits`). Every window is re-counted here with o200k_base:
    it must hold at most B tokens; the share of B it uses and any empty window are printed.
    Each cold pack is timed whole and split by package internals (`CallTimer`, wrapped around
-   the cold packs themselves): query embedding, search (dense + BM25), fusion (the rest of
-   scoring), allocate, render (layout, overview tier, joining, items), count (exact count of
-   the pieces) and other (window cache, state lookup, version check). The question is embedded
+   the cold packs themselves): query embedding, first look-up (BM25, chunk and sentence
+   vectors, fusion), second hop, rerank, scatter (the rest of scoring), allocate, render
+   (layout, overview tier, joining, items), count (exact count of the pieces) and other
+   (window cache, state lookup, version check). The question is embedded
    in a worker thread beside the BM25 search, so the parts may add up to more than the wall
    time. The non-embedding total is timed apart: N more new questions per budget whose vectors
    are embedded first (everything a cold pack does but the model), p50/p95.
@@ -113,8 +114,11 @@ SPEEDUP_TARGETS = {8_192: 1.3, 131_072: 5.0, 1_048_576: 5.0}
 # Issue 16: everything but the query embedding, p50 over the cold packs of the ~1M corpus.
 NON_EMBEDDING_TARGETS_MS = {8_192: 5.0, 1_048_576: 40.0}
 # Calls timed in every cold pack, as the components name them (`timed_calls()`). The split
-# reported is derived from them (`_split`): search is both retrievers, fusion is the rest of
-# scoring (z-scores, scattering onto units, best evidence beneath), render is the layout, the
+# reported is derived from them (`_split`): the first look-up is the three searches (BM25,
+# chunk vectors, sentence vectors) and their fusion, less the query embedding; second hop
+# and rerank are the evidence stages (`docs/evidence.md`; the reranker is off by default);
+# scatter is the rest of scoring (scores onto units, best evidence beneath); render is the
+# layout, the
 # overview tier and the window less its exact count (joining the text, describing the items),
 # count is the exact count of the pieces. The query embedding is the model's own time, in the
 # worker thread that embeds beside the BM25 search. A collection that fits B is rendered once
@@ -122,9 +126,10 @@ NON_EMBEDDING_TARGETS_MS = {8_192: 5.0, 1_048_576: 40.0}
 # such a budget that part is never called.
 _TIMED = (
     "query embedding",
-    "dense search",
-    "BM25 search",
     "scoring",
+    "first look-up",
+    "second hop",
+    "rerank",
     "allocate",
     "render",
     "overview",
@@ -136,8 +141,10 @@ _TIMED = (
 # window cache, state lookup, focus, the lossless check, building the Window).
 SPLIT = (
     "query embedding",
-    "search (dense + BM25)",
-    "fusion",
+    "first look-up",
+    "second hop",
+    "rerank",
+    "scatter",
     "allocate",
     "render",
     "count",
@@ -180,8 +187,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if args.embedder == DEFAULT_EMBEDDER
                 else "hash",
                 "build": build,
+                "vectors": _vector_memory(store, collection),
                 **_measure(console, store, collection, questions, args, counter, baseline),
             }
+            console.print(f"vectors: {figures['real']['vectors']}")
             if baseline is not None:
                 figures["llama_index"] = baseline.describe()
         finally:
@@ -375,20 +384,38 @@ def _measure(
     return results
 
 
+def _vector_memory(store: wp.Store, collection: wp.Collection) -> dict[str, float]:
+    """How many chunk, summary and sentence vectors the collection holds, and their float32
+    bytes in MB (the sentence index is what `StoreConfig.sentence_index` adds)."""
+    indexes = store.indexes.current(collection.collection_id)
+    sentences = indexes.sentences.size if indexes.sentences is not None else 0
+    each = 4 * indexes.dense.dimension / 1e6
+    return {
+        "chunk and summary vectors": indexes.dense.size,
+        "sentence vectors": sentences,
+        "chunk and summary MB": round(indexes.dense.size * each, 1),
+        "sentence MB": round(sentences * each, 1),
+    }
+
+
 def _split(inside: dict[str, float], total: float) -> dict[str, float]:
     """One pack's milliseconds by part (`SPLIT`) from the time inside each timed function."""
     embedding = inside.get("query embedding", 0.0)
-    search = inside.get("dense search", 0.0) + inside.get("BM25 search", 0.0)
-    fusion = max(0.0, inside.get("scoring", 0.0) - embedding - search)
+    fused = inside.get("first look-up", 0.0)
+    first = max(0.0, fused - embedding)
+    hop, rerank = inside.get("second hop", 0.0), inside.get("rerank", 0.0)
+    scatter = max(0.0, inside.get("scoring", 0.0) - max(fused, embedding) - hop - rerank)
     count = inside.get("count", 0.0)
     window = max(0.0, inside.get("window", 0.0) - count)
     render = inside.get("render", 0.0) + inside.get("overview", 0.0) + window
     allocate = inside.get("allocate", 0.0)
-    named = search + fusion + allocate + render + count
+    named = first + hop + rerank + scatter + allocate + render + count
     return {
         "query embedding": embedding,
-        "search (dense + BM25)": search,
-        "fusion": fusion,
+        "first look-up": first,
+        "second hop": hop,
+        "rerank": rerank,
+        "scatter": scatter,
         "allocate": allocate,
         "render": render,
         "count": count,
@@ -496,7 +523,9 @@ def _print_results(console: Console, figures: dict[str, Any]) -> None:
     console.print(table)
     split = Table(
         title="Where a cold pack's time goes: mean ms per pack over the cold questions "
-        "(search = dense + BM25; fusion = the rest of scoring; render = layout, overview, "
+        "(first look-up = BM25, chunk and sentence vector searches and their fusion; "
+        "second hop and rerank = the evidence stages; scatter = the rest of scoring; "
+        "render = layout, overview, "
         "joining and items; count = exact count of the pieces; other = none of these; "
         "the query embedding runs beside the BM25 search; non-embedding = packs of other new "
         "questions whose vectors were embedded first, p50/p95)"
