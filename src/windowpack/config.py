@@ -33,6 +33,8 @@ class EvidenceSettings:
 
     - `sentences`: rank a chunk by its best sentence's vector as well as its own (needs the
       store's `sentence_index`); off, the sentence index is not searched.
+    - `answer_types`: a question that asks for a person ("Who ...?", "Which character ...?")
+      favours the sentences that name someone (`search.asks_for_person`).
     - `lexical_weight`: how much the BM25 ranking counts in the fusion, against 1 for each
       dense ranking (chunk and sentence vectors).
     - `second_hop`: the names and rare terms of the best evidence that the question lacks
@@ -47,6 +49,7 @@ class EvidenceSettings:
     """
 
     sentences: bool = True
+    answer_types: bool = True
     lexical_weight: float = 1.0
     second_hop: bool = True
     set_coverage: bool = True

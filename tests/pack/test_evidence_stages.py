@@ -40,7 +40,7 @@ def _documents(planted: dict[int, list[str]], count: int = 12) -> list[wp.Docume
     return documents
 
 
-OFF = wp.EvidenceSettings(second_hop=False, set_coverage=False)
+OFF = wp.EvidenceSettings(second_hop=False, set_coverage=False, answer_types=False)
 
 CHAIN = {
     2: ["The vaccine samples are guarded by the clinic's night nurse."],
@@ -58,6 +58,18 @@ def test_the_second_hop_brings_the_bridge_fact(empty_collection: wp.Collection) 
     assert "guarded by the clinic's night nurse" in off.text
     assert "Oluwaseun Adeyemi" not in off.text  # the bridge shares no word with the question
     assert on.tokens <= 600
+
+
+def test_a_question_after_someone_favours_sentences_naming_someone(
+    empty_collection: wp.Collection,
+) -> None:
+    planted = {5: ["The parcel was collected by Marguerite Okonjo before noon."]}
+    empty_collection.add(_documents(planted))
+    question = "Who picked up the delivery?"  # no word in common with the planted sentence
+    on = empty_collection.pack(question, budget=300, evidence=wp.EvidenceSettings(second_hop=False))
+    off = empty_collection.pack(question, budget=300, evidence=OFF)
+    assert "Marguerite Okonjo" in on.text
+    assert "Marguerite Okonjo" not in off.text
 
 
 CITIES = ["Lisbon", "Osaka", "Nairobi", "Montreal", "Krakow", "Hanoi", "Tbilisi", "Quito"]

@@ -5,12 +5,14 @@
 a caller's arguments once.
 
 `is_set_question` tells a question after a whole set or a count from one after one thing.
+`asks_for_person` tells a question whose answer is someone (its answer type).
 `bridge_terms`: the names and rare words of evidence that a second look-up follows.
 `content_words`: a text's lowercased, crudely stemmed content words.
 """
 
 from __future__ import annotations
 
+from windowpack.search.answer_kinds import asks_for_person
 from windowpack.search.bridge_terms import bridge_terms, content_words
 from windowpack.search.fusion import z_scores_fused
 from windowpack.search.hybrid import (
@@ -26,6 +28,7 @@ from windowpack.search.timing import timed_calls
 __all__ = [
     "MIN_CANDIDATES",
     "QueryEmbeddingCache",
+    "asks_for_person",
     "bridge_terms",
     "check_query",
     "check_search",

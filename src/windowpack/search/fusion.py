@@ -22,9 +22,12 @@ RRF_K = 60
 RankedList = tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]
 
 
-def z_score_fusion(results: Sequence[RankedList]) -> list[tuple[int, float]]:
-    """Sum of per-list z-scores, best first; ties broken by smaller id."""
-    ids, totals = z_scores_fused(results)
+def z_score_fusion(
+    results: Sequence[RankedList], weights: Sequence[float] | None = None
+) -> list[tuple[int, float]]:
+    """Sum of per-list z-scores (each scaled by its weight), best first; ties broken by
+    smaller id."""
+    ids, totals = z_scores_fused(results, weights)
     order = np.lexsort((ids, -totals))
     return list(zip(ids[order].tolist(), totals[order].tolist(), strict=True))
 

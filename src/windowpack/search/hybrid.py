@@ -1,4 +1,5 @@
-"""Hybrid search: dense (FAISS) and lexical (BM25) candidates fused by z-scores (fusion.py)."""
+"""Hybrid search: dense (FAISS: chunk vectors and, when the store keeps them, sentence vectors)
+and lexical (BM25) candidates fused by z-scores (fusion.py)."""
 
 from __future__ import annotations
 
@@ -86,18 +87,26 @@ def hybrid_search(
     query_vectors: QueryEmbeddingCache,
     sessions: sessionmaker[Session],
     include_summaries: bool = False,
+    lexical_weight: float = 1.0,
+    sentences: bool = True,
 ) -> list[Hit]:
     """The k best chunks (and summaries, if asked) for `query`, best first, with provenance.
 
     The arguments are checked by the caller (`check_search`), once, where they come in.
+    `lexical_weight` and `sentences` are the store's `EvidenceSettings`, as a pack uses them.
     """
     candidates = max(k * _CANDIDATE_FACTOR, MIN_CANDIDATES)
     vector_of = query_vectors.get_soon(query)
     lexical = indexes.lexical.search(query, candidates)
-    dense = indexes.dense.search(vector_of(), candidates)
+    vector = vector_of()
+    rankings = [indexes.dense.search(vector, candidates), lexical]
+    weights = [1.0, lexical_weight]
+    if sentences and indexes.sentences is not None:  # by its best sentence, as a pack ranks
+        rankings.append(indexes.sentences.search(vector, candidates))
+        weights.append(1.0)
     fused = [
         (index_id, score)
-        for index_id, score in z_score_fusion([dense, lexical])
+        for index_id, score in z_score_fusion(rankings, weights)
         if include_summaries or not is_node_index_id(index_id)
     ][:k]
     chunk_ids = [index_id for index_id, _ in fused if not is_node_index_id(index_id)]

@@ -231,6 +231,8 @@ class StoreContext:
             query_vectors=self.query_vectors,
             sessions=self.sessions,
             include_summaries=include_summaries,
+            lexical_weight=self.config.evidence.lexical_weight,
+            sentences=self.config.evidence.sentences,
         )
 
     def ingest_target(

@@ -2,7 +2,8 @@
 
 Pure functions over strings, no database and no models: `tokens` (offline tiktoken and
 Hugging Face tokenizers), `hashing` (the cache key of every derived artefact) and
-`sentences` (the one sentence splitter the chunker, BM25 and the summarizer share).
+`sentences` (the one sentence splitter the chunker, BM25 and the summarizer share) and
+`names` (whether a text names someone, by form).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from windowpack.text import storable
 from windowpack.text.files import write_atomically
 from windowpack.text.hashing import content_hash
+from windowpack.text.names import names_a_person
 from windowpack.text.sentences import append_trimmed, split_sentences
 from windowpack.text.tokens import TIKTOKEN_ENCODINGS, TokenCounter, get_token_counter
 
@@ -19,6 +21,7 @@ __all__ = [
     "append_trimmed",
     "content_hash",
     "get_token_counter",
+    "names_a_person",
     "split_sentences",
     "storable",
     "write_atomically",
