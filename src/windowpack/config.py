@@ -35,8 +35,8 @@ class EvidenceSettings:
       store's `sentence_index`); off, the sentence index is not searched.
     - `answer_types`: a question that asks for a person ("Who ...?", "Which character ...?")
       favours the sentences that name someone (`search.asks_for_person`).
-    - `lexical_weight`: how much the BM25 ranking counts in the fusion, against 1 for each
-      dense ranking (chunk and sentence vectors).
+    - `sentence_weight`, `lexical_weight`: how much the sentence-vector ranking and the BM25
+      ranking count in the fusion, against 1 for the chunk-vector ranking.
     - `second_hop`: the names and rare terms of the best evidence that the question lacks
       are searched again, and what they find is ranked just after the evidence that led to
       it (a chain: "the clinic's night nurse" -> who the night nurse is).
@@ -50,6 +50,7 @@ class EvidenceSettings:
 
     sentences: bool = True
     answer_types: bool = True
+    sentence_weight: float = 2.0
     lexical_weight: float = 1.0
     second_hop: bool = True
     set_coverage: bool = True
@@ -58,9 +59,10 @@ class EvidenceSettings:
     rerank_time_ms: float = 50.0
 
     def __post_init__(self) -> None:
-        weight = self.lexical_weight
-        if isinstance(weight, bool) or not isinstance(weight, int | float) or not weight >= 0:
-            raise InvalidArgumentError("lexical_weight", f"must be zero or more, got {weight!r}")
+        for name in ("sentence_weight", "lexical_weight"):
+            weight = getattr(self, name)
+            if isinstance(weight, bool) or not isinstance(weight, int | float) or not weight >= 0:
+                raise InvalidArgumentError(name, f"must be zero or more, got {weight!r}")
         depth = self.rerank_depth
         if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
             raise InvalidArgumentError("rerank_depth", f"must be zero or more, got {depth!r}")

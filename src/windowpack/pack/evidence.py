@@ -16,12 +16,16 @@ best sentence's vector. Two things it cannot do, done here on its results:
   rest of the ranking (and the allocator's margins) is unchanged.
 
 A chunk's *best sentence* is the piece of it that the sentence index ranked highest for the
-question, or else the one sharing most of the question's content words.
+question, unless another piece shares at least `_SHARED_WORDS` of the question's content
+words and more of them than it does: words the question and a sentence share are stronger
+evidence than closeness of meaning (the favoured sentence that names someone may be a
+neighbour of the fact the question's words point to).
 """
 
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,14 +39,16 @@ from windowpack.search import bridge_terms, content_words
 FloatArray = npt.NDArray[np.float64]
 
 # Leading chunks whose bridges are followed, per 8K tokens of budget; hits kept per leader.
-_LEADERS_PER_8K = 3
-_MAX_LEADERS = 6
-_HOPS_PER_LEADER = 2
+_LEADERS_PER_8K = 6
+_MAX_LEADERS = 8
+_HOPS_PER_LEADER = 1
 # A hop's hit is kept when its BM25 score is at least this share of the hop's best.
 _HOP_SHARE = 0.6
 # How far below its leader a hop's hit is ranked (z-score units, as the fusion's scores).
 HOP_MARGIN = 0.25
 _HOP_TERMS = 4
+_CLAUSE_END = re.compile(r"(?<=[.!?])\s+")
+_SHARED_WORDS = 2
 _HOP_CANDIDATES = 8
 
 
@@ -78,10 +84,12 @@ def best_piece(
     pieces = sentence_pieces(text)
     if not pieces:
         return 0, len(text)
-    found = hits.best.get(index)
-    if found is not None and found[0] < len(pieces):
-        return pieces[found[0]]
     overlaps = [len(question_words & set(content_words(text[a:b]))) for a, b in pieces]
+    best_overlap = max(overlaps)
+    found = hits.best.get(index)
+    by_meaning = found[0] if found is not None and found[0] < len(pieces) else None
+    if by_meaning is not None and overlaps[by_meaning] >= min(best_overlap, _SHARED_WORDS):
+        return pieces[by_meaning]
     return pieces[int(np.argmax(overlaps))]
 
 
@@ -104,12 +112,25 @@ def second_hop(
     raised = scores.copy()
     for leader in leaders.tolist():
         start, end = best_piece(state, leader, question_words, hits)
-        terms = bridge_terms(chunk_text(state, leader)[start:end], question, limit=_HOP_TERMS)
+        fact = _clause_of(chunk_text(state, leader)[start:end], question_words)
+        terms = bridge_terms(fact, question, limit=_HOP_TERMS)
         if not terms:
             continue
         for found in _hop_hits(state, indexes, " ".join(terms), leader):
             raised[found] = max(raised[found], scores[leader] - HOP_MARGIN)
     return raised
+
+
+def _clause_of(piece: str, question_words: set[str]) -> str:
+    """The part of a piece, cut after every ".", "!" or "?" and a space, that shares most of
+    the question's words: a piece can hold more than one sentence (a short one joined to
+    its neighbour, or two the splitter could not tell apart, as after "**"), and only the
+    fact's own names lead on to the next one."""
+    parts = [part for part in _CLAUSE_END.split(piece) if part.strip()]
+    if len(parts) < 2:
+        return piece
+    shared = [len(question_words & set(content_words(part))) for part in parts]
+    return parts[int(np.argmax(shared))] if max(shared) else piece
 
 
 def _hop_hits(
@@ -118,20 +139,16 @@ def _hop_hits(
     """Chunk positions the hop's query finds, best first: at most `_HOPS_PER_LEADER`, each
     within `_HOP_SHARE` of the best score, the leader itself left out."""
     ids, values = indexes.lexical.search(query, _HOP_CANDIDATES)
-    if not len(ids):
-        return []
     keys, positions = state.chunk_keys, state.chunk_positions
-    found: list[int] = []
-    best = float(values[0])
+    hits: list[tuple[int, float]] = []
     for index_id, value in zip(ids.tolist(), values.tolist(), strict=True):
-        if value < _HOP_SHARE * best or len(found) >= _HOPS_PER_LEADER:
-            break
-        slot = int(np.searchsorted(keys, index_id))
-        if slot < len(keys) and keys[slot] == index_id:
-            position = int(positions[slot])
-            if position != leader:
-                found.append(position)
-    return found
+        slot = int(np.searchsorted(keys, index_id)) if len(keys) else 0
+        if slot < len(keys) and keys[slot] == index_id and int(positions[slot]) != leader:
+            hits.append((int(positions[slot]), value))  # the leader holds its own terms
+    if not hits:
+        return []
+    best = hits[0][1]
+    return [position for position, value in hits if value >= _HOP_SHARE * best][:_HOPS_PER_LEADER]
 
 
 def reranked(

@@ -2,8 +2,8 @@
 
 The first look-up asks each source's indexes: BM25 (a chunk scored by its best sentence),
 the chunk vectors, and the sentence vectors (a chunk scored by its best sentence's vector,
-`index.sentences`). Their rankings are fused into one (`search.fusion`, z-scores weighted by
-`EvidenceSettings.lexical_weight` for BM25 against 1 for each dense ranking), scattered onto
+`index.sentences`). Their rankings are fused into one (`search.fusion`: z-scores, the
+sentence ranking weighted 2 and BM25 1 against 1 for the chunk vectors, by default), scattered onto
 each state's units, and a summary is given the best evidence beneath it. Then the second hop
 and the reranker (`evidence`) adjust the chunks' scores, when the request runs them.
 """
@@ -107,7 +107,7 @@ def _fused_scores(
     piece_list = _merged(pieces) if pieces else _empty()
     by_chunk = _best_per_chunk(piece_list)
     lists = [_merged(dense), by_chunk, _merged(lexical)]
-    weights = [1.0, 1.0, settings.lexical_weight]
+    weights = [1.0, settings.sentence_weight, settings.lexical_weight]
     return z_scores_fused(lists, weights), piece_list
 
 

@@ -88,12 +88,14 @@ def hybrid_search(
     sessions: sessionmaker[Session],
     include_summaries: bool = False,
     lexical_weight: float = 1.0,
+    sentence_weight: float = 2.0,
     sentences: bool = True,
 ) -> list[Hit]:
     """The k best chunks (and summaries, if asked) for `query`, best first, with provenance.
 
     The arguments are checked by the caller (`check_search`), once, where they come in.
-    `lexical_weight` and `sentences` are the store's `EvidenceSettings`, as a pack uses them.
+    `lexical_weight`, `sentence_weight` and `sentences` are the store's `EvidenceSettings`,
+    as a pack uses them.
     """
     candidates = max(k * _CANDIDATE_FACTOR, MIN_CANDIDATES)
     vector_of = query_vectors.get_soon(query)
@@ -103,7 +105,7 @@ def hybrid_search(
     weights = [1.0, lexical_weight]
     if sentences and indexes.sentences is not None:  # by its best sentence, as a pack ranks
         rankings.append(indexes.sentences.search(vector, candidates))
-        weights.append(1.0)
+        weights.append(sentence_weight)
     fused = [
         (index_id, score)
         for index_id, score in z_score_fusion(rankings, weights)

@@ -232,6 +232,7 @@ class StoreContext:
             sessions=self.sessions,
             include_summaries=include_summaries,
             lexical_weight=self.config.evidence.lexical_weight,
+            sentence_weight=self.config.evidence.sentence_weight,
             sentences=self.config.evidence.sentences,
         )
 
