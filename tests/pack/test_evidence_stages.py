@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -158,3 +159,31 @@ def test_a_reranker_reorders_only_the_first_stages_best(
     assert "concert" in chunk_text(state, top)
     # The scores handed out are the first stage's own, reordered among its best six.
     assert sorted(reranked.tolist()) == pytest.approx(sorted(plain.tolist()))
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("lexical_weight", -1.0),
+        ("sentence_weight", True),
+        ("rerank_depth", -2),
+        ("rerank_time_ms", 0.0),
+        ("reranker", "cross-encoder"),
+    ],
+)
+def test_bad_evidence_settings_name_their_field(field: str, value: object) -> None:
+    with pytest.raises(wp.InvalidArgumentError) as raised:
+        wp.EvidenceSettings(**{field: value})  # type: ignore[arg-type]
+    assert field in str(raised.value)
+
+
+def test_the_sentence_reranker_runs_inside_a_pack(tmp_path: Path) -> None:
+    config = wp.StoreConfig(
+        embedder="hash", chunk_tokens=64, evidence=wp.EvidenceSettings(reranker="sentence")
+    )
+    with wp.open(tmp_path / "store", config=config) as store:
+        collection = store.collection("docs")
+        collection.add(_documents(CHAIN))
+        window = collection.pack("Who guards the vaccine samples?", budget=600)
+    assert "guarded by the clinic's night nurse" in window.text
+    assert window.tokens <= 600

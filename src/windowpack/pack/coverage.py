@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from windowpack.pack.corpus import Corpus
-from windowpack.pack.evidence import PieceHits, best_piece, chunk_span, chunk_text
+from windowpack.pack.evidence import PieceHits, best_chunks, best_piece, chunk_span, chunk_text
 from windowpack.pack.state import PackingState
 from windowpack.search import content_words
 from windowpack.text import TokenCounter
@@ -64,9 +64,7 @@ def excerpted(
     if not corpus.chunks:
         return Excerpts(corpus=corpus, spans={})
     floor = float(scores.min())
-    proposed = np.flatnonzero(scores > floor)
-    wanted = max(_MIN_EXCERPTS, 4 * budget // _EXCERPT_TOKENS_GUESS)
-    top = proposed[np.lexsort((proposed, -scores[proposed]))][:wanted].tolist()
+    top = best_chunks(scores, max(_MIN_EXCERPTS, 4 * budget // _EXCERPT_TOKENS_GUESS)).tolist()
     question_words = set(content_words(question))
     new_scores = scores.copy()
     spans: dict[int, tuple[int, int]] = {}

@@ -60,6 +60,15 @@ class PieceHits:
     best: dict[int, tuple[int, float]] = field(default_factory=dict)
 
 
+def best_chunks(scores: FloatArray, count: int) -> npt.NDArray[np.int64]:
+    """The `count` best-scored chunks, best first (ties by index), of those some retriever
+    proposed (above the floor every other chunk shares)."""
+    if not len(scores):
+        return np.zeros(0, dtype=np.int64)
+    proposed = np.flatnonzero(scores > scores.min())
+    return proposed[np.lexsort((proposed, -scores[proposed]))][:count].astype(np.int64)
+
+
 def chunk_text(state: PackingState, index: int) -> str:
     """The text of chunk `index` (a position in the state's corpus)."""
     position = bisect.bisect_right(state.document_first_chunk, index) - 1
@@ -102,12 +111,9 @@ def second_hop(
     budget: int,
 ) -> FloatArray:
     """`scores` with each leader's bridge hits raised to just below the leader (see module)."""
-    floor = scores.min() if len(scores) else 0.0
-    proposed = np.flatnonzero(scores > floor)
-    if not len(proposed):
+    leaders = best_chunks(scores, min(_MAX_LEADERS, max(1, _LEADERS_PER_8K * budget // 8192)))
+    if not len(leaders):
         return scores
-    leaders_wanted = min(_MAX_LEADERS, max(1, _LEADERS_PER_8K * budget // 8192))
-    leaders = proposed[np.lexsort((proposed, -scores[proposed]))][:leaders_wanted]
     question_words = set(content_words(question))
     raised = scores.copy()
     for leader in leaders.tolist():
@@ -159,9 +165,7 @@ def reranked(
     bounds: RerankBounds,
 ) -> FloatArray:
     """`scores` with the best `bounds.depth` chunks reordered by `reranker` (see module)."""
-    floor = scores.min() if len(scores) else 0.0
-    proposed = np.flatnonzero(scores > floor)
-    top = proposed[np.lexsort((proposed, -scores[proposed]))][: bounds.depth]
+    top = best_chunks(scores, bounds.depth)
     if len(top) < 2:
         return scores
     passages = [chunk_text(state, index) for index in top.tolist()]
