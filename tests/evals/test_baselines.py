@@ -14,7 +14,7 @@ from windowpack.config import StoreConfig
 from windowpack.embed.embedder import Embedder, Vectors
 from windowpack.evals.chunk_view import ChunkView, _requests_joined, chunk_view
 from windowpack.evals.contexts import Target
-from windowpack.evals.systems import DenseTopKSystem
+from windowpack.evals.systems import DenseTopKSystem, DocumentOrderDenseSystem
 from windowpack.text.tokens import get_token_counter
 
 TEXTS = [
@@ -160,3 +160,37 @@ def test_long_context_reorder_keeps_the_top_k_and_puts_the_best_at_the_ends(
     assert min(score[text] for text in ends) >= max(score[text] for text in middle)
     assert reordered != in_order  # document order is not kept
     store.close()
+
+
+def test_dense_fills_in_similarity_order_and_dos_rag_in_document_order(
+    view: tuple[wp.Store, wp.Collection, ChunkView, _CountingEmbedder],
+) -> None:
+    store, collection, chunks, _ = view
+    target = Target(
+        store=store,
+        collection=collection,
+        counter=get_token_counter("o200k_base"),
+        chunks=lambda: chunks,
+    )
+    question = "when was the generator checked and found loud?"
+    dense, dos_rag = DenseTopKSystem(), DocumentOrderDenseSystem()
+    dense.prepare(target)
+    dos_rag.prepare(target)
+    ranked = dense.ranking(question, 200)
+    by_similarity = dense.context(question, 200).text.split("\n\n")
+    in_order = dos_rag.context(question, 200).text.split("\n\n")
+    assert sorted(by_similarity) == sorted(in_order)  # the same top-k, filled to B
+    assert by_similarity == [chunks.texts[i] for i in ranked[: len(by_similarity)]]
+    assert in_order == [t for t in chunks.texts if t in set(in_order)]
+    assert by_similarity != in_order
+    store.close()
+
+
+def test_the_cli_compares_every_system_by_default() -> None:
+    import inspect
+
+    from windowpack.cli.eval_command import eval_
+    from windowpack.evals.systems import SYSTEMS
+
+    default = inspect.signature(eval_).parameters["systems"].default
+    assert default.split(",") == list(SYSTEMS)

@@ -63,7 +63,7 @@ def eval_(
     depths: Annotated[str, typer.Option(help="NIAH needle depths in %.")] = "0,25,50,75,100",
     systems: Annotated[
         str, typer.Option(help="Systems compared side by side.")
-    ] = "windowpack,truncation,dense,bm25,llama-index,llama-index-reorder,raptor",
+    ] = "windowpack,truncation,dense,dos-rag,bm25,llama-index,llama-index-reorder,raptor",
     out: Annotated[Path, typer.Option(help="Folder for the report and plots.")] = Path(
         "eval-results"
     ),
