@@ -26,7 +26,9 @@ from windowpack.index.factory import build_lexical_index, build_vector_index
 from windowpack.index.files import verified_record, write_record
 from windowpack.index.ids import is_node_index_id, node_id_of, node_index_id, split_index_ids
 from windowpack.index.sentences import (
+    PIECES_PER_CHUNK,
     SentenceIndex,
+    best_per_chunk,
     chunk_ids_of,
     embed_pieces,
     ordinals_of,
@@ -39,6 +41,7 @@ from windowpack.index.version_watch import VersionWatcher
 
 __all__ = [
     "DEFAULT_ANN",
+    "PIECES_PER_CHUNK",
     "AnnSettings",
     "CollectionIndexes",
     "Ids",
@@ -51,6 +54,7 @@ __all__ = [
     "UnitKeys",
     "VectorIndex",
     "VersionWatcher",
+    "best_per_chunk",
     "build_lexical_index",
     "build_vector_index",
     "chunk_ids_of",

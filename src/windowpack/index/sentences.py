@@ -39,8 +39,8 @@ from windowpack.text import content_hash, names_a_person, split_sentences, write
 SLOTS = 256
 """Pieces per chunk at most; a piece's index id is its chunk's id times this plus its ordinal."""
 _MIN_PIECE_CHARS = 24
-# Pieces fetched per chunk wanted: a chunk's several sentences often rank together.
-_PIECES_PER_CHUNK = 4
+PIECES_PER_CHUNK = 4
+"""Pieces fetched per chunk wanted: a chunk's several sentences often rank together."""
 _VECTORS = "vectors"
 _NAMED = "named.npy"
 
@@ -222,7 +222,7 @@ class SentenceIndex:
 
     def search(self, query: Matrix, k: int) -> tuple[Ids, Scores]:
         """The k chunks whose best piece is nearest `query`, best first, scored by that piece."""
-        ids, scores = self.search_pieces(query, k * _PIECES_PER_CHUNK)
+        ids, scores = self.search_pieces(query, k * PIECES_PER_CHUNK)
         return best_per_chunk(ids, scores, k)
 
     def copy(self) -> SentenceIndex:
@@ -239,9 +239,11 @@ class SentenceIndex:
         self._vectors.moved_to(path / _VECTORS)
 
 
-def best_per_chunk(piece_ids: Ids, scores: Scores, k: int) -> tuple[Ids, Scores]:
-    """Pieces (best first) to their chunks, each scored by its best piece, the first k."""
-    chunks = chunk_ids_of(piece_ids)
+def best_per_chunk(piece_ids: Ids, scores: Scores, k: int | None = None) -> tuple[Ids, Scores]:
+    """Pieces (in any order: several sources' lists merged) to their chunks, each scored by
+    its best piece, best first; the first k (all without k)."""
+    order = np.argsort(-scores, kind="stable")
+    chunks = chunk_ids_of(piece_ids[order])
     _, first = np.unique(chunks, return_index=True)  # a chunk's first piece is its best
     first = np.sort(first)[:k]
-    return chunks[first], scores[first]
+    return chunks[first], scores[order][first]

@@ -18,7 +18,14 @@ import numpy as np
 import numpy.typing as npt
 
 from windowpack.embed import Vectors
-from windowpack.index import CollectionIndexes, chunk_ids_of, ordinals_of, split_index_ids
+from windowpack.index import (
+    PIECES_PER_CHUNK,
+    CollectionIndexes,
+    best_per_chunk,
+    chunk_ids_of,
+    ordinals_of,
+    split_index_ids,
+)
 from windowpack.pack import evidence
 from windowpack.pack.corpus import Corpus
 from windowpack.pack.evidence import PieceHits
@@ -42,9 +49,6 @@ Fused = tuple[npt.NDArray[np.int64], npt.NDArray[np.floating[Any]]]
 # with no bonus, 0.48 / 0.58 / 0.67 / 0.67 with 0.05 / 0.1 / 0.15 / 0.2, and 0.69 when only
 # sentences naming someone were ranked at all.
 PERSON_BONUS = 0.15
-# Pieces fetched from the sentence index per chunk candidate (several pieces of one chunk
-# often rank together; `SentenceIndex.search` uses the same).
-_PIECES_PER_CHUNK = 4
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,7 +109,7 @@ def _fused_scores(
     person = settings.answer_types and asks_for_person(query)
     pieces = [_pieces(indexes, vector, k, person) for indexes, k in searched if settings.sentences]
     piece_list = _merged(pieces) if pieces else _empty()
-    by_chunk = _best_per_chunk(piece_list)
+    by_chunk = best_per_chunk(*piece_list)
     lists = [_merged(dense), by_chunk, _merged(lexical)]
     weights = [1.0, settings.sentence_weight, settings.lexical_weight]
     return z_scores_fused(lists, weights), piece_list
@@ -116,21 +120,10 @@ def _pieces(indexes: CollectionIndexes, vector: Vectors, k: int, person: bool) -
     that name someone score `PERSON_BONUS` more (the answer type: `search.answer_kinds`)."""
     if indexes.sentences is None:
         return _empty()
-    ids, scores = indexes.sentences.search_pieces(vector, k * _PIECES_PER_CHUNK)
+    ids, scores = indexes.sentences.search_pieces(vector, k * PIECES_PER_CHUNK)
     if person and len(ids):
         scores = scores + PERSON_BONUS * indexes.sentences.named(ids)
     return ids, scores
-
-
-def _best_per_chunk(pieces: Fused) -> Fused:
-    """Pieces to their chunks, each scored by its best piece."""
-    ids, scores = pieces
-    if not len(ids):
-        return ids, scores
-    order = np.argsort(-scores, kind="stable")
-    chunks = chunk_ids_of(ids[order])
-    _, first = np.unique(chunks, return_index=True)
-    return chunks[first], scores[order][first]
 
 
 def _piece_hits(state: PackingState, pieces: Fused) -> PieceHits:
