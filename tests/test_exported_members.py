@@ -48,6 +48,7 @@ def test_all_is_pinned() -> None:
             "UnsupportedFileError",
             "Window",
             "WindowItem",
+            "WindowSession",
             "WindowpackError",
             "open",
         ]

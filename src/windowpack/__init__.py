@@ -36,8 +36,8 @@ from windowpack.errors import (
     UnsupportedFileError,
     WindowpackError,
 )
+from windowpack.prompt_cache import PROMPT_CACHE_MINIMUMS
 from windowpack.types import (
-    PROMPT_CACHE_MINIMUMS,
     CollectionStats,
     Document,
     DocumentInfo,
@@ -54,7 +54,7 @@ from windowpack.types import (
 
 if TYPE_CHECKING:
     from windowpack.client import AsyncClient, Client
-    from windowpack.service import Collection, Store, open
+    from windowpack.service import Collection, Store, WindowSession, open
 
 __version__ = "0.1.0"
 
@@ -96,11 +96,12 @@ __all__ = [
     "UnsupportedFileError",
     "Window",
     "WindowItem",
+    "WindowSession",
     "WindowpackError",
     "open",
 ]
 
-_LAZY = {"open", "Store", "Collection"}
+_LAZY = {"open", "Store", "Collection", "WindowSession"}
 _CLIENT = {"Client", "AsyncClient"}
 
 

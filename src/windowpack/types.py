@@ -7,6 +7,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from windowpack.prompt_cache import (
+    PROMPT_CACHE_MINIMUMS,
+    Tier,
+    cache_plan,
+    chat_messages,
+)
+
+SEPARATOR = "\n\n"
+"""Between two blocks of a window: a blank line."""
+
 DocumentKind = Literal["text", "markdown", "conversation", "records"]
 
 
@@ -119,49 +129,97 @@ class Window:
     reason: str | None = None
     index_versions: tuple[tuple[str, int], ...] = ()
 
-    def messages(
-        self, *, cache_control: bool = False, include_question: bool = True
-    ) -> list[dict[str, Any]]:
-        """The window as chat messages: the stable tier, the question's material, the question.
+    session_tiers: tuple[Tier, ...] = ()
+    """In a session window (`Collection.session`), where each earlier question's material and
+    this question's end: the stable tiers after the overview, which the next window of the
+    session starts with byte for byte. Empty outside a session."""
 
-        The stable tier is a system message (with `cache_control`, carrying an Anthropic
-        cache breakpoint), the material a user message, and the question (`query`, verbatim)
-        the last user message unless `include_question=False`. Content is a list of text parts, the
-        shape both the OpenAI and the Anthropic chat APIs accept.
+    @property
+    def tiers(self) -> tuple[Tier, ...]:
+        """Every stable tier's end, in order: the query-independent prefix (the overview, or
+        the whole window when it is lossless), then the session's tiers."""
+        fixed = self.cacheable_prefix_chars
+        first = (Tier(end=fixed, tokens=self.cacheable_prefix_tokens, fixed=True),)
+        return (first if fixed else ()) + self.session_tiers
+
+    @property
+    def stable_tokens(self) -> int:
+        """The tokens before the last stable tier's end: what the next request that starts
+        with this window can have served from a prefix cache."""
+        tiers = self.tiers
+        return tiers[-1].tokens if tiers else 0
+
+    def messages(
+        self,
+        *,
+        provider: str | None = None,
+        cache_control: bool = False,
+        include_question: bool = True,
+    ) -> list[dict[str, Any]]:
+        """The window as chat messages: the overview, the question's material, the question.
+
+        The overview (the query-independent tier) is a system message, the material a user
+        message in text parts that end where the session's tiers end, and the question
+        (`query`, verbatim) the last user message unless `include_question=False`. Content is
+        a list of text parts, the shape both the OpenAI and the Anthropic chat APIs accept.
+        With an Anthropic `provider` the parts ending stable tiers carry `cache_control`
+        breakpoints (`cache_plan` gives the whole request in each provider's shape);
+        `cache_control=True` marks the system message alone.
         """
-        stable = self.text[: self.cacheable_prefix_chars]
-        specific = self.text[self.cacheable_prefix_chars :]
-        messages: list[dict[str, Any]] = []
-        if stable:
-            part: dict[str, Any] = {"type": "text", "text": stable}
-            if cache_control:
-                part["cache_control"] = {"type": "ephemeral"}
-            messages.append({"role": "system", "content": [part]})
-        for text in (specific, self.query if include_question else ""):
-            if text:
-                messages.append({"role": "user", "content": [{"type": "text", "text": text}]})
-        return messages
+        return chat_messages(
+            self.text,
+            self.tiers,
+            self.query,
+            provider=provider,
+            cache_control=cache_control,
+            include_question=include_question,
+        )
+
+    def cache_plan(self, provider: str) -> dict[str, Any]:
+        """The request fields that make `provider`'s prompt cache reuse the stable tiers:
+        Anthropic's `system` and `messages` with `cache_control` breakpoints, OpenAI's
+        `messages` with a `prompt_cache_key`, Gemini's `messages` (see
+        `windowpack.prompt_cache.cache_plan` for every field)."""
+        return cache_plan(
+            self.text,
+            self.tiers,
+            self.query,
+            provider=provider,
+            tokenizer=self.tokenizer,
+            versions=self.index_versions,
+        )
 
     def prefix_cache(self) -> dict[str, bool]:
-        """Whether the cacheable prefix reaches each provider's minimum (`PROMPT_CACHE_MINIMUMS`).
+        """Whether the stable prefix reaches each provider's minimum (`PROMPT_CACHE_MINIMUMS`).
 
         Counted in the window's tokenizer, which approximates the provider's own.
         """
         return {
-            provider: self.cacheable_prefix_tokens >= minimum
+            provider: self.stable_tokens >= minimum
             for provider, minimum in PROMPT_CACHE_MINIMUMS.items()
         }
 
+    def cached_prefix_tokens(self, previous: Window) -> int:
+        """The tokens at the start of this window that a prefix cache holds after a prompt
+        that started with `previous.text`: those before the longest stable tier of this window
+        that `previous` shares byte for byte and also ends a tier (or its text) at, counted
+        exactly; 0 across tokenizers.
 
-PROMPT_CACHE_MINIMUMS: dict[str, int] = {
-    "openai": 1024,
-    "anthropic": 1024,
-    "anthropic-haiku-4.5": 4096,
-}
-"""The shortest prompt prefix each provider caches, in tokens, as their documentation states:
-OpenAI's automatic caching from 1,024 tokens; Anthropic's `cache_control` from 1,024 tokens
-(Claude Sonnet 4.x, Opus 4 and 4.1) and 4,096 (Claude Haiku 4.5). Below it the provider
-silently caches nothing. `align=N` in `pack` pads the stable tier to reach N."""
+        A tier ends on a block boundary, after a blank line and before a `[` or `#`, where no
+        tokenizer merges across: an engine's own token-level match agrees with it whenever the
+        text that follows `previous` in its prompt starts with neither (a question does not).
+        """
+        if previous.tokenizer != self.tokenizer:
+            return 0
+        ends = {tier.end for tier in previous.tiers}
+        if previous.text.endswith(SEPARATOR):
+            ends.add(len(previous.text))
+        shared = [
+            tier.tokens
+            for tier in self.tiers
+            if tier.end in ends and self.text[: tier.end] == previous.text[: tier.end]
+        ]
+        return max(shared, default=0)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -153,10 +153,9 @@ def test_align_to_a_minimum_pads_the_stable_tier_to_reach_it(
     assert plain.cacheable_prefix_tokens < 1024 == aligned.cacheable_prefix_tokens
     assert counter.count(prefix) == 1024 and counter.count(aligned.text) == aligned.tokens <= 2048
     assert aligned.prefix_cache() == {
-        "openai": True,
-        "anthropic": True,
-        "anthropic-haiku-4.5": False,
+        provider: minimum <= 1024 for provider, minimum in wp.PROMPT_CACHE_MINIMUMS.items()
     }
+    assert aligned.prefix_cache()["anthropic"] and not aligned.prefix_cache()["gemini-3"]
     # More overview first: every summary of the plain overview is still there, and more.
     plain_summaries = [i.text for i in plain.items if i.offset < plain.cacheable_prefix_chars]
     aligned_summaries = [i.text for i in aligned.items if i.offset < aligned.cacheable_prefix_chars]

@@ -20,7 +20,7 @@ errors = Console(stderr=True)
 
 def cache_note(window: Window) -> str:
     """What the cacheable prefix is worth: which providers' minimums it reaches."""
-    from windowpack.types import PROMPT_CACHE_MINIMUMS
+    from windowpack.prompt_cache import PROMPT_CACHE_MINIMUMS
 
     note = f"cacheable prefix {window.cacheable_prefix_tokens:,} tokens"
     missed = [name for name, reached in window.prefix_cache().items() if not reached]

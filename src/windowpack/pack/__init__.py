@@ -7,6 +7,8 @@ The component's public surface; everything else in `windowpack.pack` is its own 
 - `PackRequest` is what determines a window; it is checked when made.
 - `scored_corpora` scores a version's chunks for one question: the first look-up and the
   evidence stages (second hop, reranker) a pack runs; diagnostics call it to see a ranking.
+- `SessionPlan`, `SessionState`, `SessionWindow`: follow-up questions whose windows extend
+  the previous one byte for byte (`Packer.pack_session`).
 - `pack_passages` packs text retrieved elsewhere (another framework's nodes) with the same
   allocator, layout and exact count.
 """
@@ -17,6 +19,7 @@ from windowpack.pack.packer import Packer, Source
 from windowpack.pack.passages import PackedPassages, Passage, pack_passages
 from windowpack.pack.request import MAX_BUDGET, PackRequest, check_budget
 from windowpack.pack.scoring import Scored, scored_corpora
+from windowpack.pack.session import SessionPlan, SessionState, SessionWindow
 from windowpack.pack.state import PackingState
 from windowpack.pack.timing import timed_calls
 
@@ -29,6 +32,9 @@ __all__ = [
     "PackingState",
     "Passage",
     "Scored",
+    "SessionPlan",
+    "SessionState",
+    "SessionWindow",
     "Source",
     "check_budget",
     "load_state",

@@ -21,8 +21,7 @@ from typing import Any, Literal, Protocol
 
 from windowpack.pack.corpus import Overheads
 from windowpack.text import TokenCounter
-
-SEPARATOR = "\n\n"
+from windowpack.types import SEPARATOR as SEPARATOR
 
 
 class LazyText(Protocol):

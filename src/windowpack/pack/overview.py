@@ -51,13 +51,13 @@ def overview(
     sets its size, it takes at most 1/`share_of_budget` of the budget (default 1/8)."""
     share = request.overview_tokens
     if share is None:
-        share = min(request.budget // (share_of_budget or _OVERVIEW_SHARE), _OVERVIEW_CAP)
+        share = default_share(request.budget, share_of_budget)
     # A tier that must reach a provider's cache minimum is filled with summaries first, but
     # never at the cost of the turns the question needs.
     share = max(share, request.cache_minimum)
     share = min(share, request.budget - yielded) // len(states)
     # Alignment pads towards the budget, so only an aligned tier depends on the budget itself.
-    aligned = (request.budget, request.cache_minimum) if request.align else None
+    aligned = (request.budget, request.cache_minimum) if request.pads else None
     others = tuple((s.name, s.version) for s in states[1:])
     key = (others, share, aligned, counter.name)
     cache = states[0].overviews
@@ -70,6 +70,12 @@ def overview(
     return found
 
 
+def default_share(budget: int, share_of_budget: int | None = None) -> int:
+    """The overview's tokens when a request does not set them: 1/`share_of_budget` of the
+    budget (default 1/8), at most 4,096."""
+    return min(budget // (share_of_budget or _OVERVIEW_SHARE), _OVERVIEW_CAP)
+
+
 def _built(
     states: Sequence[PackingState], share: int, request: PackRequest, counter: TokenCounter
 ) -> Overview:
@@ -80,7 +86,7 @@ def _built(
         return Overview(blocks=(), text="", tokens=0, block_tokens=())
     texts = [block.text for _, block in blocks]
     prefix = layout.join_blocks([block for _, block in blocks]) + layout.SEPARATOR
-    if request.align:
+    if request.pads:
         prefix = _aligned(prefix, counter, request.budget, request.cache_minimum)
     counts = counter.count_many([prefix, *texts])
     return Overview(blocks=blocks, text=prefix, tokens=counts[0], block_tokens=tuple(counts[1:]))

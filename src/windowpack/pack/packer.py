@@ -32,6 +32,13 @@ from windowpack.pack.loading import load_state
 from windowpack.pack.repeats import focus
 from windowpack.pack.request import PackRequest
 from windowpack.pack.scoring import scored_corpora
+from windowpack.pack.session import (
+    SessionPlan,
+    SessionSources,
+    SessionState,
+    SessionWindow,
+    session_window,
+)
 from windowpack.pack.state import PackingState
 from windowpack.pack.token_counts import SavedCounts
 from windowpack.pack.window import Part, lossless_estimate, lossless_window, pack_parts
@@ -146,6 +153,69 @@ class Packer:
             window = pack_parts(parts, request, counter)
         self._windows.put(key, window)
         return window
+
+    def pack_session(
+        self,
+        resolve_sources: Callable[[bool], Sequence[Source]],
+        plan: SessionPlan,
+        query: str,
+        state: SessionState | None,
+    ) -> SessionWindow:
+        """The window for `query` in a session after `state` (None for its first question):
+        the previous window and what `query` needs besides, when the budget allows
+        (`session`). Sources are resolved as for `pack`."""
+        counter = get_token_counter(plan.request.tokenizer)
+        with collections_batched():
+            for attempt in range(_MAX_ATTEMPTS + 1):
+                found = self._session_at(resolve_sources(attempt > 0), plan, query, state, counter)
+                if found is not None:
+                    return found
+        raise StorageError("the collection kept changing while the session packed; retry")
+
+    def _session_at(
+        self,
+        sources: Sequence[Source],
+        plan: SessionPlan,
+        query: str,
+        state: SessionState | None,
+        counter: TokenCounter,
+    ) -> SessionWindow | None:
+        versions = tuple((cid, indexes.version) for cid, _, indexes in sources)
+        held = []
+        for collection_id, name, indexes in sources:
+            loaded = self._state(collection_id, name, indexes.version, counter)
+            if loaded is None:
+                return None
+            held.append((loaded, indexes))
+
+        def scored(request: PackRequest) -> list[Part]:
+            found = scored_corpora(held, self._query_vectors, request, self._reranker)
+            return [
+                Part(
+                    state=loaded,
+                    corpus=result.corpus,
+                    pieces=result.pieces,
+                    focus=focus(loaded.turns, request.query),
+                )
+                for (loaded, _), result in zip(held, found, strict=True)
+            ]
+
+        def keep(key: object, window: Window) -> None:
+            self._windows.put(WindowKey.of_session(versions, key), window)
+
+        return session_window(
+            SessionSources(
+                states=[loaded for loaded, _ in held],
+                pack=lambda request: self._pack_at(sources, request, counter),
+                scored=scored,
+                recall=lambda key: self._windows.get(WindowKey.of_session(versions, key)),
+                keep=keep,
+                counter=counter,
+            ),
+            plan,
+            query,
+            state,
+        )
 
     def state(
         self, collection_id: int, name: str, version: int, tokenizer: str

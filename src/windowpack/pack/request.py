@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from windowpack.config import EvidenceSettings
 from windowpack.errors import InvalidArgumentError
+from windowpack.prompt_cache import cache_minimum
 
 MAX_BUDGET = 10_000_000
 
@@ -27,6 +28,8 @@ class PackRequest:
     """True: the stable tier ends on a multiple of 256 tokens; N: also at least N tokens."""
     evidence: EvidenceSettings = field(default_factory=EvidenceSettings)
     """The query-time stages run after the first look-up (the store's, unless overridden)."""
+    provider: str | None = None
+    """The provider whose prompt cache the stable tier must reach (`PROMPT_CACHE_MINIMUMS`)."""
 
     def __post_init__(self) -> None:
         check_budget(self.budget)
@@ -40,15 +43,22 @@ class PackRequest:
             raise InvalidArgumentError(
                 "align", f"must be true, false or a positive number of tokens, got {align!r}"
             )
+        if self.provider is not None:
+            cache_minimum(self.provider)
 
     @property
     def cache_minimum(self) -> int:
-        """The stable tier's minimum length asked by `align=N`, when half the budget allows
-        it (the rest stays for the question's material); else 0."""
-        align = self.align
-        if isinstance(align, bool) or 2 * align > self.budget:
-            return 0
-        return align
+        """The stable tier's minimum length asked by `align=N` or by the provider's cache
+        minimum, when half the budget allows it (the rest stays for the question's
+        material); else 0."""
+        align = 0 if isinstance(self.align, bool) else self.align
+        wanted = max(align, cache_minimum(self.provider) if self.provider else 0)
+        return wanted if 2 * wanted <= self.budget else 0
+
+    @property
+    def pads(self) -> bool:
+        """Whether the stable tier is padded: aligned, or made to reach a cache minimum."""
+        return bool(self.align) or self.cache_minimum > 0
 
 
 def check_budget(budget: int) -> None:

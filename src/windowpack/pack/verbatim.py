@@ -199,8 +199,12 @@ def verbatim_phase(
     *,
     share_of: int | None = None,
     context: bool = True,
+    shown: BoolArray | None = None,
 ) -> tuple[BoolArray, int]:
     """The chunks taken verbatim within `budget`, and the tokens they cost.
+
+    `shown` marks chunks already in the window (a session's earlier material): they are
+    neither taken nor paid for, and a unit they belong to brings only its other chunks.
 
     `pins` are chunk indices whose units go first, whole, in the given order (those that do
     not fit are left to the normal order with the rest). A unit may be cut when it costs more
@@ -210,13 +214,19 @@ def verbatim_phase(
     """
     units = units_of(corpus, share_of if share_of is not None else budget, whole_units=context)
     selection = _Selection(corpus, overheads)
+    if shown is not None:
+        selection.chosen |= shown
     attempted: set[int] = set()
     for chunk in pins or []:
         run = int(units.of_chunk[chunk])
         if run in attempted:
             continue
         attempted.add(run)
-        members = list(range(int(units.start[run]), int(units.end[run])))
+        members = [
+            i for i in range(int(units.start[run]), int(units.end[run])) if not selection.chosen[i]
+        ]
+        if not members:
+            continue
         cost = selection.cost(members)
         if selection.used + cost > budget:
             break
@@ -231,6 +241,8 @@ def verbatim_phase(
         if selection.used + cost > budget:
             break  # a prefix of a fixed order: recall is monotone in the budget
         selection.take(members, cost)
+    if shown is not None:
+        return selection.chosen & ~shown, selection.used
     return selection.chosen, selection.used
 
 

@@ -93,7 +93,7 @@ def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounte
                 & (allocation.nodes < node_offset + part.corpus.nodes)
             ]
             rendered = _rendered(part, chunks - chunk_offset, nodes - node_offset)
-            blocks.extend(_with_title(parts, part, rendered) if rendered else [])
+            blocks.extend(with_title(parts, part, rendered) if rendered else [])
         if not blocks:
             break  # not even one chunk or summary fits
         window = _window(parts, request, blocks, counter, prefix_blocks=len(tier.blocks), tier=tier)
@@ -120,7 +120,7 @@ def lossless_window(
     it does not). It depends on no score and no question: callers may keep it for others."""
     if lossless_estimate(parts) > request.budget:
         return None
-    blocks = [block for part in parts for block in _with_title(parts, part, _lossless(part))]
+    blocks = [block for part in parts for block in with_title(parts, part, _lossless(part))]
     return _window(parts, request, blocks, counter, prefix_blocks=len(blocks))
 
 
@@ -160,7 +160,7 @@ def _rendered(part: Part, chunks: np.ndarray, nodes: np.ndarray) -> list[_Placed
     return [(part, block) for block in blocks]
 
 
-def _with_title(parts: Sequence[Part], part: Part, blocks: list[_Placed]) -> list[_Placed]:
+def with_title(parts: Sequence[Part], part: Part, blocks: list[_Placed]) -> list[_Placed]:
     if len(parts) == 1:
         return blocks
     title = Block(kind="header", text=f"# Collection {part.state.name}")
@@ -218,7 +218,9 @@ def _window(
         _empty(parts, request, None),
         text=text,
         tokens=tokens,
-        items=tuple(_item(part, block, item_counts[i], offsets[i]) for i, part, block in shown),
+        items=tuple(
+            window_item(part, block, item_counts[i], offsets[i]) for i, part, block in shown
+        ),
         cacheable_prefix_tokens=prefix_tokens,
         cacheable_prefix_chars=prefix_chars,
     )
@@ -238,7 +240,7 @@ def _offsets(texts: list[str], start: int) -> list[int]:
     return offsets
 
 
-def _item(part: Part, block: Block, tokens: int, offset: int) -> WindowItem:
+def window_item(part: Part, block: Block, tokens: int, offset: int) -> WindowItem:
     has_span = block.char_start is not None and block.char_end is not None
     kind: Literal["chunk", "summary", "gap"] = (
         "chunk" if block.kind == "chunk" else "summary" if block.kind == "summary" else "gap"

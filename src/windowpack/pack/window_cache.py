@@ -35,10 +35,12 @@ class WindowKey:
     is keyed by the versions and the tokenizer alone, and rendered once for all of them.
     """
 
-    kind: Literal["request", "lossless"]
+    kind: Literal["request", "lossless", "session"]
     versions: tuple[tuple[int, int], ...]
     request: PackRequest | None = None
     tokenizer: str | None = None
+    session: object | None = None
+    """A session's state (`session.SessionState`): its last window, kept for the next question."""
 
     @classmethod
     def of_request(cls, versions: tuple[tuple[int, int], ...], request: PackRequest) -> WindowKey:
@@ -47,6 +49,10 @@ class WindowKey:
     @classmethod
     def lossless(cls, versions: tuple[tuple[int, int], ...], tokenizer: str) -> WindowKey:
         return cls("lossless", versions, tokenizer=tokenizer)
+
+    @classmethod
+    def of_session(cls, versions: tuple[tuple[int, int], ...], state: object) -> WindowKey:
+        return cls("session", versions, session=state)
 
     def names(self, collection_id: int) -> bool:
         """Whether the window was built from (a version of) this collection."""

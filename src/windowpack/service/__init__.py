@@ -7,6 +7,7 @@ caller's arguments once, here at the edge, and delegates the work to the compone
 
 from windowpack.service.collection import Collection
 from windowpack.service.context import StoreContext
+from windowpack.service.session import WindowSession
 from windowpack.service.store import Store, open
 
-__all__ = ["Collection", "Store", "StoreContext", "open"]
+__all__ = ["Collection", "Store", "StoreContext", "WindowSession", "open"]

@@ -28,6 +28,7 @@ from windowpack.ingest import (
     rebuild_tree,
 )
 from windowpack.service.context import StoreContext
+from windowpack.service.session import WindowSession, new_session
 from windowpack.storage import CollectionRow, DocumentRow, repository
 from windowpack.summarizer import Summarizer, tree_node, tree_overview
 from windowpack.text import content_hash, storable
@@ -190,6 +191,7 @@ class Collection:
         overview_tokens: int | None = None,
         align: bool | int = False,
         evidence: EvidenceSettings | None = None,
+        provider: str | None = None,
     ) -> Window:
         """The best window for `query` in at most `budget` tokens of `tokenizer` (design §4).
 
@@ -201,7 +203,9 @@ class Collection:
         budget; `window.prefix_cache()` says which providers' minimums it reaches. The same
         index version and request give the same bytes (cached). `evidence` turns this pack's
         evidence stages on or off (default: the store's `StoreConfig.evidence`;
-        docs/evidence.md).
+        docs/evidence.md). `provider` (a key of `PROMPT_CACHE_MINIMUMS`) makes the stable tier
+        reach that provider's cache minimum when at most half the budget allows it;
+        `window.cache_plan(provider)` then lays the window out as that provider's request.
         """
         return self._context.pack(
             [(self.collection_id, self.name)],
@@ -211,6 +215,38 @@ class Collection:
             overview_tokens=overview_tokens,
             align=align,
             evidence=evidence,
+            provider=provider,
+        )
+
+    def session(
+        self,
+        *,
+        budget: int,
+        tokenizer: str = "o200k_base",
+        provider: str | None = None,
+        overview_tokens: int | None = None,
+        first_tokens: int | None = None,
+        follow_up_tokens: int | None = None,
+        token: str | None = None,
+    ) -> WindowSession:
+        """A session of follow-up questions whose windows extend each other (docs/sessions.md).
+
+        The first question gets a window of `first_tokens` (default: half the budget), each
+        follow-up the previous window plus at most `follow_up_tokens` (default: a twentieth)
+        of what it needs that is not shown yet, so that about ten questions share one budget
+        and a prefix cache reuses each previous window whole. `token` (a `Session.token`)
+        resumes a session, here or in another process.
+        """
+        return new_session(
+            self._context,
+            [(self.collection_id, self.name)],
+            budget=budget,
+            tokenizer=tokenizer,
+            provider=provider,
+            overview_tokens=overview_tokens,
+            first_tokens=first_tokens,
+            follow_up_tokens=follow_up_tokens,
+            token=token,
         )
 
     def delete(self, document_id: str) -> None:

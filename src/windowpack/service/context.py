@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +21,14 @@ from windowpack.embed import Embedder, get_embedder
 from windowpack.errors import CollectionNotFoundError, ConflictError, StoreNotFoundError
 from windowpack.index import IndexStore, VersionWatcher
 from windowpack.ingest import IngestExecutor, IngestTarget, make_executor
-from windowpack.pack import Packer, PackRequest, Source
+from windowpack.pack import (
+    Packer,
+    PackRequest,
+    SessionPlan,
+    SessionState,
+    SessionWindow,
+    Source,
+)
 from windowpack.rerank import get_reranker
 from windowpack.search import QueryEmbeddingCache, check_query, check_search, hybrid_search
 from windowpack.storage import (
@@ -198,25 +205,62 @@ class StoreContext:
         overview_tokens: int | None,
         align: bool | int,
         evidence: EvidenceSettings | None = None,
+        provider: str | None = None,
     ) -> Window:
         """The one pack path: a window over (collection id, name) pairs, checked once here."""
         check_query(query)
-        request = PackRequest(
+        request = self.pack_request(
+            query=query,
+            budget=budget,
+            tokenizer=tokenizer,
+            overview_tokens=overview_tokens,
+            align=align,
+            evidence=evidence,
+            provider=provider,
+        )
+        return self.packer.pack(self._sources(collections), request)
+
+    def pack_session(
+        self,
+        collections: Sequence[tuple[int, str]],
+        query: str,
+        plan: SessionPlan,
+        state: SessionState | None,
+    ) -> SessionWindow:
+        """The one session pack path: `query` after `state`, over (collection id, name)."""
+        check_query(query)
+        return self.packer.pack_session(self._sources(collections), plan, query, state)
+
+    def pack_request(
+        self,
+        *,
+        budget: int,
+        tokenizer: str,
+        overview_tokens: int | None = None,
+        align: bool | int = False,
+        evidence: EvidenceSettings | None = None,
+        provider: str | None = None,
+        query: str = "",
+    ) -> PackRequest:
+        """A checked request with the store's evidence settings unless `evidence` is given."""
+        return PackRequest(
             query=query,
             budget=budget,
             tokenizer=tokenizer,
             overview_tokens=overview_tokens,
             align=align,
             evidence=evidence or self.config.evidence,
+            provider=provider,
         )
 
+    def _sources(self, collections: Sequence[tuple[int, str]]) -> Callable[[bool], list[Source]]:
         def sources(fresh: bool) -> list[Source]:
             return [
                 (cid, name, self.indexes.current(cid, wait=fresh, name=name))
                 for cid, name in collections
             ]
 
-        return self.packer.pack(sources, request)
+        return sources
 
     def search(
         self, collection: tuple[int, str], query: str, k: int, *, include_summaries: bool

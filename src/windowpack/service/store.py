@@ -25,6 +25,7 @@ from windowpack.pack import Packer
 from windowpack.search import QueryEmbeddingCache
 from windowpack.service.collection import Collection
 from windowpack.service.context import StoreContext
+from windowpack.service.session import WindowSession, new_session
 from windowpack.storage import ApiKeys, announce_change, repository, sqlite_url
 from windowpack.summarizer import Summarizer
 from windowpack.types import (
@@ -151,6 +152,7 @@ class Store:
         overview_tokens: int | None = None,
         align: bool | int = False,
         evidence: EvidenceSettings | None = None,
+        provider: str | None = None,
     ) -> Window:
         """One window over several collections, dividing the budget by relevance (§4.7).
 
@@ -168,6 +170,35 @@ class Store:
             overview_tokens=overview_tokens,
             align=align,
             evidence=evidence,
+            provider=provider,
+        )
+
+    def session(
+        self,
+        *,
+        collections: Sequence[str],
+        budget: int,
+        tokenizer: str = "o200k_base",
+        provider: str | None = None,
+        overview_tokens: int | None = None,
+        first_tokens: int | None = None,
+        follow_up_tokens: int | None = None,
+        token: str | None = None,
+    ) -> WindowSession:
+        """A session of follow-up questions over several collections (`Collection.session`)."""
+        if not collections:
+            raise InvalidArgumentError("collections", "name at least one collection")
+        named = [self.collection(name, create=False) for name in dict.fromkeys(collections)]
+        return new_session(
+            self._context,
+            [(col.collection_id, col.name) for col in named],
+            budget=budget,
+            tokenizer=tokenizer,
+            provider=provider,
+            overview_tokens=overview_tokens,
+            first_tokens=first_tokens,
+            follow_up_tokens=follow_up_tokens,
+            token=token,
         )
 
     def create_collection(
