@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
+
+import windowpack as wp
 from typer.testing import CliRunner
 
 from windowpack.cli import app, main
@@ -256,9 +258,7 @@ def test_pack_messages_without_json_and_the_cache_note(runner: CliRunner, demo_s
     code, out, _ = _run(runner, "pack", question, *base, "--messages", "--no-include-question")
     assert question not in [m["content"][0]["text"] for m in json.loads(out)]
     code, out, _ = _run(runner, "pack", question, *base, "--json")
-    assert json.loads(out)["prefix_cache"] == {
-        "openai": False, "anthropic": False, "anthropic-haiku-4.5": False,
-    }  # fmt: skip
+    assert json.loads(out)["prefix_cache"] == dict.fromkeys(wp.PROMPT_CACHE_MINIMUMS, False)
 
 
 def test_pack_options_that_need_messages_say_so(
