@@ -7,10 +7,9 @@ import re
 from pathlib import Path
 
 import pytest
-
-import windowpack as wp
 from typer.testing import CliRunner
 
+import windowpack as wp
 from windowpack.cli import app, main
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
