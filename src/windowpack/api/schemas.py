@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
+from windowpack.prompt_cache import MINIMUMS_CHECKED, PROMPT_CACHE_MINIMUMS, Tier
 from windowpack.text import storable
 from windowpack.types import (
     Document,
@@ -30,6 +31,9 @@ _QUERY = Field(min_length=1, max_length=20_000, description="The question or key
 Tokenizer = Literal["o200k_base", "cl100k_base"]
 """Over HTTP only the bundled encodings: a server must not open files a client names (the
 library and CLI also take a tokenizer.json path)."""
+MAX_SESSION_CHARS = 1_000_000
+"""The longest session token a request may send: it grows by each follow-up's chunk positions,
+a few characters each, so a long session at a large budget stays far below it."""
 _NAME = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", description="Collection name.")
 
 
@@ -141,27 +145,42 @@ class SearchIn(_Body):
     include_summaries: bool = False
 
 
-class PackOptions(_Body):
+class WindowOptions(_Body):
+    """What a pack and a session pack both take: the question, the budget, the format."""
+
     query: str = _QUERY
     budget: int = Field(ge=1, description="Most tokens the window may hold, in `tokenizer`.")
     tokenizer: Tokenizer = "o200k_base"
+    provider: str | None = Field(
+        default=None,
+        max_length=64,
+        description="A provider whose prompt cache the stable tier should reach, when the "
+        f"budget allows it: one of {', '.join(PROMPT_CACHE_MINIMUMS)} "
+        "(`windowpack.PROMPT_CACHE_MINIMUMS`). The answer then carries its `cache_plan`, and "
+        "format=messages marks its breakpoints.",
+    )
     format: Literal["text", "messages"] = Field(
         default="text", description="text: one string; messages: chat messages, stable tier first."
     )
     overview_tokens: int | None = Field(
         default=None, ge=0, description="Cap on the query-independent overview tier."
     )
+    cache_control: bool = Field(
+        default=False,
+        description="With format=messages and no provider: an Anthropic cache breakpoint on "
+        "the system message.",
+    )
+    include_question: bool = Field(
+        default=True, description="With format=messages: the question as the last user message."
+    )
+
+
+class PackOptions(WindowOptions):
     align: bool | int = Field(
         default=False,
         description="true: pad the stable tier to a multiple of 256 tokens; N (e.g. 1024, the "
         "OpenAI and Anthropic cache minimum): to at least N tokens, if N is at most half the "
         "budget.",
-    )
-    cache_control: bool = Field(
-        default=False, description="With format=messages: an Anthropic cache breakpoint."
-    )
-    include_question: bool = Field(
-        default=True, description="With format=messages: the question as the last user message."
     )
 
     def window_options(self) -> dict[str, Any]:
@@ -171,6 +190,7 @@ class PackOptions(_Body):
             "tokenizer": self.tokenizer,
             "overview_tokens": self.overview_tokens,
             "align": self.align,
+            "provider": self.provider,
         }
 
 
@@ -179,6 +199,47 @@ class PackIn(PackOptions):
 
 
 class MultiPackIn(PackOptions):
+    collections: list[str] = Field(min_length=1, max_length=100)
+
+
+class SessionOptions(WindowOptions):
+    """A question of a session: its window extends the previous one's while the budget allows."""
+
+    first_tokens: int | None = Field(
+        default=None, ge=1, description="The first window's size (default: half the budget)."
+    )
+    follow_up_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        description="Most tokens a follow-up adds to the previous window (default: a twentieth "
+        "of the budget).",
+    )
+    session: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_SESSION_CHARS,
+        description="The `session` of the previous answer; null for the session's first "
+        "question. The server keeps nothing between questions: any replica answers.",
+    )
+
+    def session_options(self) -> dict[str, Any]:
+        """The keyword arguments of `session` in the library."""
+        return {
+            "budget": self.budget,
+            "tokenizer": self.tokenizer,
+            "provider": self.provider,
+            "overview_tokens": self.overview_tokens,
+            "first_tokens": self.first_tokens,
+            "follow_up_tokens": self.follow_up_tokens,
+            "token": self.session,
+        }
+
+
+class SessionPackIn(SessionOptions):
+    pass
+
+
+class MultiSessionPackIn(SessionOptions):
     collections: list[str] = Field(min_length=1, max_length=100)
 
 
@@ -246,20 +307,45 @@ class PackOut(BaseModel):
     reason: str | None
     prefix_cache: dict[str, bool] = Field(
         default_factory=dict,
-        description="Whether the cacheable prefix reaches each provider's minimum cacheable "
-        "prompt (openai: 1,024 tokens; anthropic: 1,024; anthropic-haiku-4.5: 4,096).",
+        description="Whether the stable prefix (`stable_tokens`) reaches each provider's "
+        "minimum cacheable prompt: "
+        + "; ".join(f"{name}: {tokens:,}" for name, tokens in PROMPT_CACHE_MINIMUMS.items())
+        + f" tokens (`windowpack.PROMPT_CACHE_MINIMUMS`, checked {MINIMUMS_CHECKED}).",
+    )
+    session_tiers: list[Tier] = Field(
+        default_factory=list,
+        description="In a session window, where each earlier question's material ends and "
+        "where this question's does (characters `end` and tokens before it): the next window "
+        "of the session starts with these bytes. Empty outside a session.",
+    )
+    stable_tokens: int = Field(
+        default=0,
+        description="The tokens before the last stable tier's end: what a prefix cache can "
+        "serve of the next request that starts with this window.",
+    )
+    cache_plan: dict[str, Any] | None = Field(
+        default=None,
+        description="With a `provider`: the request fields that make its prompt cache reuse "
+        "the stable tiers (Anthropic `system` and `messages` with `cache_control` "
+        "breakpoints, OpenAI `messages` and `prompt_cache_key`, Gemini `messages`), the "
+        "`breakpoints`, `stable_tokens` and whether they reach the provider's minimum.",
     )
 
     @classmethod
-    def of(cls, window: Window, options: PackOptions) -> PackOut:
+    def of(cls, window: Window, options: WindowOptions) -> PackOut:
+        """The answer for `window`, shaped as `options` asks (text or messages, a provider's
+        cache plan)."""
         as_messages = options.format == "messages"
         messages = (
             window.messages(
-                cache_control=options.cache_control, include_question=options.include_question
+                provider=options.provider,
+                cache_control=options.cache_control,
+                include_question=options.include_question,
             )
             if as_messages
             else None
         )
+        plan = window.cache_plan(options.provider) if options.provider is not None else None
         return cls.model_construct(
             text=None if as_messages else window.text,
             messages=messages,
@@ -273,6 +359,45 @@ class PackOut(BaseModel):
             items=[PackItem.of(item) for item in window.items],
             reason=window.reason,
             prefix_cache=window.prefix_cache(),
+            session_tiers=list(window.session_tiers),
+            stable_tokens=window.stable_tokens,
+            cache_plan=plan,
+        )
+
+
+class SessionPackOut(PackOut):
+    """A session's window, and the session to send with the next question."""
+
+    session: str = Field(
+        description="The session's state after this question, opaque: send it as `session` "
+        "with the next question, to any replica, after restarts too (after a write to a "
+        "collection the next question is packed afresh, saying why)."
+    )
+    extends: bool = Field(
+        description="Whether this window starts with the previous answer's text, byte for "
+        "byte (false for the first question, and when it was packed afresh)."
+    )
+    session_reason: str | None = Field(
+        description="Why this window was packed afresh (no room left for another follow-up, a "
+        "collection changed, other settings); null when it extends, and for the first question."
+    )
+
+    @classmethod
+    def of_session(
+        cls,
+        window: Window,
+        options: SessionOptions,
+        *,
+        token: str,
+        extends: bool,
+        reason: str | None,
+    ) -> SessionPackOut:
+        # The pack's fields as `PackOut.of` builds them (each one checked there), shallow.
+        return cls.model_construct(
+            **dict(PackOut.of(window, options)),
+            session=token,
+            extends=extends,
+            session_reason=reason,
         )
 
 

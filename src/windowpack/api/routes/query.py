@@ -1,4 +1,4 @@
-"""Search, pack (one collection or several) and the summary tree."""
+"""Search, pack and session packs (one collection or several), and the summary tree."""
 
 from __future__ import annotations
 
@@ -9,7 +9,17 @@ from fastapi import Path as PathParam
 
 from windowpack.api.deps import AccessDep, ApiDep
 from windowpack.api.routes.collections import CollectionName
-from windowpack.api.schemas import MultiPackIn, PackIn, PackOut, SearchIn
+from windowpack.api.schemas import (
+    MultiPackIn,
+    MultiSessionPackIn,
+    PackIn,
+    PackOut,
+    SearchIn,
+    SessionOptions,
+    SessionPackIn,
+    SessionPackOut,
+)
+from windowpack.service import WindowSession
 from windowpack.types import Hit, TreeNode, TreeOverview
 
 router = APIRouter(tags=["query"])
@@ -41,6 +51,30 @@ def pack_collections(body: MultiPackIn, access: AccessDep, api: ApiDep) -> Respo
     return _json(PackOut.of(window, body))
 
 
+@router.post("/collections/{name}/sessions/pack", response_model=SessionPackOut)
+def pack_session(
+    name: CollectionName, body: SessionPackIn, access: AccessDep, api: ApiDep
+) -> Response:
+    """The window for one question of a conversation: the previous answer's window, byte for
+    byte, then what this question needs that it does not show yet, while the budget allows;
+    else packed afresh, saying why. Send back the answer's `session` with the next question.
+    Stateless: the token holds all the server needs, so any replica answers, after restarts
+    too."""
+    api.check_limit("budget", body.budget, api.settings.max_budget)
+    session = access.read(name).session(**body.session_options())
+    return _session_json(session, body)
+
+
+@router.post("/sessions/pack", response_model=SessionPackOut)
+def pack_collections_session(body: MultiSessionPackIn, access: AccessDep, api: ApiDep) -> Response:
+    """A session pack over several collections, as `/v1/pack` is a pack over several."""
+    api.check_limit("budget", body.budget, api.settings.max_budget)
+    for name in body.collections:
+        access.read(name)
+    session = api.store.session(collections=body.collections, **body.session_options())
+    return _session_json(session, body)
+
+
 @router.get("/collections/{name}/tree")
 def tree(name: CollectionName, access: AccessDep) -> TreeOverview:
     """The summary tree's shape: per level, node counts and tokens; the root's id."""
@@ -55,6 +89,15 @@ def tree_node(
 ) -> TreeNode:
     """One summary node: its text, the span it stands for, its parent and its children."""
     return access.read(name).node(node_id)
+
+
+def _session_json(session: WindowSession, body: SessionOptions) -> Response:
+    window = session.pack(body.query)
+    assert session.token is not None, "a session that packed a question has a state"
+    answer = SessionPackOut.of_session(
+        window, body, token=session.token, extends=session.extends, reason=session.reason
+    )
+    return _json(answer)
 
 
 def _json(window: PackOut) -> Response:
