@@ -19,16 +19,23 @@ try:
 except ImportError as error:
     raise MissingDependencyError("httpx", "client") from error
 
-from windowpack.client._async import AsyncClient, AsyncRemoteCollection, AsyncRemoteJob
-from windowpack.client._sync import Client, RemoteCollection, RemoteJob
+from windowpack.client._async import (
+    AsyncClient,
+    AsyncRemoteCollection,
+    AsyncRemoteJob,
+    AsyncRemoteSession,
+)
+from windowpack.client._sync import Client, RemoteCollection, RemoteJob, RemoteSession
 from windowpack.types import JobState
 
 __all__ = [
     "AsyncClient",
     "AsyncRemoteCollection",
     "AsyncRemoteJob",
+    "AsyncRemoteSession",
     "Client",
     "JobState",
     "RemoteCollection",
     "RemoteJob",
+    "RemoteSession",
 ]

@@ -21,6 +21,7 @@ from windowpack.errors import (
     ServerUnavailableError,
     from_wire,
 )
+from windowpack.prompt_cache import Tier
 from windowpack.types import (
     CollectionStats,
     Document,
@@ -148,6 +149,75 @@ def pack(names: Sequence[str] | str, query: str, options: Mapping[str, Any]) -> 
     return Call(method="POST", path="/v1/pack", json=body, parse=parse)
 
 
+@dataclass(frozen=True, kw_only=True)
+class SessionAnswer:
+    """A session pack's answer: the window, the session's new token, and whether the window
+    extends the previous one (else `reason` says why it was packed afresh)."""
+
+    window: Window
+    token: str
+    extends: bool
+    reason: str | None
+
+
+def session_pack(
+    names: Sequence[str] | str, query: str, options: Mapping[str, Any], token: str | None
+) -> Call[SessionAnswer]:
+    """A session's next question over one collection (`names` a name) or several (a list)."""
+    body = {"query": query, **options, "session": token, "format": "text"}
+
+    def parse(answer: Any) -> SessionAnswer:
+        return SessionAnswer(
+            window=window(answer, query),
+            token=answer["session"],
+            extends=answer["extends"],
+            reason=answer["session_reason"],
+        )
+
+    if isinstance(names, str):
+        path = f"/v1/collections/{_name(names)}/sessions/pack"
+        return Call(method="POST", path=path, json=body, parse=parse)
+    body["collections"] = list(names)
+    return Call(method="POST", path="/v1/sessions/pack", json=body, parse=parse)
+
+
+class SessionFields:
+    """What a client-side session keeps between questions, the same for `RemoteSession` and
+    `AsyncRemoteSession`: the server keeps nothing, so the token is all of it."""
+
+    def __init__(
+        self, names: Sequence[str] | str, options: Mapping[str, Any], token: str | None
+    ) -> None:
+        self._names = names if isinstance(names, str) else list(names)
+        self._options = dict(options)
+        self._token = token
+        self.window: Window | None = None
+        """The last window packed (None before the first question)."""
+        self.extends = False
+        """Whether the last window starts with the previous one's text."""
+        self.reason: str | None = None
+        """Why the last window was packed afresh (None when it extends, or was the first)."""
+
+    @property
+    def budget(self) -> int:
+        budget: int = self._options["budget"]
+        return budget
+
+    @property
+    def token(self) -> str | None:
+        """The session's state as an opaque string: `session(token=...)` resumes from it, in
+        this client or another (None before the first question, unless resumed)."""
+        return self._token
+
+    def call(self, query: str) -> Call[SessionAnswer]:
+        return session_pack(self._names, query, self._options, self._token)
+
+    def record(self, answer: SessionAnswer) -> Window:
+        self._token = answer.token
+        self.window, self.extends, self.reason = answer.window, answer.extends, answer.reason
+        return answer.window
+
+
 def tree(name: str) -> Call[TreeOverview]:
     path = f"/v1/collections/{_name(name)}/tree"
     return Call(method="GET", path=path, parse=_adapter(TreeOverview))
@@ -199,6 +269,7 @@ def window(body: Any, query: str) -> Window:
         query=query,
         reason=body["reason"],
         index_versions=tuple(body["index_versions"].items()),
+        session_tiers=tuple(Tier(**tier) for tier in body.get("session_tiers", ())),
     )
 
 
@@ -261,11 +332,35 @@ def _uploads(paths: Sequence[str | os.PathLike[str]]) -> list[tuple[str, bytes]]
 
 
 def pack_options(
-    budget: int, tokenizer: str, overview_tokens: int | None, align: bool | int
+    budget: int,
+    tokenizer: str,
+    overview_tokens: int | None,
+    align: bool | int,
+    provider: str | None = None,
 ) -> dict[str, Any]:
     return {
         "budget": budget,
         "tokenizer": tokenizer,
         "overview_tokens": overview_tokens,
         "align": align,
+        "provider": provider,
+    }
+
+
+def session_options(
+    *,
+    budget: int,
+    tokenizer: str,
+    provider: str | None,
+    overview_tokens: int | None,
+    first_tokens: int | None,
+    follow_up_tokens: int | None,
+) -> dict[str, Any]:
+    return {
+        "budget": budget,
+        "tokenizer": tokenizer,
+        "provider": provider,
+        "overview_tokens": overview_tokens,
+        "first_tokens": first_tokens,
+        "follow_up_tokens": follow_up_tokens,
     }

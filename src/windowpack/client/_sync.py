@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal, TypeVar, overload
 
@@ -96,10 +96,36 @@ class Client:
         tokenizer: str = "o200k_base",
         overview_tokens: int | None = None,
         align: bool | int = False,
+        provider: str | None = None,
     ) -> Window:
         """One window over several collections, the budget following relevance."""
-        options = _calls.pack_options(budget, tokenizer, overview_tokens, align)
+        options = _calls.pack_options(budget, tokenizer, overview_tokens, align, provider)
         return self.send(_calls.pack(list(collections), query, options))
+
+    def session(
+        self,
+        *,
+        collections: Sequence[str],
+        budget: int,
+        tokenizer: str = "o200k_base",
+        provider: str | None = None,
+        overview_tokens: int | None = None,
+        first_tokens: int | None = None,
+        follow_up_tokens: int | None = None,
+        token: str | None = None,
+    ) -> RemoteSession:
+        """A session of follow-up questions over several collections, as `Store.session`:
+        each `pack(question)` window extends the last one while the budget allows. The
+        server keeps nothing; `token` (a session's `token`) resumes one, in any client."""
+        options = _calls.session_options(
+            budget=budget,
+            tokenizer=tokenizer,
+            provider=provider,
+            overview_tokens=overview_tokens,
+            first_tokens=first_tokens,
+            follow_up_tokens=follow_up_tokens,
+        )
+        return RemoteSession(self, list(collections), options, token)
 
     def job(self, job_id: str) -> RemoteJob:
         """A background ingest job by id."""
@@ -118,6 +144,25 @@ class Client:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+
+class RemoteSession(_calls.SessionFields):
+    """Follow-up questions in one conversation, on the server: the library's `WindowSession`
+    (`pack`, `window`, `extends`, `reason`, `token`), the token kept here between calls."""
+
+    def __init__(
+        self,
+        client: Client,
+        names: Sequence[str] | str,
+        options: Mapping[str, Any],
+        token: str | None = None,
+    ) -> None:
+        super().__init__(names, options, token)
+        self._client = client
+
+    def pack(self, query: str) -> Window:
+        """The window for `query`, extending the last one when the budget allows."""
+        return self.record(self._client.send(self.call(query)))
 
 
 class RemoteJob:
@@ -204,10 +249,36 @@ class RemoteCollection:
         tokenizer: str = "o200k_base",
         overview_tokens: int | None = None,
         align: bool | int = False,
+        provider: str | None = None,
     ) -> Window:
-        """The best window for `query` within `budget` tokens, as `Collection.pack`."""
-        options = _calls.pack_options(budget, tokenizer, overview_tokens, align)
+        """The best window for `query` within `budget` tokens, as `Collection.pack`; with a
+        `provider`, `window.cache_plan(provider)` lays it out as that provider's request."""
+        options = _calls.pack_options(budget, tokenizer, overview_tokens, align, provider)
         return self._client.send(_calls.pack(self.name, query, options))
+
+    def session(
+        self,
+        *,
+        budget: int,
+        tokenizer: str = "o200k_base",
+        provider: str | None = None,
+        overview_tokens: int | None = None,
+        first_tokens: int | None = None,
+        follow_up_tokens: int | None = None,
+        token: str | None = None,
+    ) -> RemoteSession:
+        """A session of follow-up questions whose windows extend each other, as
+        `Collection.session`. The server keeps nothing; `token` (a session's `token`) resumes
+        one, in this client or another."""
+        options = _calls.session_options(
+            budget=budget,
+            tokenizer=tokenizer,
+            provider=provider,
+            overview_tokens=overview_tokens,
+            first_tokens=first_tokens,
+            follow_up_tokens=follow_up_tokens,
+        )
+        return RemoteSession(self._client, self.name, options, token)
 
     def tree(self) -> TreeOverview:
         return self._client.send(_calls.tree(self.name))
