@@ -288,3 +288,33 @@ def test_messages_cut_at_the_session_tiers(store: wp.Store) -> None:
         ends.append(total)
     assert [tier.end for tier in window.tiers] == ends
     assert not any("cache_control" in part for m in messages for part in m["content"])
+
+
+def _token(**body: object) -> str:
+    import base64
+    import json
+
+    fields = {"format": 1, "versions": [["c1", 1]], "plan": [], "first_query": "q", "added": []}
+    raw = json.dumps({**fields, **body}).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"versions": [["c1", float("inf")]]},
+        {"added": [[[2**70]]]},
+        {"added": [[[-1]]]},
+        {"first_query": ""},
+        {"first_query": 7},
+    ],
+)
+def test_a_forged_token_is_refused_and_named(store: wp.Store, body: dict[str, object]) -> None:
+    with pytest.raises(wp.InvalidArgumentError, match="'session'"):
+        store.collection("c1").session(budget=2000, token=_token(**body)).pack("key1_1?")
+
+
+def test_a_session_window_reports_the_session_budget(store: wp.Store) -> None:
+    session = store.collection("c0").session(budget=2000)
+    assert session.pack("What is the value of key1_1?").budget == 2000
+    assert session.pack("What is the value of key2_1?").budget == 2000

@@ -38,6 +38,7 @@ from windowpack.pack.state import PackingState
 from windowpack.pack.verbatim import verbatim_phase
 from windowpack.pack.window import Part, lossless_estimate, window_item, with_title
 from windowpack.prompt_cache import Tier
+from windowpack.search import check_query
 from windowpack.text import TokenCounter
 from windowpack.types import Window, WindowItem
 
@@ -128,18 +129,39 @@ class SessionState:
             body = json.loads(raw)
             if body["format"] != _STATE_FORMAT:
                 raise ValueError(f"format {body['format']!r}")
+            first_query = body["first_query"]
+            if not isinstance(first_query, str):
+                raise TypeError("first_query is not a string")
             state = cls(
                 versions=tuple((str(name), int(version)) for name, version in body["versions"]),
                 plan=tuple(body["plan"]),
-                first_query=str(body["first_query"]),
+                first_query=first_query,
                 added=tuple(
-                    tuple(tuple(int(chunk) for chunk in chunks) for chunks in tier)
+                    tuple(tuple(_position(chunk) for chunk in chunks) for chunks in tier)
                     for tier in body["added"]
                 ),
             )
-        except (binascii.Error, ValueError, KeyError, TypeError, UnicodeDecodeError) as error:
+        except (
+            binascii.Error,
+            ValueError,
+            KeyError,
+            TypeError,
+            OverflowError,
+            UnicodeDecodeError,
+        ) as error:
+            raise InvalidArgumentError("session", f"not a session token ({error})") from error
+        try:
+            check_query(state.first_query)
+        except InvalidArgumentError as error:
             raise InvalidArgumentError("session", f"not a session token ({error})") from error
         return state
+
+
+def _position(value: object) -> int:
+    """A chunk position read from a token: a non-negative integer numpy can hold."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**62:
+        raise ValueError(f"{value!r} is no chunk position")
+    return value
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -230,7 +252,7 @@ def _first(sources: SessionSources, plan: SessionPlan, query: str) -> Window | N
             return None
         based = _as_base(window, sources.counter)
         if based.tokens <= budget:
-            return based
+            return replace(based, budget=budget)
         target -= based.tokens - budget
     raise AssertionError("a session's first window did not fit its budget")  # pragma: no cover
 
