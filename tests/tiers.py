@@ -3,10 +3,11 @@ test uses, so that nobody has to remember to mark one.
 
 A test is slow when its body, its fixtures or the test-side helpers they call (anything
 defined under tests/, followed name by name) use one of `SLOW_NAMES`: a live uvicorn server,
-a subprocess, forked processes and kill -9, Ray, Chromium, the real embedding model, a whole
-eval grid (a `GridEval`, or the `windowpack eval` command); when its module drives
-schemathesis or playwright; when it reaches PostgreSQL; or when it carries `model` or
-`shared` or reads the real essays (`essays_text`: hundreds of thousands of tokens).
+a subprocess, forked processes and kill -9, Ray, Chromium, the real embedding model,
+llama.cpp with a GGUF model (`Llama`, `LlamaEngine`, `LlamaCppReader`), a whole eval grid
+(a `GridEval`, or the `windowpack eval` command); when its module drives schemathesis or
+playwright; when it reaches PostgreSQL; or when it carries `model` or `shared` or reads the
+real essays (`essays_text`: hundreds of thousands of tokens).
 
 PostgreSQL is reached through the `postgres_url` fixture (requested, or fetched with
 `getfixturevalue`) or a fixture parameter "postgres"; such a test is marked `postgres` too,
@@ -38,6 +39,9 @@ SLOW_NAMES = frozenset(
         "SentenceTransformer",  # the real bundled model
         "SentenceTransformerEmbedder",
         "GridEval",  # a whole eval grid: every system on each budget, length and depth
+        "Llama",  # llama.cpp loading a GGUF model (the reader extra's engine)
+        "LlamaEngine",
+        "LlamaCppReader",
     }
 )
 """Names whose use makes a test slow; a class counts by its bases' names too."""

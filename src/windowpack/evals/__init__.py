@@ -7,6 +7,9 @@
 Each eval is a callable returning a metric dict (per-case rows, means with 95% intervals per
 cell and overall, where the time went); `write_report` turns results into JSON, a markdown
 report and PNG plots (matplotlib, the `evals` extra, imported only when plotting).
+
+`LlamaEngine` probes a real inference engine (llama.cpp in process, the `reader` extra):
+prompt tokens evaluated and served from its KV cache, time to first token.
 """
 
 from __future__ import annotations
@@ -14,8 +17,10 @@ from __future__ import annotations
 from windowpack.evals.cases import Case
 from windowpack.evals.chunk_view import ChunkView, chunk_view
 from windowpack.evals.cli_run import EvalRequest, run_evals
+from windowpack.evals.engine import EngineReply, LlamaEngine
 from windowpack.evals.haystack import Haystack, generated_haystack, load_haystack, split_bounds
 from windowpack.evals.llama_baseline import LlamaIndexRetriever
+from windowpack.evals.local_model import bundled_model_path
 from windowpack.evals.mrcr import grade_mrcr, mrcr_case
 from windowpack.evals.mrcr_gdm import INDEX_NAMES, gdm_mrcr_case, grade_mrcr_gdm
 from windowpack.evals.mrcr_words import FEW_SHOT
@@ -36,8 +41,10 @@ __all__ = [
     "Case",
     "ChunkView",
     "DeterministicReader",
+    "EngineReply",
     "EvalRequest",
     "Haystack",
+    "LlamaEngine",
     "LlamaIndexRetriever",
     "MrcrEval",
     "NiahEval",
@@ -45,6 +52,7 @@ __all__ = [
     "Progress",
     "Reader",
     "RulerEval",
+    "bundled_model_path",
     "chunk_view",
     "gdm_mrcr_case",
     "generated_haystack",

@@ -1,15 +1,17 @@
 """The ground floor every component stands on: exact token counts, content hashes, sentences.
 
-Pure functions over strings, no database and no models: `tokens` (offline tiktoken and
-Hugging Face tokenizers), `hashing` (the cache key of every derived artefact) and
-`sentences` (the one sentence splitter the chunker, BM25 and the summarizer share) and
-`names` (whether a text names someone, by form).
+Pure functions over strings, no database and no models: `tokens` (offline tiktoken,
+Hugging Face tokenizers and GGUF vocabularies, which `gguf` opens with llama.cpp),
+`hashing` (the cache key of every derived artefact) and `sentences` (the one sentence
+splitter the chunker, BM25 and the summarizer share) and `names` (whether a text names
+someone, by form).
 """
 
 from __future__ import annotations
 
 from windowpack.text import storable
 from windowpack.text.files import write_atomically
+from windowpack.text.gguf import load_llama
 from windowpack.text.hashing import content_hash
 from windowpack.text.names import names_a_person
 from windowpack.text.sentences import append_trimmed, split_sentences
@@ -21,6 +23,7 @@ __all__ = [
     "append_trimmed",
     "content_hash",
     "get_token_counter",
+    "load_llama",
     "names_a_person",
     "split_sentences",
     "storable",

@@ -3,9 +3,12 @@
 `get_token_counter("cl100k_base" | "o200k_base")` uses the real `tiktoken`; its BPE tables
 are seeded into tiktoken's cache from the copies shipped by the `bpe-openai` package, so no
 download happens and tiktoken still checks each table's sha256. Any other name must be the
-path of a local Hugging Face `tokenizer.json` (or a folder holding one).
+path of a local Hugging Face `tokenizer.json` (or a folder holding one), or of a local GGUF
+model file (`.gguf`), whose own vocabulary llama.cpp loads (the `reader` extra): the counts
+an inference engine serving that model gets.
 
-tiktoken and tokenizers are imported inside functions so that importing this module is cheap.
+tiktoken, tokenizers and llama_cpp are imported inside functions so that importing this
+module is cheap.
 """
 
 from __future__ import annotations
@@ -27,8 +30,10 @@ from typing import TYPE_CHECKING, Protocol
 from windowpack.config import cache_folder
 from windowpack.errors import InvalidArgumentError, WindowpackError
 from windowpack.text.files import write_atomically
+from windowpack.text.gguf import load_llama
 
 if TYPE_CHECKING:
+    import llama_cpp
     import tiktoken
     import tokenizers
 
@@ -139,6 +144,48 @@ class _HuggingFaceCounter:
         return _choose_cuts(text, starts, aligned, max_tokens)
 
 
+class _LlamaVocabCounter:
+    """A `TokenCounter` backed by the vocabulary of a GGUF model, loaded by llama.cpp alone
+    (`vocab_only`: no weights). Counts are `Llama.tokenize(text, add_bos=False,
+    special=False)`: no BOS, special-token strings as plain text, as the protocol says."""
+
+    def __init__(self, name: str, llama: llama_cpp.Llama) -> None:
+        self._name = name
+        self._llama = llama
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def count(self, text: str) -> int:
+        return len(self._tokens(text))
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        return [len(self._tokens(text)) for text in texts]
+
+    def cut_points(self, text: str, max_tokens: int) -> list[int]:
+        _require_positive_max_tokens(max_tokens)
+        tokens = self._tokens(text)
+        if len(tokens) <= max_tokens:
+            return []
+        pieces = [self._llama.detokenize([token]) for token in tokens]
+        if b"".join(pieces) != text.encode():
+            # A vocabulary that adds a space prefix (SentencePiece) spells the text
+            # differently from its pieces: no char offsets to cut at.
+            raise InvalidArgumentError(
+                "tokenizer",
+                f"the pieces of {self._name} do not spell the text; cut points "
+                "need a byte-level BPE vocabulary",
+            )
+        starts, aligned = _char_starts_of_byte_tokens(pieces)
+        return _choose_cuts(text, starts, aligned, max_tokens)
+
+    def _tokens(self, text: str) -> list[int]:
+        if not text:
+            return []
+        return self._llama.tokenize(text.encode(), add_bos=False, special=False)
+
+
 def _require_positive_max_tokens(max_tokens: int) -> None:
     if max_tokens < 1:
         raise InvalidArgumentError("max_tokens", f"must be at least 1, got {max_tokens}")
@@ -206,15 +253,19 @@ def _pick_cut_token(
 
 @functools.cache
 def get_token_counter(name: str) -> TokenCounter:
-    """The (cached) counter for a tiktoken encoding name or a local tokenizer.json path."""
+    """The (cached) counter for a tiktoken encoding name, a local tokenizer.json path or a
+    local `.gguf` model path."""
     if name in TIKTOKEN_ENCODINGS:
         return _TiktokenCounter(_load_tiktoken_offline(name))
+    if name.lower().endswith(".gguf"):
+        return _LlamaVocabCounter(name, load_llama(name, argument="tokenizer", vocab_only=True))
     tokenizer_file = _find_tokenizer_json(name)
     if tokenizer_file is None:
         raise InvalidArgumentError(
             "tokenizer",
-            f"unknown tokenizer {name!r}: use one of {', '.join(TIKTOKEN_ENCODINGS)} or the "
-            "path of a local Hugging Face tokenizer.json file (or a folder containing one)",
+            f"unknown tokenizer {name!r}: use one of {', '.join(TIKTOKEN_ENCODINGS)}, the "
+            "path of a local Hugging Face tokenizer.json file (or a folder containing one) "
+            "or the path of a local .gguf model file (needs windowpack[reader])",
         )
     return _HuggingFaceCounter(name, _load_hf_tokenizer(tokenizer_file))
 

