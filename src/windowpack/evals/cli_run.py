@@ -55,9 +55,15 @@ class EvalRequest:
     load_format: str | None = None
     load_limit: int | None = None
     keep_collections: bool = False
+    reader: str | None = None  # a local reader by name (READERS)
     reader_url: str | None = None
     reader_model: str | None = None
     reader_key: str | None = None
+
+
+READERS = ("llama-cpp",)
+"""Local LLM readers `--reader` names: llama-cpp runs a GGUF model in process (the bundled
+SmolLM2-135M-Instruct, or the file `--reader-model` names)."""
 
 
 def run_evals(request: EvalRequest, store: Store, out: Path, *, command: str) -> list[Path]:
@@ -141,11 +147,29 @@ def _stages(timing: Mapping[str, float]) -> str:
 
 
 def _reader(request: EvalRequest) -> Reader | None:
+    if request.reader is not None:
+        return _local_reader(request)
     if request.reader_url is None and request.reader_model is None:
         return None
     if request.reader_url is None or request.reader_model is None:
         raise InvalidArgumentError("reader-url", "give --reader-url and --reader-model together")
     return OpenAIReader(request.reader_url, request.reader_model, api_key=request.reader_key)
+
+
+def _local_reader(request: EvalRequest) -> Reader:
+    """The `--reader` named: a local model, the one `--reader-model` names or the bundled."""
+    if request.reader not in READERS:
+        raise InvalidArgumentError(
+            "reader", f"{request.reader!r} not known; choose from {', '.join(READERS)}"
+        )
+    if request.reader_url is not None:
+        raise InvalidArgumentError("reader", "give --reader or --reader-url, not both")
+    model = request.reader_model
+    if model is not None and not Path(model).expanduser().is_file():
+        raise InvalidArgumentError("reader-model", f"no GGUF model file at {model}")
+    from windowpack.evals.local_reader import LlamaCppReader
+
+    return LlamaCppReader(model)
 
 
 class _RichProgress:

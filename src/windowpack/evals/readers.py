@@ -9,13 +9,14 @@ instance label where the window has them, as any LLM reader could read them, els
 counting copies of the request in window order) and returns the reply after it, with the
 random prefix. Whatever it cannot see it cannot answer, so its score bounds what any LLM
 reader could do with that window. `OpenAIReader` asks a real model through an
-OpenAI-compatible endpoint; both are graded by `score_reply`.
+OpenAI-compatible endpoint, and `LlamaCppReader` (evals.local_reader) one in process, with the
+same messages (`reader_messages`); all are graded by `score_reply`.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from windowpack.errors import InvalidArgumentError, MissingDependencyError
 from windowpack.evals.cases import Case, normalise_whitespace
@@ -34,12 +35,31 @@ _SUMMARY_BLOCK = re.compile(r"(?:^|\n)\[summary [^\n]*\].*?(?=\n\n(?:\[|## |# )|
 _INSTANCE = re.compile(r"\binstance (\d+) of \d+\b")
 
 
+READER_INSTRUCTION = "Answer the question from the context alone, as briefly as it allows."
+
+
 class Reader(Protocol):
     """Answers `case.question` from `context` (a window's text)."""
 
     name: str
 
     def answer(self, case: Case, context: str) -> str: ...
+
+
+@runtime_checkable
+class BoundedReader(Reader, Protocol):
+    """A reader with a context limit: it answers "" for a window it cannot read whole, and
+    says so beforehand, so that the report can count such windows apart."""
+
+    def fits(self, case: Case, context: str) -> bool: ...
+
+
+def reader_messages(case: Case, context: str) -> list[dict[str, str]]:
+    """The chat an LLM reader is given: the instruction, then the window and the question."""
+    return [
+        {"role": "system", "content": READER_INSTRUCTION},
+        {"role": "user", "content": f"{context}\n\n{case.question}"},
+    ]
 
 
 class DeterministicReader:
@@ -113,6 +133,14 @@ def _reply_starts(case: Case, context: str) -> list[tuple[int, int | None]]:
     return starts
 
 
+def llm_reply(reader: Reader, case: Case, context: str) -> dict[str, Any]:
+    """The row fields of a real reader's answer: `llm_score`, and `llm_unread` when a
+    `BoundedReader` could not read the window (its "" is scored as any reply)."""
+    if isinstance(reader, BoundedReader) and not reader.fits(case, context):
+        return {"llm_score": score_reply(case, ""), "llm_unread": True}
+    return {"llm_score": score_reply(case, reader.answer(case, context))}
+
+
 def score_reply(case: Case, reply: str) -> float:
     """MRCR: the official rule of the case's shape (`grade_mrcr`, `grade_mrcr_gdm`).
     NIAH/RULER: the share of the expected values in the reply (RULER's string-match-all)."""
@@ -154,14 +182,7 @@ class OpenAIReader:
         payload: dict[str, Any] = {
             "model": self.model,
             "temperature": 0,
-            "messages": [
-                {
-                    "role": "system",
-                    "content": "Answer the question from the context alone, as briefly as it "
-                    "allows.",
-                },
-                {"role": "user", "content": f"{context}\n\n{case.question}"},
-            ],
+            "messages": reader_messages(case, context),
         }
         response = self._client.post("/chat/completions", json=payload)
         response.raise_for_status()

@@ -136,6 +136,25 @@ def _stage_order(stage: str, timing: Mapping[str, float]) -> tuple[float, int, f
     return (-timing[stage], 0, 0.0)
 
 
+def _unread_note(result: Mapping[str, Any]) -> str:
+    """How many windows the LLM reader could not read whole (its context is too small for
+    them), per budget: they were answered "" and scored so."""
+    rows = [row for row in result.get("rows", ()) if "llm_score" in row]
+    unread = [row for row in rows if row.get("llm_unread")]
+    if not unread:
+        return ""
+    budgets = sorted({int(row["budget"]) for row in unread})
+    per_budget = ", ".join(
+        f"{sum(int(row['budget']) == budget for row in unread)} of "
+        f"{sum(int(row['budget']) == budget for row in rows)} at {budget_label(budget)}"
+        for budget in budgets
+    )
+    return (
+        f" (it could not read {len(unread)} of {len(rows)} windows, longer than its context "
+        f'in its own tokens: {per_budget}; they were answered "" and scored so)'
+    )
+
+
 def _settings_line(result: Mapping[str, Any]) -> str:
     settings = result["settings"]
     lengths = ", ".join(f"{length:,}" for length in settings["lengths"])
@@ -144,6 +163,7 @@ def _settings_line(result: Mapping[str, Any]) -> str:
         f"lengths {lengths} tokens; tokenizer {settings['tokenizer']}; seed {settings['seed']}"
         f"; {settings.get('samples', 1)} sample(s) per cell; reader {settings['reader']}"
     )
+    line += _unread_note(result)
     if "depths" in settings:
         line += "; depths " + ", ".join(f"{d * 100:.0f}%" for d in settings["depths"])
     if "shapes" in settings:

@@ -37,7 +37,7 @@ from windowpack.evals.mrcr import NEEDLE_COUNTS, mrcr_case
 from windowpack.evals.mrcr_gdm import gdm_mrcr_case
 from windowpack.evals.needles import RULER_TASKS, niah_case, ruler_case
 from windowpack.evals.options import size_label
-from windowpack.evals.readers import DeterministicReader, Reader, score_reply
+from windowpack.evals.readers import DeterministicReader, Reader, llm_reply, score_reply
 from windowpack.evals.summary import summarise, summarise_cells
 from windowpack.evals.systems import SYSTEMS, System, make_system
 from windowpack.evals.timing import StageClock
@@ -242,7 +242,7 @@ class GridEval:
         if complete is not None:
             row["ordinal_complete"] = float(complete)
         if self.reader is not None:
-            row["llm_score"] = score_reply(case, self.reader.answer(case, context.text))
+            row |= llm_reply(self.reader, case, context.text)
         return row
 
 
