@@ -7,6 +7,7 @@ Every expectation about tokens is computed here independently, with `Llama.token
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
 import itertools
 import subprocess
@@ -330,10 +331,21 @@ def test_the_local_reader_lays_out_the_openai_readers_messages(reader: LlamaCppR
 def test_a_window_too_long_for_the_model_is_answered_empty_and_marked_unread(
     reader: LlamaCppReader,
 ) -> None:
-    context = "The secret code is 4711. " * 100  # ~700 tokens, n_ctx 512
+    context = "The secret code is 4711. " * 100  # ~1,000 tokens, n_ctx 512
     assert not reader.fits(secret_case(), context)
     assert reader.answer(secret_case(), context) == ""
     assert llm_reply(reader, secret_case(), context) == {"llm_score": 0.0, "llm_unread": True}
+
+
+def test_only_an_mrcr_reply_gets_the_longest_answer() -> None:
+    reader = LlamaCppReader(n_ctx=1024, max_tokens=600)
+    mrcr = dataclasses.replace(secret_case(), task="mrcr", grading="mrcr-gdm")
+    assert reader.answer_tokens(mrcr) == 600
+    assert reader.answer_tokens(secret_case()) == 128
+    # ~530 prompt tokens leave room for a short answer, not for an MRCR reply.
+    context = "The secret code is 4711. " * 50
+    assert reader.fits(secret_case(), context)
+    assert not reader.fits(mrcr, context)
 
 
 @pytest.mark.parametrize(

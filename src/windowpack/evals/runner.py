@@ -214,13 +214,21 @@ class GridEval:
             for cell, case in draw.cases:
                 for budget in self.budgets:
                     with run.clock(f"contexts {name_of_system}"):
-                        rows.append(self._row(case, (cell, draw.seed), system, budget))
+                        row, text = self._row(case, (cell, draw.seed), system, budget)
+                    if self.reader is not None:
+                        # A stage of its own: a model's answer can take far longer than the
+                        # window it reads.
+                        with run.clock(f"reader {name_of_system}"):
+                            row |= llm_reply(self.reader, case, text)
+                    rows.append(row)
                     run.advance(f"{case.name} · {name_of_system} · {budget:,}")
         return rows
 
     def _row(
         self, case: Case, drawn: tuple[str, int], system: System, budget: int
-    ) -> dict[str, Any]:
+    ) -> tuple[dict[str, Any], str]:
+        """The row of `system`'s window for `case` at `budget` (the real reader's score is
+        added by the caller), and the window's text."""
         context = system.context(case.question, budget)
         reply = DeterministicReader().answer(case, context.text)
         row: dict[str, Any] = {
@@ -241,9 +249,7 @@ class GridEval:
         complete = case.ordinal_complete(context.text)
         if complete is not None:
             row["ordinal_complete"] = float(complete)
-        if self.reader is not None:
-            row |= llm_reply(self.reader, case, context.text)
-        return row
+        return row, context.text
 
 
 class _CasePlace:
