@@ -318,3 +318,45 @@ def test_a_session_window_reports_the_session_budget(store: wp.Store) -> None:
     session = store.collection("c0").session(budget=2000)
     assert session.pack("What is the value of key1_1?").budget == 2000
     assert session.pack("What is the value of key2_1?").budget == 2000
+
+
+@pytest.fixture(scope="module")
+def gpt2_style_tokenizer(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A byte-level BPE with GPT-2's pre-tokenizer, trained here on the ledgers: like the
+    GGUF and Hugging Face tokenizers of open models, it splits a blank line before `[` into
+    two tokens but counts it as one at the end of a text."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    texts = [document.text + "\n\n" for document in _facts(0, 40)]  # "\n\n" ends a text: one token
+    alphabet = pre_tokenizers.ByteLevel.alphabet()
+    trainer = trainers.BpeTrainer(vocab_size=600, initial_alphabet=alphabet)
+    tokenizer.train_from_iterator(texts, trainer)
+    path = tmp_path_factory.mktemp("tokenizer") / "tokenizer.json"
+    tokenizer.save(str(path))
+    counter = get_token_counter(str(path))
+    assert counter.count("it.\n\n[x") != counter.count("it.\n\n") + counter.count("[x")
+    return str(path)
+
+
+@pytest.mark.parametrize("budget", [400, 900, 2500])
+def test_windows_in_a_tokenizer_whose_counts_do_not_add_are_counted_whole(
+    store: wp.Store, gpt2_style_tokenizer: str, budget: int
+) -> None:
+    counter = get_token_counter(gpt2_style_tokenizer)
+    col = store.collection("c0")
+    window = col.pack("What is the value of key3_1?", budget=budget, tokenizer=gpt2_style_tokenizer)
+    assert window.tokens == counter.count(window.text) <= budget
+    session = col.session(budget=budget, tokenizer=gpt2_style_tokenizer)
+    previous = None
+    for question in _questions(random.Random(budget), 6):
+        window = session.pack(question)
+        assert window.tokens == counter.count(window.text) <= budget
+        for tier in window.tiers:
+            # As the tokenizer reads them inside a prompt that goes on with a block.
+            inside = counter.count(window.text[: tier.end] + "#") - counter.count("#")
+            assert tier.tokens == inside
+        if previous is not None and session.extends:
+            assert window.cached_prefix_tokens(previous) == previous.tiers[-1].tokens
+        previous = window

@@ -85,6 +85,26 @@ def cuts_at_lines(counter: TokenCounter) -> bool:
     return counter.name in TIKTOKEN_ENCODINGS
 
 
+_SENTINEL = "#"
+"""What a block starts with: after a blank line, every tokenizer starts a new token there."""
+
+
+def adds_at_blocks(counter: TokenCounter) -> bool:
+    """Whether the counts of a window's blocks, each with its blank line, add up to the
+    window's count. tiktoken's encodings keep a blank line whole before `[` or `#`; GPT-2-style
+    pre-tokenizers (Hugging Face and GGUF tokenizers) split it into two newline tokens there
+    but count it as one at the end of a text, so their windows are counted whole."""
+    return counter.name in TIKTOKEN_ENCODINGS
+
+
+def tokens_before(counter: TokenCounter, text: str, end: int) -> int:
+    """The tokens of `text` before char `end`, a block boundary (a blank line ends there and
+    a block, or the question, starts), as they are tokenized inside the whole text."""
+    if adds_at_blocks(counter):
+        return counter.count(text[:end])
+    return counter.count(text[:end] + _SENTINEL) - counter.count(_SENTINEL)
+
+
 def _count_lines_worth_counting(counter: TokenCounter, pieces: Sequence[Piece]) -> None:
     """Count, in one batch per state, the lines of every document whose lines are not held
     yet and whose passages among `pieces` cover at least `_LINES_SHARE` of it."""

@@ -32,7 +32,7 @@ from windowpack.pack import rendering
 from windowpack.pack.corpus import combined
 from windowpack.pack.layout import SEPARATOR, Block
 from windowpack.pack.overview import default_share
-from windowpack.pack.piece_counts import piece_counts
+from windowpack.pack.piece_counts import adds_at_blocks, piece_counts, tokens_before
 from windowpack.pack.request import PackRequest
 from windowpack.pack.state import PackingState
 from windowpack.pack.verbatim import verbatim_phase
@@ -264,15 +264,18 @@ def _as_base(window: Window, counter: TokenCounter) -> Window:
     last = window.items[-1]
     tail = window.text[last.offset :]
     before, after = counter.count_many([tail, tail + SEPARATOR])
-    tokens = window.tokens - before + after
     items = (*window.items[:-1], replace(last, tokens=last.tokens - before + after))
     text = window.text + SEPARATOR
+    if adds_at_blocks(counter):
+        tokens = ended = window.tokens - before + after
+    else:
+        tokens, ended = counter.count(text), tokens_before(counter, text, len(text))
     return replace(
         window,
         text=text,
         tokens=tokens,
         items=items,
-        session_tiers=(Tier(end=len(text), tokens=tokens),),
+        session_tiers=(Tier(end=len(text), tokens=ended),),
     )
 
 
@@ -393,14 +396,18 @@ def _appended(
             items.append(window_item(part, block, count, offset))
         offset += len(piece)
     text = previous.text + "".join(pieces)
-    tokens = previous.tokens + sum(counts)
+    if adds_at_blocks(sources.counter):
+        tokens = ended = previous.tokens + sum(counts)
+    else:
+        counter = sources.counter
+        tokens, ended = counter.count(text), tokens_before(counter, text, len(text))
     return replace(
         previous,
         text=text,
         tokens=tokens,
         items=(*previous.items, *items),
         query=query,
-        session_tiers=(*previous.session_tiers, Tier(end=len(text), tokens=tokens)),
+        session_tiers=(*previous.session_tiers, Tier(end=len(text), tokens=ended)),
     )
 
 

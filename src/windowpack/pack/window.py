@@ -20,7 +20,7 @@ from windowpack.pack.coverage import OVERVIEW_SHARE, excerpted
 from windowpack.pack.evidence import PieceHits
 from windowpack.pack.layout import Block
 from windowpack.pack.overview import Overview, overview
-from windowpack.pack.piece_counts import piece_counts
+from windowpack.pack.piece_counts import adds_at_blocks, piece_counts, tokens_before
 from windowpack.pack.repeats import Focus
 from windowpack.pack.request import PackRequest
 from windowpack.pack.state import PackingState
@@ -213,6 +213,11 @@ def _window(
         tokens = prefix_tokens + sum(body_counts)
         # Alignment padding sits at the end of the prefix, after its last block.
         offsets = _offsets(texts[:prefix_blocks], 0) + _offsets(texts[prefix_blocks:], prefix_chars)
+    if not adds_at_blocks(counter):
+        # The pieces' counts are each piece's alone: the window and its prefix are counted
+        # whole, as the tokenizer reads them in the window.
+        tokens = counter.count(text)
+        prefix_tokens = tokens if tier is None else tokens_before(counter, text, prefix_chars)
     shown = [(i, part, block) for i, (part, block) in enumerate(blocks) if block.kind != "header"]
     return replace(
         _empty(parts, request, None),
