@@ -358,5 +358,15 @@ def test_windows_in_a_tokenizer_whose_counts_do_not_add_are_counted_whole(
             inside = counter.count(window.text[: tier.end] + "#") - counter.count("#")
             assert tier.tokens == inside
         if previous is not None and session.extends:
-            assert window.cached_prefix_tokens(previous) == previous.tiers[-1].tokens
+            shared = max((tier.tokens for tier in previous.tiers), default=0)
+            assert window.cached_prefix_tokens(previous) == shared
         previous = window
+
+
+def test_a_follow_up_share_smaller_than_a_chunk_still_takes_the_best_passage(
+    store: wp.Store,
+) -> None:
+    session = store.collection("c0").session(budget=3000, follow_up_tokens=5)
+    session.pack("What is the value of key3_1?")
+    window = session.pack("What is the value of key31_0?")
+    assert session.extends and "31000" in window.text and window.tokens <= 3000

@@ -207,12 +207,19 @@ def session_window(
         if previous is None:
             return None
         room = plan.request.budget - previous.tokens
-        if room >= plan.follow_up_tokens:
-            return _extended(sources, plan, query, state, previous)
-        reason = (
-            f"the window holds {previous.tokens:,} of {plan.request.budget:,} tokens, too few "
-            f"left for a follow-up's {plan.follow_up_tokens:,}: packed afresh"
-        )
+        if room < plan.follow_up_tokens:
+            reason = (
+                f"the window holds {previous.tokens:,} of {plan.request.budget:,} tokens, too "
+                f"few left for a follow-up's {plan.follow_up_tokens:,}: packed afresh"
+            )
+        else:
+            extended = _extended(sources, plan, query, state, previous)
+            if extended is not None:
+                return extended
+            reason = (
+                f"the question's best passage does not fit the {room:,} tokens left of "
+                f"{plan.request.budget:,}: packed afresh"
+            )
     first = _first(sources, plan, query)
     if first is None:
         return None
@@ -302,30 +309,39 @@ def _extended(
     query: str,
     state: SessionState,
     previous: Window,
-) -> SessionWindow:
-    """`previous` and a tier of what `query` needs that it does not show yet."""
+) -> SessionWindow | None:
+    """`previous` and a tier of what `query` needs that it does not show yet (None when not
+    even the question's best passage fits the room left)."""
     request = replace(plan.request, query=query)
     parts = sources.scored(request)
     shown = _shown(sources.states, previous)
-    room = min(plan.follow_up_tokens, plan.request.budget - previous.tokens)
+    left = plan.request.budget - previous.tokens
+    room = min(plan.follow_up_tokens, left)
     for _ in range(_MAX_TRIMS):
-        chosen = _follow_up_chunks(parts, shown, room, plan.request.budget)
+        chosen = _follow_up_chunks(parts, shown, room, left, plan.request.budget)
+        if not any(len(chunks) for chunks in chosen):
+            if sum(len(chunks) for chunks in shown) < sum(p.corpus.chunks for p in parts):
+                return None
+            break  # every chunk is shown already: nothing to add
         window = _appended(sources, previous, chosen, query, parts)
         if window.tokens <= plan.request.budget:
             added = tuple(tuple(int(c) for c in chunks.tolist()) for chunks in chosen)
             grown = replace(state, added=(*state.added, added))
             sources.keep(grown, window)
             return SessionWindow(window=window, state=grown, extends=True)
-        room -= window.tokens - plan.request.budget + 8
+        left -= window.tokens - plan.request.budget + 8
+        room = min(room, left)
     window = replace(previous, query=query)
     return SessionWindow(window=window, state=state, extends=True)
 
 
 def _follow_up_chunks(
-    parts: Sequence[Part], shown: Sequence[np.ndarray], room: int, budget: int
+    parts: Sequence[Part], shown: Sequence[np.ndarray], room: int, left: int, budget: int
 ) -> list[np.ndarray]:
     """By part, the chunks (sorted) the verbatim phase takes for the question within `room`
-    tokens, leaving out those already shown."""
+    tokens, leaving out those already shown; when not even the first unit fits `room`, the
+    room doubles, up to the `left` tokens the window has, so that the question's best passage
+    goes in (a follow-up's share can be smaller than one chunk and its headers)."""
     corpus = combined([p.corpus for p in parts], [len(p.state.documents) for p in parts])
     starts = np.cumsum([0, *(p.corpus.chunks for p in parts)])
     mask = np.zeros(corpus.chunks, dtype=bool)
@@ -333,12 +349,15 @@ def _follow_up_chunks(
         mask[start + chunks] = True
     pins = [int(start) + pin for part, start in zip(parts, starts, strict=False)
             for pin in part.focus.pins]  # fmt: skip
-    if room <= 0:
-        return [np.zeros(0, dtype=np.int64) for _ in parts]
-    chosen, _ = verbatim_phase(
-        corpus, room, parts[0].state.overheads, pins, share_of=budget, shown=mask
-    )
-    picked = np.flatnonzero(chosen)
+    picked = np.zeros(0, dtype=np.int64)
+    while room > 0:
+        chosen, _ = verbatim_phase(
+            corpus, room, parts[0].state.overheads, pins, share_of=budget, shown=mask
+        )
+        picked = np.flatnonzero(chosen)
+        if len(picked) or room >= left:
+            break
+        room = min(2 * room, left)
     return [
         picked[(picked >= start) & (picked < end)] - start
         for start, end in itertools.pairwise(starts)
