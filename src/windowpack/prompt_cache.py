@@ -130,11 +130,14 @@ def cache_plan(
     if family == "openai":
         request["prompt_cache_key"] = prompt_cache_key(text, tiers, tokenizer, versions)
     stable = tiers[-1].tokens if tiers else 0
-    ends = [end for end, _ in breakpoints(tiers)] if family == "anthropic" else None
+    if family == "anthropic":
+        ends = [end for end, _ in breakpoints(tiers)]
+    else:
+        ends = [tier.end for tier in tiers]
     return {
         "provider": provider,
         "request": request,
-        "breakpoints": ends if ends is not None else [tier.end for tier in tiers],
+        "breakpoints": ends,
         "stable_tokens": stable,
         "reaches_minimum": stable >= cache_minimum(provider),
     }

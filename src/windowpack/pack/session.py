@@ -23,7 +23,7 @@ import binascii
 import itertools
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -189,11 +189,11 @@ class SessionSources:
     recall: Callable[[object], Window | None]
     keep: Callable[[object, Window], None]
     counter: TokenCounter
-    versions: tuple[tuple[str, int], ...] = field(init=False)
 
-    def __post_init__(self) -> None:
-        versions = tuple((state.name, state.version) for state in self.states)
-        object.__setattr__(self, "versions", versions)
+    @property
+    def versions(self) -> tuple[tuple[str, int], ...]:
+        """(name, version) of each collection read."""
+        return tuple((state.name, state.version) for state in self.states)
 
 
 def session_window(
