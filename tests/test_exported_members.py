@@ -31,6 +31,7 @@ def test_all_is_pinned() -> None:
             "InputPathNotFoundError",
             "InvalidArgumentError",
             "InvalidInputError",
+            "JobInterruptedError",
             "JobNotFoundError",
             "LevelStats",
             "MissingDependencyError",

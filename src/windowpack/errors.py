@@ -23,6 +23,7 @@ to, so one handler turns any of them into `{"error": {"code", "message"}}`.
     ├── ConflictError                409  e.g. a collection opened with other settings
     ├── MissingDependencyError       500  an optional extra is not installed (names the extra)
     ├── StorageError                 503  the database or index files could not be used
+    ├── JobInterruptedError          503  a job whose worker stopped too many times
     └── ServerUnavailableError       503  (client) the REST server could not be reached
 
 `windowpack.Client` raises the same classes from the server's error codes (`from_wire`).
@@ -245,6 +246,14 @@ class StorageError(WindowpackError):
     http_status = 503
 
 
+class JobInterruptedError(WindowpackError):
+    """An ingest job was interrupted (the process running it stopped) as many times as a job
+    may be run; none of its documents were stored, and sending it again is safe."""
+
+    code = "job_interrupted"
+    http_status = 503
+
+
 class ServerUnavailableError(WindowpackError):
     """The client could not reach the REST server, or it answered with a server error."""
 
@@ -286,6 +295,14 @@ def from_wire(code: str, message: str, status: int) -> WindowpackError:
     WindowpackError.__init__(error, message)
     error.code, error.http_status = code, status
     return error
+
+
+def from_code(code: str, message: str) -> WindowpackError:
+    """The error of this tree with `code` and `message` (as a job recorded it), with its
+    class's HTTP status."""
+    classes = {cls.code: cls for cls in _subclasses(WindowpackError)}
+    cls = classes.get(code) or _OTHER_CODES.get(code)
+    return from_wire(code, message, cls.http_status if cls is not None else 500)
 
 
 def _subclasses(root: type[WindowpackError]) -> list[type[WindowpackError]]:

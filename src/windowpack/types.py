@@ -281,7 +281,9 @@ class JobState:
 
     `stage` and the counts are the ingest pipeline's progress (`IngestProgress`; stage queued,
     chunk, summarize, embed, index, done). `failures` maps a file to why it was skipped;
-    `error` says why a failed job failed, and then nothing was stored.
+    `error` says why a failed job failed, and then nothing was stored. `attempts` counts the
+    runs begun: more than one when a worker running it stopped (a crash, a restart) and
+    another took it up again.
     """
 
     id: str
@@ -298,6 +300,8 @@ class JobState:
     report: IngestReport | None
     created_at: datetime
     finished_at: datetime | None
+    started_at: datetime | None = None
+    attempts: int = 0
 
     @property
     def done(self) -> bool:

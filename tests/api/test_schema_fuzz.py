@@ -29,7 +29,7 @@ schema = schemathesis.openapi.from_asgi("/openapi.json", _APP)
 @pytest.fixture(scope="module", autouse=True)
 def _close_store() -> object:
     yield
-    _APP.state.api.jobs.close()
+    _APP.state.api.close_workers()
     _STORE.close()
 
 

@@ -8,6 +8,7 @@ import io
 import logging
 import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -20,7 +21,7 @@ from windowpack.api import ApiSettings, create_app
 from windowpack.config import StoreConfig
 from windowpack.documents.parsing import parse_file
 from windowpack.errors import FileTooLargeError, StorageError
-from windowpack.jobs import JobRunner
+from windowpack.jobs import DocumentsInput, JobQueue, Worker
 from windowpack.storage.database import create_database_engine
 
 
@@ -111,44 +112,57 @@ def test_a_slow_but_steady_body_is_not_cut_off(store: wp.Store, tmp_path: Path) 
     assert store.collection("docs").get("slow").text.startswith("Slowly")
 
 
-def _failed_job_error(error: Exception) -> tuple[str, str]:
-    runner = JobRunner()
+@pytest.fixture
+def failed_job_error(
+    store: wp.Store, monkeypatch: pytest.MonkeyPatch
+) -> Callable[[Exception], tuple[str, str]]:
+    """(code, message) a job records when its ingest raises the error given."""
 
-    def work(_progress: object) -> wp.types.IngestReport:
-        raise error
+    def failed_with(error: Exception) -> tuple[str, str]:
+        def raising(*_args: object, **_kwargs: object) -> wp.IngestReport:
+            raise error
 
-    job = runner.submit("docs", work)  # type: ignore[arg-type]
-    runner.wait(timeout=30)
-    runner.close()
-    finished = runner.get(job.id)
-    assert finished.status == "failed" and finished.error is not None
-    return finished.error.code, finished.error.message
+        monkeypatch.setattr(DocumentsInput, "run", raising)
+        queue = JobQueue(store)
+        job, _ = queue.enqueue(store.collection("docs"), DocumentsInput([]))
+        assert Worker(queue).run_one()
+        finished = queue.get(job.id)
+        assert finished.status == "failed" and finished.error is not None
+        return finished.error.code, finished.error.message
+
+    return failed_with
 
 
-def test_a_failed_job_does_not_show_sql_or_document_text(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_failed_job_does_not_show_sql_or_document_text(
+    caplog: pytest.LogCaptureFixture, failed_job_error: Callable[[Exception], tuple[str, str]]
+) -> None:
     statement = "INSERT INTO chunks (document_id, text) VALUES (?, ?)"
     error = sqlalchemy.exc.IntegrityError(
         statement, (7, "the secret document text"), Exception("UNIQUE")
     )
     with caplog.at_level(logging.ERROR, logger="windowpack.jobs"):
-        code, message = _failed_job_error(error)
+        code, message = failed_job_error(error)
     assert code == "internal_error"
     assert "INSERT" not in message and "secret" not in message
     assert "failed on the server" in message and "server log" in message
     assert "INSERT INTO chunks" in caplog.text, "the details go to the server log"
 
 
-def test_a_job_storage_error_does_not_show_server_paths(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_job_storage_error_does_not_show_server_paths(
+    caplog: pytest.LogCaptureFixture, failed_job_error: Callable[[Exception], tuple[str, str]]
+) -> None:
     with caplog.at_level(logging.ERROR, logger="windowpack.jobs"):
-        code, message = _failed_job_error(StorageError("cannot write index files under /srv/wp/ix"))
+        code, message = failed_job_error(StorageError("cannot write index files under /srv/wp/ix"))
     assert code == "storage_error" and "/srv/wp" not in message
     assert "/srv/wp/ix" in caplog.text
 
 
-def test_a_job_bad_input_error_still_names_the_input() -> None:
+def test_a_job_bad_input_error_still_names_the_input(
+    failed_job_error: Callable[[Exception], tuple[str, str]],
+) -> None:
     from windowpack.errors import InvalidArgumentError
 
-    code, message = _failed_job_error(InvalidArgumentError("documents[0].id", "holds a NUL"))
+    code, message = failed_job_error(InvalidArgumentError("documents[0].id", "holds a NUL"))
     assert code == "invalid_argument" and "documents[0].id" in message
 
 

@@ -33,14 +33,14 @@ def test_migration_creates_the_schema_at_head(any_database_store: wp.Store) -> N
     tables = set(inspect(engine).get_table_names())
     expected = {"collections", "documents", "chunks", "embeddings", "api_keys", "alembic_version"}
     assert expected <= tables
-    assert current_revision(engine) == "0004"
+    assert current_revision(engine) == "0005"
 
 
 def test_migrating_twice_is_a_no_op(tmp_path: Path) -> None:
     engine = create_database_engine(f"sqlite:///{tmp_path / 'db.sqlite'}")
     migrate(engine)
     migrate(engine)
-    assert current_revision(engine) == "0004"
+    assert current_revision(engine) == "0005"
 
 
 def test_replicas_migrating_a_new_postgresql_database_at_once_all_succeed(
@@ -64,7 +64,7 @@ def test_replicas_migrating_a_new_postgresql_database_at_once_all_succeed(
     for thread in threads:
         thread.join(timeout=60)
     assert errors == []
-    assert {current_revision(engine) for engine in engines} == {"0004"}
+    assert {current_revision(engine) for engine in engines} == {"0005"}
     for engine in engines:
         engine.dispose()
 
@@ -273,7 +273,7 @@ def test_an_existing_database_is_upgraded_in_place(tmp_path: Path) -> None:
         )
     assert "tree_nodes" not in inspect(engine).get_table_names()
     migrate(engine)
-    assert current_revision(engine) == "0004"
+    assert current_revision(engine) == "0005"
     assert {"tree_nodes", "summaries", "api_keys"} <= set(inspect(engine).get_table_names())
     with engine.connect() as connection:
         names = connection.exec_driver_sql("SELECT name FROM collections").scalars().all()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,7 +18,7 @@ from windowpack.api.routes import ERRORS, collections, documents, jobs, ops, que
 from windowpack.api.settings import ApiSettings
 from windowpack.api.warm_up import WarmUp
 from windowpack.errors import InvalidArgumentError
-from windowpack.jobs import JobRunner
+from windowpack.jobs import JobQueue, Worker, WorkerSettings
 from windowpack.service import Store
 from windowpack.service import open as open_store
 
@@ -43,10 +42,16 @@ def create_app(settings: ApiSettings | None = None, *, store: Store | None = Non
     store = store or _open(settings)
     check_binding(settings, store)
     metrics = Metrics(store)
-    upload_dir = Path(settings.upload_dir or tempfile.gettempdir()) / "windowpack-uploads"
+    upload_dir = Path(settings.upload_dir) if settings.upload_dir else _store_folder(store)
+    queue = JobQueue(store, keep=settings.jobs_kept)
+    worker_settings = WorkerSettings(max_attempts=settings.job_attempts)
     api = ApiContext(
         store=store,
-        jobs=JobRunner(keep=settings.jobs_kept, on_finish=metrics.job_finished),
+        jobs=queue,
+        workers=tuple(
+            Worker(queue, worker_settings, on_finish=metrics.job_finished)
+            for _ in range(settings.workers)
+        ),
         settings=settings,
         metrics=metrics,
         upload_dir=upload_dir,
@@ -56,9 +61,10 @@ def create_app(settings: ApiSettings | None = None, *, store: Store | None = Non
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         api.warm_up.start()
+        api.start_workers()  # jobs a stopped server left behind are taken up again now
         yield
         api.warm_up.stop()
-        api.jobs.close()
+        api.close_workers()
         if owned:
             store.close()
 
@@ -97,6 +103,14 @@ def check_binding(settings: ApiSettings, store: Store) -> None:
         f"refusing to listen on {settings.host} without API keys: create one with "
         "`windowpack keys create NAME --collection '*' --write`, or listen on 127.0.0.1",
     )
+
+
+def _store_folder(store: Store) -> Path:
+    """Uploads wait for their job beside the store, so a restart finds them: the SQLite
+    store's folder, or the index folder of a store on a database URL."""
+    database = store.engine.url.database if store.engine.dialect.name == "sqlite" else None
+    base = Path(database).resolve().parent if database else store.indexes.index_dir
+    return base / "uploads"
 
 
 def _open(settings: ApiSettings) -> Store:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -18,17 +16,20 @@ from windowpack.api.metrics import Metrics
 from windowpack.api.schemas import JobOut
 from windowpack.api.settings import ApiSettings
 from windowpack.api.warm_up import WarmUp
-from windowpack.errors import InvalidArgumentError
-from windowpack.jobs import IngestCall, JobRunner
+from windowpack.errors import InvalidArgumentError, from_code
+from windowpack.jobs import JobInput, JobQueue, Worker
 from windowpack.service import Collection, Store
 
 
 @dataclass(frozen=True)
 class ApiContext:
-    """One per app: the store loaded once and shared by every request, jobs, settings."""
+    """One per app: the store loaded once and shared by every request, jobs, settings.
+
+    `workers` run jobs in this process (none when `windowpack worker` processes do)."""
 
     store: Store
-    jobs: JobRunner
+    jobs: JobQueue
+    workers: tuple[Worker, ...]
     settings: ApiSettings
     metrics: Metrics
     upload_dir: Path
@@ -37,31 +38,47 @@ class ApiContext:
     def ingest(
         self,
         collection: Collection,
-        work: IngestCall,
+        job_input: JobInput,
         *,
-        size: int,
-        documents: int,
-        background: bool | None,
-        cleanup: Callable[[], None] | None = None,
+        background: bool,
+        idempotency_key: str | None,
+        request_hash: str,
     ) -> JSONResponse:
-        """Run an ingest now (200 and its report) or as a job (202 and the job).
+        """Queue the ingest as a job and answer 202 with it, or (not `background`) wait for
+        it and answer 200 with its report, or its error.
 
-        `background=None` lets the size decide: past `background_above_bytes` it is a job.
+        Every write is a job, so an accepted one survives a restart and the work is done by
+        whichever worker takes it. A retry with the same `idempotency_key` answers the job
+        the first request made (its files are then not needed again).
         """
-        if self.in_background(background, size):
-            job = self.jobs.submit(
-                collection.name, work, documents_total=documents, cleanup=cleanup
+        try:
+            job, created = self.jobs.enqueue(
+                collection, job_input, idempotency_key=idempotency_key, request_hash=request_hash
             )
+        except BaseException:
+            job_input.cleanup()
+            raise
+        if not created:
+            job_input.cleanup()
+        self.start_workers()
+        if background:
             content = jsonable_encoder(JobOut.of(job))
             return JSONResponse(content, 202, headers={"Location": f"/v1/jobs/{job.id}"})
-        started = time.perf_counter()
-        try:
-            report = work(lambda _progress: None)
-        finally:
-            if cleanup is not None:
-                cleanup()
-        self.metrics.ingest_finished("succeeded", report.tokens, time.perf_counter() - started)
-        return JSONResponse(jsonable_encoder(report), 200)
+        job = self.jobs.wait(job.id)
+        if job.error is not None:
+            raise from_code(job.error.code, job.error.message)
+        # Read your writes: a worker in another process wrote this version; have it here.
+        self.store.indexes.current(collection.collection_id, wait=True, name=collection.name)
+        return JSONResponse(jsonable_encoder(job.report), 200)
+
+    def start_workers(self) -> None:
+        """Start this process's workers (again: nothing), which first recover orphaned jobs."""
+        for worker in self.workers:
+            worker.start()
+
+    def close_workers(self) -> None:
+        for worker in self.workers:
+            worker.close()
 
     def in_background(self, background: bool | None, size: int) -> bool:
         """The client's choice, else whether the input is over `background_above_bytes`."""

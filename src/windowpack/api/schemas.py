@@ -418,6 +418,11 @@ class JobOut(BaseModel):
     report: IngestReport | None
     created_at: datetime
     finished_at: datetime | None
+    started_at: datetime | None = Field(description="When its latest run began.")
+    attempts: int = Field(
+        description="Runs begun: more than 1 when a worker running it stopped and another "
+        "took it up again."
+    )
 
     @classmethod
     def of(cls, job: JobState) -> JobOut:
@@ -439,6 +444,8 @@ class JobOut(BaseModel):
             report=job.report,
             created_at=job.created_at,
             finished_at=job.finished_at,
+            started_at=job.started_at,
+            attempts=job.attempts,
         )
 
 

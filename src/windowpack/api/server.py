@@ -24,6 +24,12 @@ def serve(settings: ApiSettings, *, announce: bool = True) -> None:
         print(f"windowpack API at {settings.base_url}/v1 ({keys})", flush=True)
         print(f"interactive docs: {settings.base_url}/docs", flush=True)
         print(f"window inspector: {settings.base_url}/ui", flush=True)
+        runs = (
+            f"{settings.workers} worker(s) in this process"
+            if settings.workers
+            else "none in this process: run `windowpack worker`"
+        )
+        print(f"ingest jobs: {runs}", flush=True)
     uvicorn.run(
         app,
         host=settings.host,

@@ -60,8 +60,15 @@ class ApiSettings(BaseSettings):
     max_page: int = Field(default=1000, gt=0)
     # Inputs larger than this run as a background job even when the client did not ask.
     background_above_bytes: int = Field(default=1 * MIB, gt=0)
+    # Where uploaded files wait for their job (default: `uploads/` beside the store). Workers
+    # on other machines read them there: a folder they all mount.
     upload_dir: str | None = None
     jobs_kept: int = Field(default=1000, gt=0)
+    # Job workers in the server's process; 0 when `windowpack worker` processes run the jobs
+    # (the server then does no ingest work: its CPU is the readers').
+    workers: int = Field(default=1, ge=0)
+    # Runs of a job before an interruption (its worker killed) fails it.
+    job_attempts: int = Field(default=3, gt=0)
     # uvicorn's levels; at info (the default) every request is logged by its access log.
     log_level: Literal["critical", "error", "warning", "info", "debug", "trace"] = "info"
     access_log: bool = True

@@ -8,6 +8,7 @@ no file system here can hold (over 255 bytes, a NUL, not Unicode) is refused nam
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -25,11 +26,13 @@ MAX_NAME_BYTES = 255
 
 @dataclass(frozen=True)
 class SavedUploads:
-    """The files of one request, saved in `folder`; `remove()` deletes them."""
+    """The files of one request, saved in `folder`; `remove()` deletes them. `digest` is
+    the SHA-256 of their names and contents, in order (a retried upload has the same)."""
 
     folder: Path
     paths: list[Path]
     size: int
+    digest: str
 
     def remove(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
@@ -40,19 +43,23 @@ def save_uploads(files: list[UploadFile], parent: Path) -> SavedUploads:
     parent.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix="upload-", dir=parent))
     try:
-        paths, size = [], 0
+        paths, size, digest = [], 0, hashlib.sha256()
         for index, upload in enumerate(files):
             path = folder / _safe_name(upload.filename, index)
             if path in paths:
                 raise InvalidArgumentError("files", f"two files are named {path.name!r}")
+            digest.update(path.name.encode() + b"\0")
             with path.open("wb") as out:
-                shutil.copyfileobj(upload.file, out, _BLOCK)
+                while block := upload.file.read(_BLOCK):
+                    out.write(block)
+                    digest.update(block)
+            digest.update(b"\0")
             size += path.stat().st_size
             paths.append(path)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
-    return SavedUploads(folder=folder, paths=paths, size=size)
+    return SavedUploads(folder=folder, paths=paths, size=size, digest=digest.hexdigest())
 
 
 def _safe_name(filename: str | None, index: int) -> str:

@@ -1,7 +1,10 @@
-"""`windowpack serve`: the REST API, its settings from flags and the environment."""
+"""`windowpack serve`: the REST API, its settings from flags and the environment; and
+`windowpack worker`, which runs its ingest jobs in a process of its own."""
 
 from __future__ import annotations
 
+import signal
+import threading
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
@@ -46,6 +49,13 @@ def serve(
             "/readyz answers 200 once done [env: WINDOWPACK_WARM_UP; on]."
         ),
     ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            help="Job workers in the server's process; 0 when `windowpack worker` processes "
+            "run the ingest jobs [env: WINDOWPACK_WORKERS; 1]."
+        ),
+    ] = None,
 ) -> None:
     """Serve the REST API (docs at /docs, inspector at /ui); beyond 127.0.0.1 only with keys.
 
@@ -63,6 +73,7 @@ def serve(
         "log_level": log_level,
         "access_log": access_log,
         "warm_up": warm_up,
+        "workers": workers,
     }
     run_server(
         _server_settings({name: value for name, value in flags.items() if value is not None})
@@ -84,3 +95,62 @@ def _server_settings(flags: dict[str, object]) -> ApiSettings:
         raise InvalidArgumentError(
             f"--{name.replace('_', '-')} / WINDOWPACK_{name.upper()}", problem["msg"]
         ) from None
+
+
+def worker(
+    store: Annotated[
+        str, typer.Option(help="Store folder or database URL.", envvar="WINDOWPACK_STORE")
+    ] = "wp-store",
+    index_dir: Annotated[
+        str | None,
+        typer.Option(
+            help="Index folder, needed with a database URL.", envvar="WINDOWPACK_INDEX_DIR"
+        ),
+    ] = None,
+    embedder: Annotated[
+        str | None,
+        typer.Option(
+            help="Embedding model name or path, or 'hash': the server's.",
+            envvar="WINDOWPACK_EMBEDDER",
+        ),
+    ] = None,
+    attempts: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Runs of a job before an interruption (its worker killed) fails it.",
+            envvar="WINDOWPACK_JOB_ATTEMPTS",
+        ),
+    ] = 3,
+    poll_seconds: Annotated[
+        float,
+        typer.Option(
+            min=0.01,
+            help="Seconds between looks at the job table when nothing woke the worker "
+            "(PostgreSQL wakes it at once; SQLite is looked at).",
+        ),
+    ] = 1.0,
+) -> None:
+    """Run the store's ingest jobs (those `windowpack serve` accepted) until Ctrl-C or SIGTERM.
+
+    Run as many as you like, on this or other machines sharing the database: each takes one
+    job at a time, and a job whose worker is killed is taken up again by another. The job in
+    hand is finished before the worker stops.
+    """
+
+    from windowpack.config import StoreConfig
+    from windowpack.jobs import JobQueue, Worker, WorkerSettings
+    from windowpack.service import open as open_store
+
+    config = StoreConfig() if embedder is None else StoreConfig(embedder=embedder)
+    with open_store(store, index_dir=index_dir, config=config) as opened:
+        job_worker = Worker(
+            JobQueue(opened),
+            WorkerSettings(max_attempts=attempts, poll_seconds=poll_seconds),
+        )
+        stop = threading.Event()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, lambda *_: stop.set())
+        typer.echo(f"worker {job_worker.name}: running jobs of {store}", err=True)
+        job_worker.run(stop)
+        typer.echo(f"worker {job_worker.name}: stopped", err=True)

@@ -14,7 +14,7 @@ import httpx
 
 from windowpack.client import _calls
 from windowpack.client._calls import Call
-from windowpack.errors import CollectionNotFoundError, ConflictError
+from windowpack.errors import CollectionNotFoundError, ConflictError, ServerUnavailableError
 from windowpack.types import (
     CollectionStats,
     Document,
@@ -52,13 +52,23 @@ class AsyncClient:
         )
 
     async def send(self, call: Call[T]) -> T:
-        """Make one call; its answer as the library's types, or its error raised."""
-        try:
-            response = await self._http.request(
-                call.method, call.path, json=call.json, params=call.params, files=call.files
-            )
-        except httpx.TransportError as error:
-            raise _calls.unreachable(self.url, error) from error
+        """Make one call; its answer as the library's types, or its error raised. A write
+        whose connection fails is sent again a few times with its Idempotency-Key."""
+        for pause in (*call.retries, None):
+            try:
+                response = await self._http.request(
+                    call.method,
+                    call.path,
+                    json=call.json,
+                    params=call.params,
+                    files=call.files,
+                    headers=call.headers,
+                )
+                break
+            except httpx.TransportError as error:
+                if pause is None:
+                    raise _calls.unreachable(self.url, error) from error
+                await asyncio.sleep(pause)
         body = response.json() if response.content else None
         return call.parse(_calls.checked(response.status_code, body, str(response.url)))
 
@@ -181,13 +191,17 @@ class AsyncRemoteJob:
 
     async def wait(self, timeout: float | None = None) -> IngestReport:
         """Poll until the job is done: its report, or its error raised (`TimeoutError` past
-        `timeout` seconds)."""
+        `timeout` seconds). A server that cannot be reached meanwhile (restarting) is asked
+        again until then: the job is kept in its database."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while not self.state.done:
             if deadline is not None and time.monotonic() > deadline:
                 raise TimeoutError(f"job {self.id} not done after {timeout} s")
             await asyncio.sleep(_calls.POLL_SECONDS)
-            await self.refresh()
+            try:
+                await self.refresh()
+            except ServerUnavailableError:
+                continue  # the server is restarting: the job is in its database, ask again
         return _calls.finished(self.state)
 
 

@@ -7,6 +7,7 @@ parsing, errors) lives here, so the two cannot drift apart.
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from windowpack.errors import (
     InputPathNotFoundError,
     InvalidArgumentError,
     ServerUnavailableError,
+    from_code,
     from_wire,
 )
 from windowpack.prompt_cache import Tier
@@ -52,6 +54,21 @@ class Call(Generic[T]):
     json: Any = None
     params: Mapping[str, Any] = field(default_factory=dict)
     files: list[tuple[str, tuple[str, bytes]]] | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def retries(self) -> tuple[float, ...]:
+        """Pauses before sending again when the connection fails: only a write that carries
+        an Idempotency-Key is sent again (the server then answers the job it already made)."""
+        return WRITE_RETRY_SECONDS if "Idempotency-Key" in self.headers else ()
+
+
+WRITE_RETRY_SECONDS = (0.5, 1.0, 2.0, 4.0)
+
+
+def write_headers() -> dict[str, str]:
+    """A new Idempotency-Key for one write: its retries send the same."""
+    return {"Idempotency-Key": f"wp-{uuid.uuid4().hex}"}
 
 
 def checked(status: int, body: Any, url: str) -> Any:
@@ -114,6 +131,7 @@ def add(name: str, documents: Iterable[Document | str], background: bool | None)
         json={"documents": items},
         params=_background(background),
         parse=_ingested,
+        headers=write_headers(),
     )
 
 
@@ -126,6 +144,7 @@ def add_files(
         files=[("files", (upload, data)) for upload, data in _uploads(paths)],
         params=_background(background),
         parse=_ingested,
+        headers=write_headers(),
     )
 
 
@@ -287,7 +306,7 @@ def finished(state: JobState) -> IngestReport:
     """A done job's report, or its error raised (the class of the tree its code names)."""
     if state.error is not None:
         # A job's error comes without an HTTP status; its code picks the class.
-        raise from_wire(state.error.code, state.error.message, 400)
+        raise from_code(state.error.code, state.error.message)
     assert state.report is not None, "a succeeded job carries its report"
     return state.report
 

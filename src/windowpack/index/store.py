@@ -456,6 +456,11 @@ class IndexStore:
         except OSError as error:
             _LOG.warning("cannot write index files under %s: %s", self._files.index_dir, error)
 
+    @property
+    def index_dir(self) -> Path:
+        """The folder every collection's index files are under."""
+        return self._files.index_dir
+
     def collection_dir(self, collection_id: int) -> Path:
         """The folder of a collection's index files, where other derived files may go too
         (the packer's token counts): `forget` removes it with the collection."""

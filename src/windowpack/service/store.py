@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from windowpack.config import DEFAULT_STORE, EvidenceSettings, StoreConfig
@@ -239,6 +240,11 @@ class Store:
 
     # The store's parts, for diagnostics and benchmarks that read or time one of them apart
     # (a state load, an index load, the rows a write left); an application needs none of them.
+
+    @property
+    def engine(self) -> Engine:
+        """The database engine (its URL, its dialect; workers take their leases through it)."""
+        return self._context.engine
 
     @property
     def sessions(self) -> sessionmaker[Session]:

@@ -2,8 +2,8 @@
 
 `database` creates engines and migrates (alembic), `schema` holds the models, `repository`
 the queries and writes (callers own the session and transaction), `notifications` tells other
-processes of a new index version (PostgreSQL NOTIFY) and `api_keys` keeps the REST service's
-keys.
+processes of a new index version or job (PostgreSQL NOTIFY), `api_keys` keeps the REST
+service's keys and `job_table` the ingest jobs.
 """
 
 from __future__ import annotations
@@ -17,20 +17,33 @@ from windowpack.storage.database import (
     session_factory,
     sqlite_url,
 )
-from windowpack.storage.notifications import VersionListener, announce_change
-from windowpack.storage.schema import ChunkRow, CollectionRow, DocumentRow, TreeNodeRow, new_row
+from windowpack.storage.job_table import JobOutcome, JobTable, new_job_row
+from windowpack.storage.notifications import JOBS_CHANNEL, VersionListener, announce_change
+from windowpack.storage.schema import (
+    ChunkRow,
+    CollectionRow,
+    DocumentRow,
+    JobRow,
+    TreeNodeRow,
+    new_row,
+)
 
 __all__ = [
+    "JOBS_CHANNEL",
     "ApiKeys",
     "ChunkRow",
     "CollectionRow",
     "DocumentRow",
+    "JobOutcome",
+    "JobRow",
+    "JobTable",
     "TreeNodeRow",
     "VersionListener",
     "announce_change",
     "create_database_engine",
     "current_revision",
     "migrate",
+    "new_job_row",
     "new_row",
     "repository",
     "session_factory",

@@ -20,24 +20,31 @@ from sqlalchemy.orm import Session
 
 _LOG = logging.getLogger("windowpack")
 CHANNEL = "windowpack_versions"
+JOBS_CHANNEL = "windowpack_jobs"
 
 
 def announce_change(session: Session, collection_id: int) -> None:
     """Tell listeners that the collection changed (a new version, or deleted) when the
     caller's transaction commits (PostgreSQL only; elsewhere they poll)."""
+    notify(session, CHANNEL, str(collection_id))
+
+
+def notify(session: Session, channel: str, payload: str) -> None:
+    """Send `payload` on `channel` when the caller's transaction commits (PostgreSQL only)."""
     if session.get_bind().dialect.name != "postgresql":
         return
     session.execute(
-        text("SELECT pg_notify(:channel, :payload)"),
-        {"channel": CHANNEL, "payload": str(collection_id)},
+        text("SELECT pg_notify(:channel, :payload)"), {"channel": channel, "payload": payload}
     )
 
 
 class VersionListener:
-    """Waits until another process announces a version, or until the interval passes."""
+    """Waits until another process announces a version (or, on `channel`, anything else),
+    or until the interval passes."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, channel: str = CHANNEL) -> None:
         self._engine = engine
+        self._channel = channel
         self._listens = engine.dialect.name == "postgresql"
         self._connection: Any = None
 
@@ -69,7 +76,7 @@ class VersionListener:
         url = self._engine.url.set(drivername="postgresql")
         try:
             connection = psycopg.connect(url.render_as_string(hide_password=False), autocommit=True)
-            connection.execute(f"LISTEN {CHANNEL}")
+            connection.execute(f"LISTEN {self._channel}")
         except Exception as error:
             _LOG.warning("cannot listen for new index versions, polling: %s", error)
             return None

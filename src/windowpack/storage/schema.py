@@ -212,3 +212,40 @@ class ApiKeyRow(Base):
     can_write: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utc_now)
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class JobRow(Base):
+    """An ingest job: what to ingest (`manifest`), where it stands, and how it ended.
+
+    It lives in the store's database, so every replica and worker sees every job. `worker`
+    and `worker_lock` name the process running it; whether that process is still alive is
+    told by the lock (`jobs.liveness`), not by a clock. `attempts` counts the runs begun;
+    `idempotency_key` (unique per collection) with `request_hash` makes a client's retry of
+    the same request answer the same job.
+    """
+
+    __tablename__ = "jobs"
+    __table_args__ = (
+        UniqueConstraint("collection", "idempotency_key", name="uq_jobs_idempotency_key"),
+        Index("ix_jobs_status_created", "status", "created_at"),
+    )
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    collection: Mapped[str] = mapped_column(String(64))
+    kind: Mapped[str] = mapped_column(String(16))
+    manifest: Mapped[dict[str, Any]] = mapped_column(JSON)
+    status: Mapped[str] = mapped_column(String(16), default="queued")
+    stage: Mapped[str] = mapped_column(String(32), default="queued")
+    progress: Mapped[dict[str, int]] = mapped_column(JSON, default=dict)
+    failures: Mapped[dict[str, str]] = mapped_column(JSON, default=dict)
+    report: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    error_code: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    error_message: Mapped[str | None] = mapped_column(Text, nullable=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    worker: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    worker_lock: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    idempotency_key: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    request_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utc_now)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Annotated, Any
 
-from fastapi import APIRouter, File, Query, Response, UploadFile
+from fastapi import APIRouter, File, Header, Query, Response, UploadFile
 from fastapi import Path as PathParam
 from fastapi.responses import JSONResponse
 
@@ -20,6 +21,7 @@ from windowpack.api.schemas import (
     NewDocumentId,
 )
 from windowpack.api.uploads import save_uploads
+from windowpack.jobs import DocumentsInput, FilesInput, request_hash
 from windowpack.types import IngestReport
 
 router = APIRouter(tags=["documents"])
@@ -34,6 +36,20 @@ Background = Annotated[
     bool | None,
     Query(description="Run as a job (202); default: only inputs over the server's threshold."),
 ]
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        min_length=1,
+        max_length=255,
+        pattern=r"^[!-~]+$",
+        description=(
+            "Any string of printable ASCII the client makes up per request: a retry with the "
+            "same key (same collection, same body) answers the job the first one made, so it "
+            "is never ingested twice. The same key with another body is a 409."
+        ),
+    ),
+]
 INGESTED: dict[int | str, dict[str, Any]] = {
     200: {"model": IngestReport, "description": "Ingested; what was added"},
     202: {"model": JobOut, "description": "Accepted as a job: poll Location"},
@@ -47,16 +63,17 @@ def add_documents(
     access: AccessDep,
     api: ApiDep,
     background: Background = None,
+    idempotency_key: IdempotencyKey = None,
 ) -> JSONResponse:
     """Add documents in one transaction; one whose id exists is replaced if it changed."""
     collection = access.write(name)
     documents = [item.to_document(item.id) for item in body.documents]
     return api.ingest(
         collection,
-        lambda progress: collection.add(documents, progress=progress),
-        size=sum(len(item.text) for item in body.documents),
-        documents=len(documents),
-        background=background,
+        DocumentsInput(documents),
+        background=api.in_background(background, sum(len(item.text) for item in body.documents)),
+        idempotency_key=idempotency_key,
+        request_hash=request_hash("documents", [asdict(document) for document in documents]),
     )
 
 
@@ -67,6 +84,7 @@ def upload_files(
     access: AccessDep,
     api: ApiDep,
     background: Background = None,
+    idempotency_key: IdempotencyKey = None,
 ) -> JSONResponse:
     """Upload files. Now: a bad file is a 4xx and nothing is stored. As a job: bad files are
     listed in the job's `failures` and the rest is ingested."""
@@ -75,14 +93,15 @@ def upload_files(
     in_job = api.in_background(background, saved.size)
     # A job ingests the folder (bad files skipped and reported); a direct call names each file
     # (any bad one fails the whole call, atomically).
-    targets = [saved.folder] if in_job else saved.paths
+    job_input = FilesInput(
+        folder=saved.folder, paths=None if in_job else saved.paths, count=len(saved.paths)
+    )
     return api.ingest(
         collection,
-        lambda progress: collection.add_files(targets, progress=progress, root=saved.folder),
-        size=saved.size,
-        documents=len(saved.paths),
+        job_input,
         background=in_job,
-        cleanup=saved.remove,
+        idempotency_key=idempotency_key,
+        request_hash=request_hash("files", in_job, saved.digest),
     )
 
 
@@ -125,16 +144,17 @@ def upsert_document(
     access: AccessDep,
     api: ApiDep,
     background: Background = None,
+    idempotency_key: IdempotencyKey = None,
 ) -> JSONResponse:
     """Store this document under `document_id`: added, replaced if changed, else unchanged."""
     collection = access.write(name)
     document = body.to_document(document_id)
     return api.ingest(
         collection,
-        lambda progress: collection.add([document], progress=progress),
-        size=len(body.text),
-        documents=1,
-        background=background,
+        DocumentsInput([document]),
+        background=api.in_background(background, len(body.text)),
+        idempotency_key=idempotency_key,
+        request_hash=request_hash("document", asdict(document)),
     )
 
 
