@@ -23,6 +23,15 @@ def _collection(store: wp.Store, name: str = "docs") -> wp.Collection:
     return collection
 
 
+def _run_until_ended(queue: JobQueue, job_id: str) -> wp.types.JobState:
+    """Start a worker (it first recovers orphaned jobs), wait for the job, stop the worker."""
+    worker = Worker(queue).start()
+    try:
+        return queue.wait(job_id, timeout=60)
+    finally:
+        worker.close()
+
+
 def _documents(*ids: str) -> DocumentsInput:
     return DocumentsInput([wp.Document(id=i, text=f"{i}: {SEALS}") for i in ids])
 
@@ -34,11 +43,7 @@ def test_a_queued_job_is_run_by_a_worker_and_its_report_kept(any_database_store:
     assert created and job.status == "queued" and job.documents_total == 2
     assert queue.get(job.id).status == "queued"  # nothing runs it until a worker does
 
-    worker = Worker(queue).start()
-    try:
-        done = queue.wait(job.id, timeout=60)
-    finally:
-        worker.close()
+    done = _run_until_ended(queue, job.id)
     assert done.status == "succeeded" and done.attempts == 1, done
     assert done.report is not None and done.report.added == 2
     assert done.embedded == done.report.embedded > 0
@@ -55,11 +60,7 @@ def test_a_bad_input_fails_its_job_with_the_error_that_names_it(
     queue = JobQueue(any_database_store)
     bad = DocumentsInput([wp.Document(id="empty", text="   ")])
     job, _ = queue.enqueue(collection, bad)
-    worker = Worker(queue).start()
-    try:
-        ended = queue.wait(job.id, timeout=60)
-    finally:
-        worker.close()
+    ended = _run_until_ended(queue, job.id)
     assert ended.status == "failed" and ended.error is not None
     assert ended.error.code == "empty_document" and "empty" in ended.error.message
     assert [info.id for info in collection.documents()] == ["seed"]
@@ -116,11 +117,7 @@ def test_a_job_whose_worker_died_is_queued_again_and_then_done(
     job, _ = queue.enqueue(collection, _documents("a"))
     dead = WorkerLease(any_database_store.engine, tmp_path / "workers")
     assert queue.table.claim("dead-worker", dead.key) is not None  # its lease was never held
-    worker = Worker(queue).start()  # recovers at start
-    try:
-        done = queue.wait(job.id, timeout=60)
-    finally:
-        worker.close()
+    done = _run_until_ended(queue, job.id)
     assert done.status == "succeeded" and done.attempts == 2
     assert "a" in {info.id for info in collection.documents()}
 
@@ -189,11 +186,7 @@ def test_a_files_job_removes_its_upload_folder_when_it_ends(
     (folder / "broken.pdf").write_bytes(b"not a pdf")
     queue = JobQueue(hash_store)
     job, _ = queue.enqueue(collection, FilesInput(folder=folder, paths=None, count=2))
-    worker = Worker(queue).start()
-    try:
-        done = queue.wait(job.id, timeout=60)
-    finally:
-        worker.close()
+    done = _run_until_ended(queue, job.id)
     assert done.status == "succeeded", done
     assert list(done.failures) == ["broken.pdf"]
     assert "owls.md" in {info.id for info in collection.documents()}
@@ -215,11 +208,7 @@ def test_a_job_for_a_collection_deleted_since_fails_naming_it(hash_store: wp.Sto
     job, _ = queue.enqueue(collection, _documents("a"))
     hash_store.delete_collection("docs")
     _collection(hash_store)  # the same name made again: not the collection the job was for
-    worker = Worker(queue).start()
-    try:
-        ended = queue.wait(job.id, timeout=60)
-    finally:
-        worker.close()
+    ended = _run_until_ended(queue, job.id)
     assert ended.status == "failed" and ended.error is not None
     assert ended.error.code == "collection_deleted" and "docs" in ended.error.message
 
