@@ -598,6 +598,40 @@ SERVER_PIDS: list[int] = []
 """Process ids of the servers `windowpack_server` started, latest last."""
 
 
+@contextlib.contextmanager
+def windowpack_worker(store: Path | str, *options: str) -> Iterator[int]:
+    """`windowpack worker --store store [options]` as a separate process: its pid once it says
+    it is running jobs; stopped with SIGTERM (it finishes the job in hand) when the block ends.
+    Its output goes to a temporary log, shown when it fails to start."""
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-c", "from windowpack.cli import main; main()", "worker"]
+    command += ["--store", str(store), *options]
+    with tempfile.TemporaryFile() as log:
+        process = subprocess.Popen(command, env=dict(os.environ), stdout=log, stderr=log)
+        try:
+            _wait_for_output(process, log, b"running jobs")
+            yield process.pid
+        finally:
+            process.terminate()
+            process.wait(timeout=300)
+
+
+def _wait_for_output(process: Any, log: Any, expected: bytes, timeout_s: float = 60) -> None:
+    """Until `expected` is in the file `log` that `process` writes; SystemExit with the log's
+    end when the process exits first or `timeout_s` passes."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and process.poll() is None:
+        log.seek(0)
+        if expected in log.read():
+            return
+        time.sleep(0.05)
+    log.seek(0)
+    tail = log.read()[-2000:].decode("utf-8", "replace")
+    raise SystemExit(f"{' '.join(process.args[3:])} did not say {expected!r}: {tail}")
+
+
 POSTGRES_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 """Where benchmarks create their scratch PostgreSQL databases from (CI's and ours)."""
 

@@ -1,30 +1,40 @@
-"""Packs under a writer, over HTTP: 8 packing clients (4 at 8K, 4 at 128K) and one writer.
+"""Packs with and without a writer, over HTTP: 8 packing clients (4 at 8K, 4 at 128K) alone,
+then the same 8 beside one writer, whose ingest runs in a worker process or in the server.
 
-    .venv/bin/python benchmarks/load.py --store /tmp/wp-load-1m          # keep the store
-    .venv/bin/python benchmarks/load.py --store /tmp/wp-load-1m --seconds 60
+    .venv/bin/python benchmarks/load.py --store /tmp/wp-load-1m --seconds 60   # keep the store
+    .venv/bin/python benchmarks/load.py --store /tmp/wp-load-1m --seconds 60 --writer server
 
 1. A ~1M-token store with the hash embedder (model-free vectors: the load is the point, not
    retrieval quality): the RULER essays split into ~20K-character documents, the NIAH essays,
    and essay parts again under `copy-N/` ids (`bench_common.essay_corpus`). Built once;
    reused with `--store`. The server runs on a scratch copy, so each run starts equal.
 2. `windowpack serve --embedder hash` on a loopback port (uvicorn, one process; the server's
-   defaults: snapshot reads on, a 256 MiB window cache unless `--window-cache-mib`).
+   defaults: snapshot reads on, a 256 MiB window cache unless `--window-cache-mib`). With
+   `--writer worker` (the default) the server runs with `--workers 0` and a `windowpack
+   worker --embedder hash --poll-seconds 0.05` process beside it, on the same scratch copy,
+   does every write's ingest: the server queues each write as a job and waits for it. With
+   `--writer server` the server's own worker thread does it, in the serving process.
 3. Writes alone: `--alone` synchronous writes of 2 essay parts each (every paragraph tagged
-   with the write's number, so all of it is new text), timed one by one.
-4. Load for `--seconds`: 8 threads with their own keep-alive connections pack questions never
-   asked before (4 at B = 8,192, 4 at B = 131,072), while one thread writes as in 3 without
-   pause. Every window is checked to fit its budget.
-Printed: errors (non-200 or transport), pack p50/p99 per budget, the index versions packs came
-from, write seconds alone and under load (median and max), and the server's RSS (sampled
-every 0.5 s: peak, end; and the kernel's high-water mark). Figures go to
-`benchmarks/results/load.json`. Targets: 0 errors, p99 <= 1 s at 8K and <= 2 s at 128K,
-writes under load <= 2x alone, RSS bounded by the cache setting. `--smoke` runs it for a
-second over a few thousand tokens, one write alone: a check, not figures.
+   with the write's number, so all of it is new text), timed one by one; then one untimed pack
+   per budget, so that the next phase starts on the state those writes made.
+4. Reads without a writer for `--seconds`: 8 threads with their own keep-alive connections
+   pack questions never asked before (4 at B = 8,192, 4 at B = 131,072).
+5. Reads with a writer for `--seconds`: the same 8 threads, and one thread writing as in 3
+   without pause. Every window of both phases is checked to fit its budget.
+Printed: per phase, errors and pack p50/p99 per budget, and the p99 with a writer over the p99
+without; write seconds alone and under load (median and max) and their ratios; the index
+versions packs came from; the RSS of the server and of the worker (sampled every 0.5 s: peak,
+end; and the kernel's high-water mark); the load average as each phase starts and ends. Goals,
+printed beside the figures: 0 errors; the p99 with a writer <= 2x the p99 without, at 8K and at
+128K; a write under load <= 3x a write alone (medians). Figures go to
+`benchmarks/results/load-<writer>.json`. `--smoke` runs each phase for a second over a few
+thousand tokens, one write alone: a check, not figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import itertools
 import os
@@ -33,7 +43,7 @@ import statistics
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +59,7 @@ from bench_common import (
     make_questions,
     reusable_store_folder,
     windowpack_server,
+    windowpack_worker,
     write_results,
 )
 
@@ -58,6 +69,8 @@ from windowpack.text import get_token_counter
 COLLECTION = "essays"
 BUDGETS = (8_192, 131_072)
 CONFIG = wp.StoreConfig(embedder="hash")
+Pids = dict[str, int]
+"""Process ids to sample, by what the process is ("server", "worker")."""
 
 
 def main() -> None:
@@ -70,17 +83,33 @@ def main() -> None:
         max_bytes=64 * 1024 * 1024,
         source_tokens=SMOKE_TOKENS if args.smoke else None,
     )
-    print(f"corpus: {corpus.description}", flush=True)
+    print(f"corpus: {corpus.description}; writer: {args.writer}", flush=True)
     with reusable_store_folder(args.store, "wp-load-") as folder:
         _ensure_ingested(folder, corpus.documents)
         with tempfile.TemporaryDirectory(prefix="wp-load-run-") as scratch:
             copy = Path(scratch) / "store"
             shutil.copytree(folder, copy)
-            options = ["--embedder", "hash", "--log-level", "warning", "--no-access-log"]
-            with windowpack_server(copy, *options) as url:
-                figures = _run(url, corpus.documents, args, SERVER_PIDS[-1])
+            with _serving(copy, args.writer) as (url, pids):
+                figures = _run(url, corpus.documents, args, pids)
     figures |= {"corpus": corpus.description, "machine": machine_info()}
-    print(f"results: {write_results('load', figures)}")
+    print(f"results: {write_results(f'load-{args.writer}', figures)}")
+
+
+@contextlib.contextmanager
+def _serving(copy: Path, writer: str) -> Iterator[tuple[str, dict[str, int]]]:
+    """The server over `copy`, and for `writer` "worker" a worker process beside it that does
+    the ingest (the server then runs none): its URL and the pids to sample by name."""
+    options = ["--embedder", "hash", "--log-level", "warning", "--no-access-log"]
+    if writer == "server":
+        with windowpack_server(copy, *options) as url:
+            yield url, {"server": SERVER_PIDS[-1]}
+        return
+    worker_options = ["--embedder", "hash", "--poll-seconds", "0.05"]
+    with (
+        windowpack_server(copy, *options, "--workers", "0") as url,
+        windowpack_worker(copy, *worker_options) as worker_pid,
+    ):
+        yield url, {"server": SERVER_PIDS[-1], "worker": worker_pid}
 
 
 def _ensure_ingested(folder: Path, documents: list[wp.Document]) -> None:
@@ -102,10 +131,13 @@ class _Tally:
     )
     errors: list[str] = dataclasses.field(default_factory=list)
     versions: set[int] = dataclasses.field(default_factory=set)
+    writes: list[float] = dataclasses.field(default_factory=list)
+    rss: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
+    load_average: dict[str, float] = dataclasses.field(default_factory=dict)
     lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
 
 
-def _run(url: str, documents: list[wp.Document], args: argparse.Namespace, pid: int) -> Any:
+def _run(url: str, documents: list[wp.Document], args: argparse.Namespace, pids: Pids) -> Any:
     questions = iter(make_questions(corpus_sentences([d.text for d in documents]), 50_000, 11))
     lock = threading.Lock()
 
@@ -120,34 +152,85 @@ def _run(url: str, documents: list[wp.Document], args: argparse.Namespace, pid: 
             _pack(http, question(), budget)
             print(f"first pack at {budget:,}: {time.perf_counter() - started:.1f} s", flush=True)
         alone = [_write(http, next(writes)) for _ in range(args.alone)]
+        for budget in BUDGETS:  # onto the version the writes made before the timing starts
+            _pack(http, question(), budget)
     print(f"writes alone: {_fmt(alone)}", flush=True)
-    tally, under_load, rss = _load(url, question, writes, args, pid)
-    figures: dict[str, Any] = {"seconds": args.seconds, "errors": len(tally.errors)}
-    for budget in BUDGETS:
-        stats = latency_stats(tally.latencies[budget])
-        figures[f"pack_{budget}"] = {"packs": len(tally.latencies[budget]), **stats}
-        print(
-            f"pack at {budget:>7,}: {len(tally.latencies[budget])} packs, p50 "
-            f"{stats.get('p50_ms', 0):.0f} ms, p99 {stats.get('p99_ms', 0):.0f} ms",
-            flush=True,
-        )
-    figures |= {"writes_alone_s": alone, "writes_under_load_s": under_load, "rss_mib": rss}
-    figures["index_versions"] = sorted(tally.versions)
-    print(
-        f"errors: {len(tally.errors)} {tally.errors[:3]}; index versions packed: "
-        f"{sorted(tally.versions)}\nwrites under load: {_fmt(under_load)} (alone: median "
-        f"{statistics.median(alone):.2f} s)\nserver RSS: peak {rss['peak']:.0f} MiB, end "
-        f"{rss['end']:.0f} MiB, high-water mark {rss['hwm']:.0f} MiB",
-        flush=True,
-    )
+    phases = {
+        "without_writer": _load(url, question, None, args.seconds, pids),
+        "with_writer": _load(url, question, writes, args.seconds, pids),
+    }
+    figures: dict[str, Any] = {"writer": args.writer, "seconds": args.seconds}
+    figures |= {name: _phase_figures(name, tally) for name, tally in phases.items()}
+    figures |= _comparison(phases, alone)
     return figures
 
 
+def _phase_figures(name: str, tally: _Tally) -> dict[str, Any]:
+    """A phase's figures, printed as well."""
+    figures: dict[str, Any] = {"errors": len(tally.errors), "error_examples": tally.errors[:3]}
+    lines = [f"{name.replace('_', ' ')}: {len(tally.errors)} errors {tally.errors[:3]}"]
+    for budget in BUDGETS:
+        stats = latency_stats(tally.latencies[budget])
+        figures[f"pack_{budget}"] = {"packs": len(tally.latencies[budget]), **stats}
+        lines.append(
+            f"  pack at {budget:>7,}: {len(tally.latencies[budget])} packs, p50 "
+            f"{stats.get('p50_ms', 0):.0f} ms, p99 {stats.get('p99_ms', 0):.0f} ms"
+        )
+    figures |= {"index_versions": sorted(tally.versions), "writes_s": tally.writes}
+    figures |= {"rss_mib": tally.rss, "load_average": tally.load_average}
+    lines.append(f"  index versions packed: {sorted(tally.versions)}")
+    lines += [
+        f"  {process} RSS: peak {rss['peak']:.0f} MiB, end {rss['end']:.0f} MiB, high-water "
+        f"mark {rss['hwm']:.0f} MiB"
+        for process, rss in tally.rss.items()
+    ]
+    lines.append(
+        f"  load average: {tally.load_average['start']:.2f} at the start, "
+        f"{tally.load_average['end']:.2f} at the end"
+    )
+    print("\n".join(lines), flush=True)
+    return figures
+
+
+def _comparison(phases: dict[str, _Tally], alone: list[float]) -> dict[str, Any]:
+    """With a writer against without: the p99 ratios per budget and the write-time ratios,
+    each printed beside its goal."""
+    without, loaded = phases["without_writer"], phases["with_writer"]
+    ratios: dict[str, float | None] = {}
+    lines = []
+    for budget in BUDGETS:
+        ratio = _ratio(_p99(loaded, budget), _p99(without, budget))
+        ratios[f"p99_{budget}"] = ratio
+        lines.append(
+            f"p99 at {budget:>7,}: {_p99(without, budget):.0f} ms without a writer, "
+            f"{_p99(loaded, budget):.0f} ms with one: {_times(ratio)} (goal <= 2x: "
+            f"{_verdict(ratio, 2)})"
+        )
+    under_load = loaded.writes
+    median_ratio = _ratio(_median(under_load), _median(alone))
+    ratios["write_median"] = median_ratio
+    ratios["write_max"] = _ratio(max(under_load, default=None), max(alone, default=None))
+    lines.append(
+        f"writes alone: {_fmt(alone)}; under load: {_fmt(under_load)}; median "
+        f"{_times(median_ratio)}, max {_times(ratios['write_max'])} (goal <= 3x: "
+        f"{_verdict(median_ratio, 3)})"
+    )
+    print("\n".join(lines), flush=True)
+    return {"writes_alone_s": alone, "writes_under_load_s": under_load, "ratios": ratios}
+
+
 def _load(
-    url: str, question: Any, writes: Iterator[list[dict[str, Any]]], args: Any, pid: int
-) -> tuple[_Tally, list[float], dict[str, float]]:
-    tally, under_load, samples = _Tally(), [], []
-    deadline = time.perf_counter() + args.seconds
+    url: str,
+    question: Callable[[], str],
+    writes: Iterator[list[dict[str, Any]]] | None,
+    seconds: float,
+    pids: Pids,
+) -> _Tally:
+    """Eight packers for `seconds` (and a writer, when `writes` are given); RSS of each of
+    `pids` sampled every 0.5 s."""
+    tally = _Tally(load_average={"start": os.getloadavg()[0]})
+    samples: dict[str, list[float]] = {name: [] for name in pids}
+    deadline = time.perf_counter() + seconds
     done = threading.Event()
 
     def packer(budget: int) -> None:
@@ -164,18 +247,20 @@ def _load(
                     tally.latencies[budget].append(time.perf_counter() - started)
                     tally.versions.add(version)
 
-    def writer() -> None:
+    def writer(writes: Iterator[list[dict[str, Any]]]) -> None:
         with httpx.Client(base_url=url, timeout=600) as http:
             while time.perf_counter() < deadline:
-                under_load.append(_write(http, next(writes)))
+                tally.writes.append(_write(http, next(writes)))
 
     def sampler() -> None:
         while not done.is_set():
-            samples.append(_rss_mib(pid, "VmRSS"))
+            for name, pid in pids.items():
+                samples[name].append(_rss_mib(pid, "VmRSS"))
             done.wait(0.5)
 
     threads = [threading.Thread(target=packer, args=(b,)) for b in BUDGETS for _ in range(4)]
-    threads += [threading.Thread(target=writer)]
+    if writes is not None:
+        threads.append(threading.Thread(target=writer, args=(writes,)))
     watcher = threading.Thread(target=sampler)
     watcher.start()
     for thread in threads:
@@ -184,8 +269,12 @@ def _load(
         thread.join()
     done.set()
     watcher.join()
-    rss = {"peak": max(samples), "end": samples[-1], "hwm": _rss_mib(pid, "VmHWM")}
-    return tally, under_load, rss
+    tally.rss = {
+        name: {"peak": max(values), "end": values[-1], "hwm": _rss_mib(pids[name], "VmHWM")}
+        for name, values in samples.items()
+    }
+    tally.load_average["end"] = os.getloadavg()[0]
+    return tally
 
 
 def _pack(http: httpx.Client, query: str, budget: int) -> int:
@@ -230,6 +319,31 @@ def _rss_mib(pid: int, field: str) -> float:
     return 0.0
 
 
+def _p99(tally: _Tally, budget: int) -> float:
+    return latency_stats(tally.latencies[budget]).get("p99_ms", 0.0)
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def _ratio(numerator: float | None, denominator: float | None) -> float | None:
+    """`numerator / denominator`, or None when either is missing or the denominator is 0."""
+    if numerator is None or not denominator:
+        return None
+    return numerator / denominator
+
+
+def _times(ratio: float | None) -> str:
+    return "-" if ratio is None else f"{ratio:.2f}x"
+
+
+def _verdict(ratio: float | None, goal: float) -> str:
+    if ratio is None:
+        return "not measured"
+    return "met" if ratio <= goal else "missed"
+
+
 def _fmt(seconds: list[float]) -> str:
     if not seconds:
         return "none finished"
@@ -244,6 +358,13 @@ def _parse_args() -> argparse.Namespace:
     parser.add_argument("--tokens", type=int, default=1_000_000, help="corpus size")
     parser.add_argument("--alone", type=int, default=3, help="writes timed alone first")
     parser.add_argument("--window-cache-mib", type=int, help="the server's window cache bound")
+    parser.add_argument(
+        "--writer",
+        choices=("server", "worker"),
+        default="worker",
+        help="who does the writes' ingest: a `windowpack worker` process beside a server run "
+        "with --workers 0, or the server's own worker thread",
+    )
     add_smoke_option(parser)
     args = parser.parse_args()
     if args.smoke:

@@ -33,6 +33,7 @@ EXPECTED = {
     "crash": "every check passed",
     "index_writes": "results: ",
     "ingest": "Figures written to",
+    "jobs": "results: ",
     "kv_session": "Figures written to",
     "large": "Figures written to",
     "load": "results: ",
