@@ -3,6 +3,8 @@ a server without workers, and the client's retry of a write whose answer was los
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import httpx
@@ -13,7 +15,7 @@ from fastapi.testclient import TestClient
 import windowpack as wp
 from windowpack.api import create_app
 from windowpack.client import _calls
-from windowpack.jobs import JobQueue
+from windowpack.jobs import JobQueue, Worker
 
 DOCS = "/v1/collections/docs/documents"
 
@@ -140,3 +142,36 @@ def test_the_client_sends_a_write_again_with_its_key_when_the_answer_is_lost(
         client.collection("docs").add([wp.Document(id="owls", text=OWLS)])
         assert transport.keys[2] != transport.keys[0]
     assert hash_store.collection("docs").stats().index_version == 2  # the lost one went in once
+
+
+def test_writes_waiting_for_their_jobs_leave_the_threads_to_readers(
+    hash_store: wp.Store, tmp_path: Path
+) -> None:
+    hash_store.collection("docs").add([wp.Document(id="seals", text=SEALS)])
+    queue = JobQueue(hash_store)
+    writers = 60  # more than the 40 threads sync routes share
+    with live_server(hash_store, tmp_path, workers=0) as url:  # nobody runs the jobs yet
+        answers: list[int] = []
+
+        def write(n: int) -> None:
+            with httpx.Client(base_url=url, timeout=300) as http:
+                body = {"documents": [{"id": f"w{n}", "text": f"{n} {OWLS}"}]}
+                answers.append(http.post(DOCS, json=body).status_code)
+
+        threads = [threading.Thread(target=write, args=(n,)) for n in range(writers)]
+        for thread in threads:
+            thread.start()
+        while queue.table.queued_count() < writers:  # every write accepted and waiting
+            time.sleep(0.05)
+        search = httpx.post(
+            f"{url}/v1/collections/docs/search", json={"query": "seals", "k": 1}, timeout=60
+        )
+        assert search.status_code == 200 and search.json()[0]["document_id"] == "seals"
+        worker = Worker(queue).start()
+        try:
+            for thread in threads:
+                thread.join(timeout=300)
+        finally:
+            worker.close()
+    assert answers == [200] * writers
+    assert len(hash_store.collection("docs")) == writers + 1

@@ -3,6 +3,7 @@ come back after their worker dies, and a retry with the same key answers the sam
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
@@ -222,3 +223,21 @@ def test_finished_jobs_beyond_keep_are_pruned(hash_store: wp.Store) -> None:
         assert worker.run_one()
     kept = [job.id for job in jobs if queue.table.get(job.id) is not None]
     assert len(kept) == 2 and kept == [jobs[2].id, jobs[3].id]
+
+
+@pytest.mark.skipif(not hasattr(os, "setpriority"), reason="no per-thread nice values here")
+def test_a_worker_runs_its_jobs_at_a_lower_priority_than_requests(
+    hash_store: wp.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[int] = []
+
+    def recording(self: DocumentsInput, *_args: object) -> wp.IngestReport:
+        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        return wp.IngestReport()
+
+    monkeypatch.setattr(DocumentsInput, "run", recording)
+    queue = JobQueue(hash_store)
+    job, _ = queue.enqueue(_collection(hash_store), _documents("a"))
+    assert _run_until_ended(queue, job.id).status == "succeeded"
+    mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    assert seen == [min(mine + WorkerSettings().niceness, 19)]

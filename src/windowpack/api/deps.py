@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
 from fastapi import Depends, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.encoders import jsonable_encoder
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from windowpack.api.access import Access, Caller, authenticate
@@ -19,6 +22,21 @@ from windowpack.api.warm_up import WarmUp
 from windowpack.errors import InvalidArgumentError, from_code
 from windowpack.jobs import JobInput, JobQueue, Worker
 from windowpack.service import Collection, Store
+from windowpack.types import JobState
+
+# How soon a direct write first looks whether its job has ended, and the longest pause later.
+_FIRST_LOOK_SECONDS = 0.005
+_LAST_LOOK_SECONDS = 0.1
+
+
+@dataclass(frozen=True)
+class Write:
+    """A write a route has checked and turned into a job's input."""
+
+    collection: Collection
+    job_input: JobInput
+    background: bool
+    request_hash: str
 
 
 @dataclass(frozen=True)
@@ -35,41 +53,54 @@ class ApiContext:
     upload_dir: Path
     warm_up: WarmUp
 
-    def ingest(
-        self,
-        collection: Collection,
-        job_input: JobInput,
-        *,
-        background: bool,
-        idempotency_key: str | None,
-        request_hash: str,
-    ) -> JSONResponse:
-        """Queue the ingest as a job and answer 202 with it, or (not `background`) wait for
-        it and answer 200 with its report, or its error.
+    async def ingest(self, prepare: Callable[[], Write], idempotency_key: str | None) -> Response:
+        """Queue a write as a job and answer 202 with it, or (not `background`) wait for it
+        and answer 200 with its report, or its error.
 
         Every write is a job, so an accepted one survives a restart and the work is done by
         whichever worker takes it. A retry with the same `idempotency_key` answers the job
-        the first request made (its files are then not needed again).
+        the first request made (its files are then not needed again). The wait holds no
+        thread: a burst of writes waiting for their jobs leaves the threads to the readers.
+        `prepare` (access checks, parsing the body, saving uploads) runs on a thread.
         """
-        try:
-            job, created = self.jobs.enqueue(
-                collection, job_input, idempotency_key=idempotency_key, request_hash=request_hash
-            )
-        except BaseException:
-            job_input.cleanup()
-            raise
-        if not created:
-            job_input.cleanup()
-        self.start_workers()
-        if background:
+        write = await run_in_threadpool(prepare)
+        job = await run_in_threadpool(self._enqueue, write, idempotency_key)
+        if write.background:
             content = jsonable_encoder(JobOut.of(job))
             return JSONResponse(content, 202, headers={"Location": f"/v1/jobs/{job.id}"})
-        job = self.jobs.wait(job.id)
+        job = await self._ended(job.id)
         if job.error is not None:
             raise from_code(job.error.code, job.error.message)
         # Read your writes: a worker in another process wrote this version; have it here.
-        self.store.indexes.current(collection.collection_id, wait=True, name=collection.name)
+        collection = write.collection
+        await run_in_threadpool(
+            self.store.indexes.current, collection.collection_id, wait=True, name=collection.name
+        )
         return JSONResponse(jsonable_encoder(job.report), 200)
+
+    def _enqueue(self, write: Write, idempotency_key: str | None) -> JobState:
+        try:
+            job, created = self.jobs.enqueue(
+                write.collection,
+                write.job_input,
+                idempotency_key=idempotency_key,
+                request_hash=write.request_hash,
+            )
+        except BaseException:
+            write.job_input.cleanup()
+            raise
+        if not created:
+            write.job_input.cleanup()
+        self.start_workers()
+        return job
+
+    async def _ended(self, job_id: str) -> JobState:
+        """The job once it has ended, looked at from the event loop with a growing pause."""
+        pause = _FIRST_LOOK_SECONDS
+        while not (job := await run_in_threadpool(self.jobs.get, job_id)).done:
+            await asyncio.sleep(pause)
+            pause = min(pause * 1.5, _LAST_LOOK_SECONDS)
+        return job
 
     def start_workers(self) -> None:
         """Start this process's workers (again: nothing), which first recover orphaned jobs."""

@@ -38,11 +38,13 @@ OnFinish = Callable[[JobState, float], None]
 @dataclass(frozen=True, kw_only=True)
 class WorkerSettings:
     """How a worker runs: `max_attempts` runs of a job before an interruption fails it,
-    seconds between looks at the queue when nothing woke it, seconds between progress writes."""
+    seconds between looks at the queue when nothing woke it, seconds between progress writes,
+    and the nice value added to its thread (readers in the same process or machine first)."""
 
     max_attempts: int = 3
     poll_seconds: float = 1.0
     progress_seconds: float = 0.5
+    niceness: int = 10
 
 
 class Worker:
@@ -151,6 +153,7 @@ class Worker:
             self.queue.ended()
 
     def _loop(self) -> None:
+        _lower_priority(self.settings.niceness)
         while not self._stop.is_set():
             try:
                 if self.run_one():
@@ -285,6 +288,18 @@ def _failed(job_id: str, error: Exception, counts: dict[str, int]) -> JobOutcome
             code = "internal_error"
             message = f"ingest job {job_id} failed on the server; the server log has details"
     return JobOutcome(status="failed", progress=counts, error_code=code, error_message=message)
+
+
+def _lower_priority(niceness: int) -> None:
+    """Make the calling thread (on Linux a thread is scheduled on its own) and the threads it
+    starts yield the CPU to the others: requests in a server's process go first."""
+    if niceness <= 0 or not hasattr(os, "setpriority"):
+        return
+    try:
+        thread = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, thread, os.getpriority(os.PRIO_PROCESS, thread) + niceness)
+    except OSError as error:  # not permitted here: run at the normal priority
+        _LOG.info("job worker runs at normal priority: %s", error)
 
 
 def _lease_folder(engine: Engine) -> Path:

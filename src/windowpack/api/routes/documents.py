@@ -7,9 +7,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, File, Header, Query, Response, UploadFile
 from fastapi import Path as PathParam
-from fastapi.responses import JSONResponse
 
-from windowpack.api.deps import AccessDep, ApiDep
+from windowpack.api.deps import AccessDep, ApiDep, Write
 from windowpack.api.routes.collections import CollectionName
 from windowpack.api.schemas import (
     DocumentOut,
@@ -57,52 +56,55 @@ INGESTED: dict[int | str, dict[str, Any]] = {
 
 
 @router.post("/collections/{name}/documents", response_model=None, responses=INGESTED)
-def add_documents(
+async def add_documents(
     name: CollectionName,
     body: DocumentsIn,
     access: AccessDep,
     api: ApiDep,
     background: Background = None,
     idempotency_key: IdempotencyKey = None,
-) -> JSONResponse:
+) -> Response:
     """Add documents in one transaction; one whose id exists is replaced if it changed."""
-    collection = access.write(name)
-    documents = [item.to_document(item.id) for item in body.documents]
-    return api.ingest(
-        collection,
-        DocumentsInput(documents),
-        background=api.in_background(background, sum(len(item.text) for item in body.documents)),
-        idempotency_key=idempotency_key,
-        request_hash=request_hash("documents", [asdict(document) for document in documents]),
-    )
+
+    def prepare() -> Write:
+        documents = [item.to_document(item.id) for item in body.documents]
+        return Write(
+            collection=access.write(name),
+            job_input=DocumentsInput(documents),
+            background=api.in_background(background, sum(len(d.text) for d in documents)),
+            request_hash=request_hash("documents", [asdict(document) for document in documents]),
+        )
+
+    return await api.ingest(prepare, idempotency_key)
 
 
 @router.post("/collections/{name}/files", response_model=None, responses=INGESTED)
-def upload_files(
+async def upload_files(
     name: CollectionName,
     files: Annotated[list[UploadFile], File(description="txt, md, html, pdf, json, jsonl")],
     access: AccessDep,
     api: ApiDep,
     background: Background = None,
     idempotency_key: IdempotencyKey = None,
-) -> JSONResponse:
+) -> Response:
     """Upload files. Now: a bad file is a 4xx and nothing is stored. As a job: bad files are
     listed in the job's `failures` and the rest is ingested."""
-    collection = access.write(name)
-    saved = save_uploads(files, api.upload_dir)
-    in_job = api.in_background(background, saved.size)
-    # A job ingests the folder (bad files skipped and reported); a direct call names each file
-    # (any bad one fails the whole call, atomically).
-    job_input = FilesInput(
-        folder=saved.folder, paths=None if in_job else saved.paths, count=len(saved.paths)
-    )
-    return api.ingest(
-        collection,
-        job_input,
-        background=in_job,
-        idempotency_key=idempotency_key,
-        request_hash=request_hash("files", in_job, saved.digest),
-    )
+
+    def prepare() -> Write:
+        collection = access.write(name)
+        saved = save_uploads(files, api.upload_dir)
+        in_job = api.in_background(background, saved.size)
+        # A job ingests the folder (bad files skipped and reported); a direct call names each
+        # file (any bad one fails the whole call, atomically).
+        paths = None if in_job else saved.paths
+        return Write(
+            collection=collection,
+            job_input=FilesInput(folder=saved.folder, paths=paths, count=len(saved.paths)),
+            background=in_job,
+            request_hash=request_hash("files", in_job, saved.digest),
+        )
+
+    return await api.ingest(prepare, idempotency_key)
 
 
 @router.get("/collections/{name}/documents")
@@ -137,7 +139,7 @@ def get_document(name: CollectionName, document_id: DocumentId, access: AccessDe
 @router.put(
     "/collections/{name}/documents/{document_id:path}", response_model=None, responses=INGESTED
 )
-def upsert_document(
+async def upsert_document(
     name: CollectionName,
     document_id: NewDocumentIdPath,
     body: DocumentUpsert,
@@ -145,17 +147,19 @@ def upsert_document(
     api: ApiDep,
     background: Background = None,
     idempotency_key: IdempotencyKey = None,
-) -> JSONResponse:
+) -> Response:
     """Store this document under `document_id`: added, replaced if changed, else unchanged."""
-    collection = access.write(name)
-    document = body.to_document(document_id)
-    return api.ingest(
-        collection,
-        DocumentsInput([document]),
-        background=api.in_background(background, len(body.text)),
-        idempotency_key=idempotency_key,
-        request_hash=request_hash("document", asdict(document)),
-    )
+
+    def prepare() -> Write:
+        document = body.to_document(document_id)
+        return Write(
+            collection=access.write(name),
+            job_input=DocumentsInput([document]),
+            background=api.in_background(background, len(body.text)),
+            request_hash=request_hash("document", asdict(document)),
+        )
+
+    return await api.ingest(prepare, idempotency_key)
 
 
 @router.delete("/collections/{name}/documents/{document_id:path}", status_code=204)
