@@ -98,6 +98,7 @@ def test_a_job_is_seen_and_run_by_another_server_on_the_store(
     )
     assert accepted.status_code == 202 and accepted.json()["attempts"] == 0
     job_id = accepted.json()["id"]
+    assert "windowpack_jobs_queued 1.0" in accepting.get("/metrics").text
     with wp.open(tmp_path / "store", config=hash_store.config) as other_store:
         other_app = create_app(settings_for(tmp_path), store=other_store)
         with local_client(other_app) as other:  # its lifespan starts its worker
@@ -106,6 +107,7 @@ def test_a_job_is_seen_and_run_by_another_server_on_the_store(
     assert state["status"] == "succeeded" and state["attempts"] == 1, state
     assert state["started_at"] is not None and state["report"]["added"] == 1
     assert accepting.get(f"/v1/jobs/{job_id}").json()["status"] == "succeeded"
+    assert "windowpack_jobs_queued 0.0" in accepting.get("/metrics").text
     assert accepting.get(f"{DOCS}/s").json()["text"] == SEALS
 
 

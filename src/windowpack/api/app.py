@@ -41,9 +41,9 @@ def create_app(settings: ApiSettings | None = None, *, store: Store | None = Non
     owned = store is None
     store = store or _open(settings)
     check_binding(settings, store)
-    metrics = Metrics(store)
-    upload_dir = Path(settings.upload_dir) if settings.upload_dir else _store_folder(store)
     queue = JobQueue(store, keep=settings.jobs_kept)
+    metrics = Metrics(store, queued_jobs=queue.queued_count)
+    upload_dir = Path(settings.upload_dir) if settings.upload_dir else _store_folder(store)
     worker_settings = WorkerSettings(max_attempts=settings.job_attempts)
     api = ApiContext(
         store=store,

@@ -8,7 +8,7 @@ client cannot grow the label set.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
@@ -24,7 +24,7 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 class Metrics:
     """The app's metrics and the registry that renders them."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, queued_jobs: Callable[[], int]) -> None:
         self.registry = CollectorRegistry()
         self.requests = Counter(
             "windowpack_http_requests",
@@ -62,6 +62,12 @@ class Metrics:
             registry=self.registry,
         )
         self.registry.register(_IndexVersions(store))
+        queued = Gauge(
+            "windowpack_jobs_queued",
+            "Ingest jobs accepted and not yet taken by a worker (every server on the store).",
+            registry=self.registry,
+        )
+        queued.set_function(queued_jobs)
 
     def job_finished(self, job: JobState, seconds: float) -> None:
         self.ingest_finished(job.status, job.tokens, seconds)

@@ -80,6 +80,10 @@ class JobQueue:
             raise JobNotFoundError(job_id)
         return state_of(row)
 
+    def queued_count(self) -> int:
+        """Jobs accepted and not yet taken by a worker (by every server on the store)."""
+        return self.table.queued_count()
+
     def wait(
         self,
         job_id: str,

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -132,7 +132,8 @@ class JobTable:
 
     def queued_count(self) -> int:
         with self._sessions() as session:
-            return len(session.scalars(select(JobRow.id).where(JobRow.status == "queued")).all())
+            count = session.scalar(select(func.count()).where(JobRow.status == "queued"))
+            return int(count or 0)
 
     def prune(self, keep: int) -> int:
         """Delete the oldest finished jobs beyond the newest `keep`; how many went."""
