@@ -31,7 +31,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from windowpack.documents import PATH_SEPARATOR, heading_trail, message_starts, parse_heading
@@ -57,6 +57,11 @@ class OutlineEntry:
     label: str
     text: str
     depth: int = 0
+
+    @functools.cached_property
+    def words(self) -> list[str]:
+        """The text's words: split once, shortened for each detail a render tries."""
+        return self.text.split()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,15 +100,16 @@ class DocumentOutline:
         entries = list(self.within(leaf_start, leaf_end))
         if not entries:
             return None
+        count = _counted_once(counter)
         for depth, words in self._details(entries):
             shown = [entry for entry in entries if entry.depth <= depth]
             text = _lines(shown, words, brief=self.brief)
-            if counter.count(text) <= target:
+            if count(text) <= target:
                 return text
         shallowest = min(entry.depth for entry in entries)
         shown = [entry for entry in entries if entry.depth == shallowest]
         words = None if self.labels_alone else self._fewest_words
-        return _thinned(shown, words, target, counter, brief=self.brief)
+        return _thinned(shown, words, target, counter, brief=self.brief, count=count)
 
     @property
     def _fewest_words(self) -> int:
@@ -122,22 +128,35 @@ class DocumentOutline:
         return [*full, *fewer, *((depth, None) for depth in depths)]
 
 
+def _counted_once(counter: TokenCounter) -> Callable[[str], int]:
+    """`counter.count`, remembering its counts: a render's details often come to the same
+    text (entries shorter than the words shown), and its thinning starts from the text its
+    last detail tried (a collection root's is every document's line: ~40K tokens at 10M)."""
+    counts: dict[str, int] = {}
+
+    def count(text: str) -> int:
+        if text not in counts:
+            counts[text] = counter.count(text)
+        return counts[text]
+
+    return count
+
+
 def _lines(entries: Sequence[OutlineEntry], words: int | None, *, brief: bool = False) -> str:
     return "\n".join(_line(entry, words, brief=brief) for entry in entries)
 
 
 def _line(entry: OutlineEntry, words: int | None, *, brief: bool = False) -> str:
-    said = _shortened(entry.text, words, brief=brief) if words is not None else ""
+    said = _shortened(entry.words, words, brief=brief) if words is not None else ""
     if not entry.label:
         return said
     return f"{entry.label}: {said}" if said else entry.label
 
 
-def _shortened(text: str, words: int, *, brief: bool) -> str:
-    """The first `words` words and an ellipsis if there were more. `brief` (for requests)
-    drops function words first: "Write a haiku about saffron in a pirate style" keeps
-    "Write haiku saffron pirate style", and a request's subject comes late."""
-    parts = text.split()
+def _shortened(parts: list[str], words: int, *, brief: bool) -> str:
+    """The first `words` of the words `parts` and an ellipsis if there were more. `brief`
+    (for requests) drops function words first: "Write a haiku about saffron in a pirate
+    style" keeps "Write haiku saffron pirate style", and a request's subject comes late."""
     if len(parts) <= words:
         return " ".join(parts)
     if brief:
@@ -152,13 +171,14 @@ def _thinned(
     counter: TokenCounter,
     *,
     brief: bool,
+    count: Callable[[str], int],
 ) -> str:
     """Every k-th entry, the smallest k that fits (one entry cut to fit, at worst)."""
-    tokens = counter.count(_lines(entries, words, brief=brief))
+    tokens = count(_lines(entries, words, brief=brief))
     step = max(2, math.ceil(tokens / max(target, 1)))
     while step < len(entries):
         text = _lines(entries[::step], words, brief=brief)
-        if counter.count(text) <= target:
+        if count(text) <= target:
             return text
         step += max(1, step // 4)
     line = _line(entries[0], words, brief=brief)
