@@ -21,7 +21,7 @@ import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from windowpack.summarizer.base import Summarizer
 from windowpack.summarizer.outline import DocumentOutline
@@ -46,6 +46,14 @@ class TreeItem:
     leaf_end: int
     char_start: int | None = None
     char_end: int | None = None
+
+
+class KnownNode(NamedTuple):
+    """A node built before (a stored one), by the hash of its children: what a build over the
+    same children would make again, so it is taken as it is."""
+
+    text: str
+    tokens: int
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -104,6 +112,7 @@ class TreeBuilder:
         label: str,
         balanced: bool = True,
         outline: DocumentOutline | None = None,
+        known: Mapping[str, KnownNode] | None = None,
     ) -> list[list[BuiltNode]]:
         """Levels built over `items` (bottom first) until one item remains; [] for 0 or 1.
 
@@ -112,6 +121,10 @@ class TreeBuilder:
         documents are mostly appended. With the document's `outline` (its request index or
         table of contents), a node in which an outline entry starts is that outline of its
         chunks, and the summarizer summarizes only the others.
+
+        A node whose children hash is in `known` is that node again: it is neither summarised,
+        nor rendered, nor counted (the levels come out as without `known`, at the cost of
+        hashing each node's children).
         """
         levels: list[list[BuiltNode]] = []
         current: Sequence[TreeItem] = items
@@ -122,6 +135,7 @@ class TreeBuilder:
                 label=f"{label} level {len(levels) + 1}",
                 balanced=balanced,
                 outline=_LevelOutline(outline, below, len(levels) + 1) if outline else None,
+                known=known or {},
             )
             levels.append(level)
             current = level
@@ -134,6 +148,7 @@ class TreeBuilder:
         label: str,
         balanced: bool,
         outline: _LevelOutline | None,
+        known: Mapping[str, KnownNode],
     ) -> list[BuiltNode]:
         grouping = even_groups if balanced else fixed_groups
         groups = grouping(len(items), self._fanout)
@@ -143,12 +158,16 @@ class TreeBuilder:
             self.children_hash(items[start:end], outline_key=key)
             for (start, end), key in zip(groups, keys, strict=True)
         ]
+        reused = [known.get(h) for h in hashes]
         # A node with an outline is not summarized: an LLM would be paid for nothing.
-        to_summarize = [None if key else h for h, key in zip(hashes, keys, strict=True)]
+        to_summarize = [
+            None if key or again else h for h, key, again in zip(hashes, keys, reused, strict=True)
+        ]
         texts = self._summaries(items, groups, to_summarize, label)
         if outline is not None:
-            texts = self._outlined(items, groups, texts, outline, keys)
-        counts = self._counter.count_many(texts)
+            fresh_keys = [None if again else key for key, again in zip(keys, reused, strict=True)]
+            texts = self._outlined(items, groups, texts, outline, fresh_keys)
+        texts, counts = self._counted(texts, reused)
         level = 1 + max(item.level for item in items)
         nodes = []
         for position, ((start, end), children_hash) in enumerate(zip(groups, hashes, strict=True)):
@@ -169,6 +188,17 @@ class TreeBuilder:
                 )
             )
         return nodes
+
+    def _counted(
+        self, texts: list[str], reused: Sequence[KnownNode | None]
+    ) -> tuple[list[str], list[int]]:
+        """Each node's text and token count: a known node's as it was, the others counted."""
+        fresh = [position for position, again in enumerate(reused) if again is None]
+        counts = dict(zip(fresh, self._counter.count_many([texts[p] for p in fresh]), strict=True))
+        return (
+            [texts[p] if again is None else again.text for p, again in enumerate(reused)],
+            [counts[p] if again is None else again.tokens for p, again in enumerate(reused)],
+        )
 
     def children_hash(self, children: Sequence[TreeItem], *, outline_key: str | None = None) -> str:
         key = [self._summarizer.summarizer_id, self._counter.name, self._fanout]
