@@ -47,11 +47,16 @@ from windowpack.storage.document_queries import (
     list_documents,
 )
 from windowpack.storage.tree_queries import (
+    CollectionNodeRow,
+    DocumentRootRow,
     all_node_ids,
     child_nodes,
+    collection_node_rows,
     collection_scope_nodes,
     delete_nodes,
+    document_root_rows,
     get_tree_node,
+    move_nodes,
     node_ids_of_document,
     set_parents,
     top_document_nodes,
@@ -71,6 +76,8 @@ from windowpack.storage.unit_queries import (
 )
 
 __all__ = [
+    "CollectionNodeRow",
+    "DocumentRootRow",
     "TextAndHash",
     "WithDocument",
     "all_node_ids",
@@ -86,6 +93,7 @@ __all__ = [
     "chunks_for_index",
     "chunks_with_documents",
     "claim_positions",
+    "collection_node_rows",
     "collection_scope_nodes",
     "collection_totals",
     "count_documents",
@@ -93,6 +101,7 @@ __all__ = [
     "delete_document",
     "delete_nodes",
     "document_ids",
+    "document_root_rows",
     "document_texts_by_id",
     "document_titles",
     "documents_by_external_id",
@@ -107,6 +116,7 @@ __all__ = [
     "insert_ignoring_duplicates",
     "list_collections",
     "list_documents",
+    "move_nodes",
     "node_ids_of_document",
     "nodes_for_index",
     "nodes_with_documents",
