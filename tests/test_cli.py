@@ -314,3 +314,37 @@ def test_pack_gives_every_instance_of_a_repeated_request_as_whole_turns(
     assert found == [("5", "1"), ("18", "2"), ("26", "3")]
     for turn in (4, 17, 25):
         assert f"{filler}(reply {turn})" in result.stdout  # each reply whole
+
+
+def test_a_worker_on_a_store_that_is_not_there_says_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    missing = str(tmp_path / "typo")
+    code, err = _run_main(monkeypatch, capsys, "worker", "--store", missing, "--embedder", "hash")
+    assert code == 2 and "no windowpack store" in err and "typo" in err
+    assert not (tmp_path / "typo").exists()  # a misspelt store is not created
+
+
+def test_a_worker_runs_the_queued_jobs_until_stopped(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from windowpack.jobs import DocumentsInput, JobQueue, Worker
+
+    store_path = tmp_path / "store"
+    with wp.open(store_path, config=wp.StoreConfig(embedder="hash")) as store:
+        collection = store.collection("docs")
+        collection.add(["A first note about the harbour."])
+        job, _ = JobQueue(store).enqueue(collection, DocumentsInput([wp.Document(text="Owls.")]))
+
+    def run_once(self: Worker, stop: object = None) -> None:
+        self.start()
+        self.queue.wait(job.id, timeout=60)
+        self.close()
+
+    monkeypatch.setattr(Worker, "run", run_once)  # no signal to send from inside the test
+    result = runner.invoke(app, ["worker", "--store", str(store_path), "--embedder", "hash"])
+    assert result.exit_code == 0, result.output
+    assert "running jobs of" in result.output and "stopped" in result.output
+    with wp.open(store_path, config=wp.StoreConfig(embedder="hash")) as store:
+        assert JobQueue(store).get(job.id).status == "succeeded"
+        assert len(store.collection("docs")) == 2

@@ -143,7 +143,7 @@ def worker(
     from windowpack.service import open as open_store
 
     config = StoreConfig() if embedder is None else StoreConfig(embedder=embedder)
-    with open_store(store, index_dir=index_dir, config=config) as opened:
+    with open_store(store, index_dir=index_dir, config=config, create=False) as opened:
         job_worker = Worker(
             JobQueue(opened),
             WorkerSettings(max_attempts=attempts, poll_seconds=poll_seconds),
