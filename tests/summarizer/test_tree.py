@@ -266,7 +266,7 @@ def test_a_crash_during_the_tree_build_keeps_the_previous_tree(
         def crash(*_args: object, **_kwargs: object) -> None:
             raise RuntimeError("crash while regrouping the collection")
 
-        monkeypatch.setattr(ingest_module, "rebuild_collection_levels", crash)
+        monkeypatch.setattr(ingest_module, "update_collection_levels", crash)
         with pytest.raises(RuntimeError, match="crash while regrouping"):
             col.add([*_corpus(9, [15]), _document(random.Random(1), "doc-new", 12)])
         monkeypatch.undo()

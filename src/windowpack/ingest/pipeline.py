@@ -46,7 +46,7 @@ from windowpack.summarizer import (
     document_outline,
     estimate_tree_cost,
     insert_levels,
-    rebuild_collection_levels,
+    update_collection_levels,
 )
 from windowpack.text import content_hash
 from windowpack.types import Document, IngestReport
@@ -260,7 +260,8 @@ def _finish_transaction(
 ) -> _Written:
     """Regroup the collection-level nodes and bump the version, inside the open transaction."""
     builder = target.tree_builder(SessionSummaryCache(session))
-    levels = rebuild_collection_levels(
+    # Only the nodes whose children changed are rendered and written; the rest keep their rows.
+    levels = update_collection_levels(
         session, target.collection_id, builder, summarizer_id=target.summarizer.summarizer_id
     )
     version = repository.bump_index_version(session, target.collection_id, target.collection_name)

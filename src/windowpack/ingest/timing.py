@@ -11,12 +11,13 @@ from __future__ import annotations
 
 def timed_calls() -> dict[str, tuple[object, str]]:
     """Stage name -> (owner, attribute): commit (one transaction: documents, chunks, every
-    node), collection levels (regrouping and summarising the collection-level nodes, inside
-    the commit), embed and publish (the new node texts embedded, then the indexes published)."""
+    node), collection levels (regrouping the collection-level nodes, rendering those whose
+    children changed, inside the commit), embed and publish (the new node texts embedded,
+    then the indexes published)."""
     from windowpack.ingest import pipeline
 
     return {
         "commit": (pipeline, "_commit"),
-        "collection levels": (pipeline, "rebuild_collection_levels"),
+        "collection levels": (pipeline, "update_collection_levels"),
         "embed and publish": (pipeline, "_publish"),
     }

@@ -3,12 +3,18 @@
 `TreeBuilder` groups chunks into levels whose nodes a `Summarizer` summarises (the default
 `ExtractiveSummarizer`, or `LLMSummarizer` over any llama-index LLM); `outline` makes a chat's
 request index or a document's table of contents; `persistence` stores levels with their
-cache; `overview` reads the tree back for callers.
+cache; `collection_levels` regroups the document roots after a write, rewriting only the
+nodes whose children changed; `overview` reads the tree back for callers.
 """
 
 from __future__ import annotations
 
 from windowpack.summarizer.base import Summarizer
+from windowpack.summarizer.collection_levels import (
+    CollectionLevels,
+    rebuild_collection_levels,
+    update_collection_levels,
+)
 from windowpack.summarizer.extractive import ExtractiveSummarizer
 from windowpack.summarizer.outline import DocumentOutline, document_outline
 from windowpack.summarizer.overview import tree_node, tree_overview
@@ -16,7 +22,6 @@ from windowpack.summarizer.persistence import (
     CommittingSummaryCache,
     SessionSummaryCache,
     insert_levels,
-    rebuild_collection_levels,
 )
 from windowpack.summarizer.tree import (
     BuiltNode,
@@ -30,6 +35,7 @@ from windowpack.summarizer.tree import (
 
 __all__ = [
     "BuiltNode",
+    "CollectionLevels",
     "CommittingSummaryCache",
     "DocumentOutline",
     "ExtractiveSummarizer",
@@ -46,4 +52,5 @@ __all__ = [
     "rebuild_collection_levels",
     "tree_node",
     "tree_overview",
+    "update_collection_levels",
 ]

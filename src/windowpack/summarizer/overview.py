@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from windowpack.errors import NotFoundError
 from windowpack.storage import ChunkRow, DocumentRow, TreeNodeRow, repository
-from windowpack.summarizer.persistence import document_roots
+from windowpack.summarizer.collection_levels import document_roots
 from windowpack.types import LevelStats, TreeChild, TreeNode, TreeOverview
 
 
