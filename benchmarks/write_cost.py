@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import os
 import random
 import statistics
@@ -214,7 +215,7 @@ def _remove_earlier_writes(collection: wp.Collection) -> None:
 def _timed_write(collection: wp.Collection, document: wp.Document) -> dict[str, float]:
     """One add, split into its parts (seconds), then the delete of what it added."""
     clock = StageClock()
-    with CallTimer(ingest.timed_calls()) as timer:
+    with CallTimer(ingest.timed_calls()) as timer, _CollectorClock() as collector:
         clock.start()
         collection.add([document], progress=clock)
         clock.finish()
@@ -232,6 +233,7 @@ def _timed_write(collection: wp.Collection, document: wp.Document) -> dict[str, 
     # CPU seconds of the process (all threads): on a shared machine the wall clock also
     # counts the time the scheduler gave to others.
     parts["total cpu"] = clock.stages(clock=1)["total"]
+    parts["of which gc"] = collector.seconds
     assert document.id is not None
     with CallTimer(ingest.timed_calls()) as timer:
         started = time.perf_counter()
@@ -239,6 +241,29 @@ def _timed_write(collection: wp.Collection, document: wp.Document) -> dict[str, 
         parts["delete"] = time.perf_counter() - started
     parts["delete collection levels"] = timer.seconds["collection levels"]
     return parts
+
+
+class _CollectorClock:
+    """Seconds Python's cyclic collector ran while the block ran, within whichever part it
+    interrupted: a full collection over all this process holds (the corpus too) can take
+    ~100 ms, and lands in one add now and then."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._started = 0.0
+
+    def __enter__(self) -> _CollectorClock:
+        gc.callbacks.append(self._note)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        gc.callbacks.remove(self._note)
+
+    def _note(self, phase: str, _info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.seconds += time.perf_counter() - self._started
 
 
 def _summary(
@@ -266,7 +291,8 @@ def _print_size(size: int, figures: dict[str, Any]) -> None:
     split = ", ".join(f"{part} {median[part]:,.0f}" for part in PARTS)
     print(
         f"{size:>11,} tokens ({collection['documents'] or 0:,} documents): add median "
-        f"{median['total']:,.0f} ms, cpu {median['total cpu']:,.0f} ms ({split}); delete "
+        f"{median['total']:,.0f} ms, cpu {median['total cpu']:,.0f} ms ({split}; gc "
+        f"{median['of which gc']:,.0f}); delete "
         f"{median['delete']:,.0f} ms (collection levels {median['delete collection levels']:,.0f}"
         f"); load {figures['load_average'][0]:.2f}"
     )
