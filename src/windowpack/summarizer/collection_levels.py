@@ -7,12 +7,12 @@ first lines, see `outline.collection_outline`). A write changes a few documents,
 does, but a node whose children hash is stored already is taken as it is (its row, id, text
 and token count: `TreeBuilder.levels_above(known=...)`). Only the nodes whose children
 changed are rendered, counted and written: after an append, the last node of each level;
-after a delete or a replace in the middle, the nodes from there on (the runs after it are
-regrouped). A kept node whose place changed is given its new one in its row: its span (the
-runs before it regrouped to the same members), its parent, or its level (a level's nodes
-share one number, one above the highest item below, so a deeper document raises them all).
-The indexes get only the nodes written and the nodes removed: a kept node keeps its index
-id.
+after a replace (or a new title), the nodes above that document; after a delete in the
+middle, the nodes from there on (the runs after it regroup). A kept node whose place
+changed is moved in its row: its parent (a new node above it), its span (the same members
+further on, as identical documents allow), or its level (a level's nodes share one number,
+one above the highest item below, so a deeper document raises them all). The indexes get
+only the nodes written and the nodes removed: a kept node keeps its index id.
 
 What stays proportional to the collection: one narrow row per document root (its first line
 is an entry of the root's outline, which lists every document) and one per collection node,
