@@ -24,7 +24,7 @@ The default summarizer is the extractive one (`ExtractiveSummarizer()`, diversit
     the progress callback (chunk → summarize → embed → index → done, see
     `bench_common.StageClock`); tree build = the summarize stage (document-level nodes) + the
     regroup of the collection-level nodes inside the commit (timed by wrapping
-    `rebuild_collection_levels`). Then `Collection.rebuild_tree`, which re-summarises every
+    `update_collection_levels`). Then `Collection.rebuild_tree`, which re-summarises every
     node: uncached, with `ExtractiveSummarizer(diversity=0.31)` (a different summarizer id, so
     no summary-cache hits: the true full rebuild cost, its new node texts embedded too), then
     cached, with the store's summarizer again (every node from the summary cache and every

@@ -21,12 +21,13 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sqlalchemy import select
 
 import windowpack as wp
 from windowpack.config import StoreConfig
 from windowpack.index import node_index_id
 from windowpack.ingest import pipeline
-from windowpack.storage import TreeNodeRow, repository
+from windowpack.storage import ChunkRow, DocumentRow, TreeNodeRow, repository
 from windowpack.summarizer import (
     CollectionLevels,
     SessionSummaryCache,
@@ -382,9 +383,21 @@ def test_the_roots_are_read_one_row_per_document(tmp_path: Path) -> None:
         col.add([_document(rng, "doc-5", 1)])  # replaced by a document of one chunk
         with col._context.sessions() as session:
             rows = repository.document_root_rows(session, col.collection_id)
-            top = repository.top_document_nodes(session, col.collection_id)
-            first = repository.first_chunks(session, col.collection_id)
-            titles = repository.document_titles(session, col.collection_id)
+            top = _top_document_nodes(session, col.collection_id)
+            first = {
+                chunk.document_id: chunk
+                for chunk in session.scalars(
+                    select(ChunkRow).where(
+                        ChunkRow.collection_id == col.collection_id, ChunkRow.ordinal == 0
+                    )
+                )
+            }
+            titles = {
+                document.id: document.title or document.external_id
+                for document in session.scalars(
+                    select(DocumentRow).where(DocumentRow.collection_id == col.collection_id)
+                )
+            }
             order = repository.document_ids(session, col.collection_id)
     assert [row.document_id for row in rows] == order
     assert any(row.node_id is None for row in rows) and any(row.node_id for row in rows)
@@ -406,3 +419,17 @@ def test_the_roots_are_read_one_row_per_document(tmp_path: Path) -> None:
                 node.children_hash,
                 node.level,
             )
+
+
+def _top_document_nodes(session: Any, collection_id: int) -> dict[int, TreeNodeRow]:
+    """Each document's highest node, found the plain way: reading every document-scope node."""
+    top: dict[int, TreeNodeRow] = {}
+    for node in session.scalars(
+        select(TreeNodeRow).where(
+            TreeNodeRow.collection_id == collection_id, TreeNodeRow.document_id.is_not(None)
+        )
+    ):
+        best = top.get(node.document_id)
+        if best is None or node.level > best.level:
+            top[node.document_id] = node
+    return top

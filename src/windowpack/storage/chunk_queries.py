@@ -33,12 +33,6 @@ def chunk_texts_and_ids(session: Session, collection_id: int) -> tuple[list[int]
     return [row[0] for row in rows], [row[1] for row in rows]
 
 
-def first_chunks(session: Session, collection_id: int) -> dict[int, ChunkRow]:
-    """Each document's first chunk, by document id."""
-    query = select(ChunkRow).where(ChunkRow.collection_id == collection_id, ChunkRow.ordinal == 0)
-    return {row.document_id: row for row in session.scalars(query)}
-
-
 def chunk_spans(session: Session, collection_id: int) -> dict[int, list[Any]]:
     """Every chunk's (id, document_id, char_start, char_end, unit), by document id, in ordinal
     order: one query, without the texts (the documents hold them)."""

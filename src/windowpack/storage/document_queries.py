@@ -94,11 +94,3 @@ def document_ids(session: Session, collection_id: int) -> list[int]:
     """The collection's document ids in collection order."""
     query = select(DocumentRow.id).where(DocumentRow.collection_id == collection_id)
     return list(session.scalars(query.order_by(DocumentRow.position)))
-
-
-def document_titles(session: Session, collection_id: int) -> dict[int, str]:
-    """Each document's title (its id where it has none), by document id."""
-    query = select(DocumentRow.id, DocumentRow.title, DocumentRow.external_id).where(
-        DocumentRow.collection_id == collection_id
-    )
-    return {row.id: row.title or row.external_id for row in session.execute(query)}

@@ -23,7 +23,6 @@ from windowpack.storage.chunk_queries import (
     chunk_span_rows,
     chunk_spans,
     chunk_texts_and_ids,
-    first_chunks,
 )
 from windowpack.storage.collection_queries import (
     bump_index_version,
@@ -41,7 +40,6 @@ from windowpack.storage.document_queries import (
     delete_document,
     document_ids,
     document_texts_by_id,
-    document_titles,
     documents_by_external_id,
     documents_for_pack,
     list_documents,
@@ -59,7 +57,6 @@ from windowpack.storage.tree_queries import (
     move_nodes,
     node_ids_of_document,
     set_parents,
-    top_document_nodes,
     tree_nodes,
     tree_nodes_for_pack,
 )
@@ -103,11 +100,9 @@ __all__ = [
     "document_ids",
     "document_root_rows",
     "document_texts_by_id",
-    "document_titles",
     "documents_by_external_id",
     "documents_for_pack",
     "embedding_dimension",
-    "first_chunks",
     "get_collection",
     "get_tree_node",
     "index_version",
@@ -123,7 +118,6 @@ __all__ = [
     "set_parents",
     "store_embeddings",
     "store_summaries",
-    "top_document_nodes",
     "tree_nodes",
     "tree_nodes_for_pack",
     "unit_count",

@@ -200,21 +200,6 @@ def child_nodes(session: Session, node_id: int) -> list[TreeNodeRow]:
     )
 
 
-def top_document_nodes(session: Session, collection_id: int) -> dict[int, TreeNodeRow]:
-    """Each document's highest summary node, by document id (documents of one chunk have none)."""
-    top: dict[int, TreeNodeRow] = {}
-    for node in session.scalars(
-        select(TreeNodeRow).where(
-            TreeNodeRow.collection_id == collection_id, TreeNodeRow.document_id.is_not(None)
-        )
-    ):
-        assert node.document_id is not None
-        best = top.get(node.document_id)
-        if best is None or node.level > best.level:
-            top[node.document_id] = node
-    return top
-
-
 def set_parents(session: Session, parents: Sequence[tuple[int, int | None]]) -> None:
     """Give each (node id, parent id) pair's node that parent, in one executemany: one
     statement per parent makes re-parenting every document root cost ~2 ms a parent."""
