@@ -37,7 +37,9 @@ class WorkerLease:
         return self._engine.dialect.name == "postgresql"
 
     def acquire(self) -> None:
-        """Take the lease (a fresh key is never held by anyone else)."""
+        """Take the lease (a fresh key is never held by anyone else); held already: nothing."""
+        if self._held is not None:
+            return
         if self.on_postgres:
             connection = self._engine.connect()
             connection.execute(text("SELECT pg_advisory_lock(:a, :b)"), _keys(self.key))

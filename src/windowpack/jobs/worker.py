@@ -112,7 +112,9 @@ class Worker:
         self._lease.release()
 
     def run_one(self) -> bool:
-        """Claim and run the oldest queued job; False when there was none."""
+        """Claim and run the oldest queued job in this thread; False when there was none.
+        The lease is taken first if `start` has not taken it."""
+        self._lease.acquire()
         row = self.table.claim(self.name, self._lease.key)
         if row is None:
             return False
