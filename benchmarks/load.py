@@ -14,9 +14,10 @@ then the same 8 beside one writer, whose ingest runs in a worker process or in t
    worker --embedder hash --poll-seconds 0.05` process beside it, on the same scratch copy,
    does every write's ingest: the server queues each write as a job and waits for it. With
    `--writer server` the server's own worker thread does it, in the serving process.
-3. Writes alone: `--alone` synchronous writes of 2 essay parts each (every paragraph tagged
-   with the write's number, so all of it is new text), timed one by one; then one untimed pack
-   per budget, so that the next phase starts on the state those writes made.
+3. Writes alone: a first synchronous write of 2 essay parts (every paragraph tagged with the
+   write's number, so all of it is new text), timed apart (a worker process loads the
+   collection's state at its first job), then `--alone` more, timed one by one; then one
+   untimed pack per budget, so that the next phase starts on the state those writes made.
 4. Reads without a writer for `--seconds`: 8 threads with their own keep-alive connections
    pack questions never asked before (4 at B = 8,192, 4 at B = 131,072).
 5. Reads with a writer for `--seconds`: the same 8 threads, and one thread writing as in 3
@@ -151,6 +152,9 @@ def _run(url: str, documents: list[wp.Document], args: argparse.Namespace, pids:
             started = time.perf_counter()
             _pack(http, question(), budget)
             print(f"first pack at {budget:,}: {time.perf_counter() - started:.1f} s", flush=True)
+        # A worker process loads the collection's state at its first write: timed apart.
+        first_write = _write(http, next(writes))
+        print(f"first write: {first_write:.2f} s", flush=True)
         alone = [_write(http, next(writes)) for _ in range(args.alone)]
         for budget in BUDGETS:  # onto the version the writes made before the timing starts
             _pack(http, question(), budget)
@@ -160,6 +164,7 @@ def _run(url: str, documents: list[wp.Document], args: argparse.Namespace, pids:
         "with_writer": _load(url, question, writes, args.seconds, pids),
     }
     figures: dict[str, Any] = {"writer": args.writer, "seconds": args.seconds}
+    figures["first_write_s"] = first_write
     figures |= {name: _phase_figures(name, tally) for name, tally in phases.items()}
     figures |= _comparison(phases, alone)
     return figures
