@@ -130,6 +130,16 @@ def worker(
             "(PostgreSQL wakes it at once; SQLite is looked at).",
         ),
     ] = 1.0,
+    nice: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            max=19,
+            help="Nice value added to the worker's job thread: 0 competes for the CPU like "
+            "any thread of a server on the machine; higher leaves more of it to the server's "
+            "readers and makes writes slower under load.",
+        ),
+    ] = 0,
 ) -> None:
     """Run the store's ingest jobs (those `windowpack serve` accepted) until Ctrl-C or SIGTERM.
 
@@ -146,7 +156,7 @@ def worker(
     with open_store(store, index_dir=index_dir, config=config, create=False) as opened:
         job_worker = Worker(
             JobQueue(opened),
-            WorkerSettings(max_attempts=attempts, poll_seconds=poll_seconds),
+            WorkerSettings(max_attempts=attempts, poll_seconds=poll_seconds, niceness=nice),
         )
         stop = threading.Event()
         for signum in (signal.SIGINT, signal.SIGTERM):
