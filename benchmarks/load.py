@@ -361,7 +361,7 @@ def _parse_args() -> argparse.Namespace:
     parser.add_argument("--store", type=Path, help="store folder to build or reuse")
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--tokens", type=int, default=1_000_000, help="corpus size")
-    parser.add_argument("--alone", type=int, default=3, help="writes timed alone first")
+    parser.add_argument("--alone", type=int, default=5, help="writes timed alone first")
     parser.add_argument("--window-cache-mib", type=int, help="the server's window cache bound")
     parser.add_argument(
         "--writer",
