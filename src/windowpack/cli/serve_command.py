@@ -135,9 +135,8 @@ def worker(
         typer.Option(
             min=0,
             max=19,
-            help="Nice value added to the worker's job thread: 0 competes for the CPU like "
-            "any thread of a server on the machine; higher leaves more of it to the server's "
-            "readers and makes writes slower under load.",
+            help="Nice value added to the worker's job thread: higher leaves more CPU to a "
+            "server's readers on the machine and makes writes slower under load.",
         ),
     ] = 0,
 ) -> None:

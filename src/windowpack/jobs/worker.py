@@ -39,14 +39,13 @@ OnFinish = Callable[[JobState, float], None]
 class WorkerSettings:
     """How a worker runs: `max_attempts` runs of a job before an interruption fails it,
     seconds between looks at the queue when nothing woke it, seconds between progress writes,
-    and the nice value added to its job thread: in a server's process (the default, 10) its
-    requests go first; `windowpack worker` runs at 0 unless told, since a process of its own
-    already leaves the server's threads their share and a niced one starves its writes."""
+    and the nice value added to its job thread (higher leaves more CPU to the requests of a
+    server on the same machine, and makes writes under load slower)."""
 
     max_attempts: int = 3
     poll_seconds: float = 1.0
     progress_seconds: float = 0.5
-    niceness: int = 10
+    niceness: int = 0
 
 
 class Worker:
