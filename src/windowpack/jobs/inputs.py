@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +35,13 @@ class DocumentsInput:
     def count(self) -> int:
         return len(self.documents)
 
+    @cached_property
+    def documents_json(self) -> list[dict[str, Any]]:
+        """The documents as the manifest holds them (made once: a request's hash reads it too)."""
+        return [asdict(document) for document in self.documents]
+
     def manifest(self) -> dict[str, Any]:
-        return {"documents": [_document_json(document) for document in self.documents]}
+        return {"documents": self.documents_json}
 
     def run(self, store: Store, name: str, progress: ProgressSink) -> IngestReport:
         return store.collection(name, create=False).add(self.documents, progress=progress)
@@ -104,10 +110,6 @@ def run_checked(
     if identity is not None and collection_identity(store, name) != identity:
         raise CollectionDeletedError(name)
     return job_input.run(store, name, progress)
-
-
-def _document_json(document: Document) -> dict[str, Any]:
-    return asdict(document)
 
 
 def _document(data: Mapping[str, Any]) -> Document:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Annotated, Any
 
 from fastapi import APIRouter, File, Header, Query, Response, UploadFile
@@ -67,12 +66,12 @@ async def add_documents(
     """Add documents in one transaction; one whose id exists is replaced if it changed."""
 
     def prepare() -> Write:
-        documents = [item.to_document(item.id) for item in body.documents]
+        documents = DocumentsInput([item.to_document(item.id) for item in body.documents])
         return Write(
             collection=access.write(name),
-            job_input=DocumentsInput(documents),
-            background=api.in_background(background, sum(len(d.text) for d in documents)),
-            request_hash=request_hash("documents", [asdict(document) for document in documents]),
+            job_input=documents,
+            background=api.in_background(background, sum(len(d.text) for d in documents.documents)),
+            request_hash=request_hash("documents", documents.documents_json),
         )
 
     return await api.ingest(prepare, idempotency_key)
@@ -151,12 +150,12 @@ async def upsert_document(
     """Store this document under `document_id`: added, replaced if changed, else unchanged."""
 
     def prepare() -> Write:
-        document = body.to_document(document_id)
+        document = DocumentsInput([body.to_document(document_id)])
         return Write(
             collection=access.write(name),
-            job_input=DocumentsInput([document]),
+            job_input=document,
             background=api.in_background(background, len(body.text)),
-            request_hash=request_hash("document", asdict(document)),
+            request_hash=request_hash("document", document.documents_json[0]),
         )
 
     return await api.ingest(prepare, idempotency_key)
