@@ -18,7 +18,7 @@ unexport PYTHONDONTWRITEBYTECODE
 # Workers of the fast tier (pytest-xdist): one per core.
 FAST_WORKERS ?= auto
 
-.PHONY: serve demo test test-fast browser check lint typecheck imports pytest clean dist package-check
+.PHONY: serve demo test test-fast browser manuals check lint typecheck imports pytest clean dist package-check
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,7 +36,7 @@ serve: $(STAMP)
 	$(BIN)/windowpack demo
 	$(BIN)/windowpack serve
 
-test: $(STAMP) browser lint typecheck imports pytest
+test: $(STAMP) browser manuals lint typecheck imports pytest
 
 # Whole test files go to one worker, so that a module's fixtures are built once.
 test-fast: $(STAMP) lint
@@ -48,6 +48,13 @@ browser:
 	@command -v chromium > /dev/null || { apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 		chromium > /dev/null; }
+
+# The real-document tests and the example eval read PostgreSQL 15's HTML manual from Debian's
+# package (the corpus is not ours to ship): installed when missing, as the browser is.
+manuals:
+	@test -d /usr/share/doc/postgresql-doc-15/html || { apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		postgresql-doc-15 > /dev/null; }
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
