@@ -22,12 +22,18 @@ def eval_(
     tasks: Annotated[
         list[str],
         typer.Argument(
-            help="niah, ruler, mrcr, associative, multihop and/or aggregation; or "
-            "`load FILE...` to run benchmark files (LOFT prompt, OpenAI MRCR JSONL, "
-            "GDM MRCR v2 CSV, RULER JSONL)."
+            help="niah, ruler, mrcr, associative, multihop, aggregation and/or docs (real "
+            "documents: --corpus, --questions); or `load FILE...` to run benchmark files "
+            "(LOFT prompt, OpenAI MRCR JSONL, GDM MRCR v2 CSV, RULER JSONL)."
         ),
     ],
-    budgets: Annotated[str, typer.Option(help="Budgets, e.g. 2k,8k,32k,128k (K = 1024).")],
+    budgets: Annotated[
+        str | None,
+        typer.Option(
+            help="Budgets, e.g. 2k,8k,32k,128k (K = 1024); required, except for docs alone "
+            "(default 2000,4000,8000)."
+        ),
+    ] = None,
     haystack: Annotated[
         Path | None, typer.Option(help="Folder of .txt, JSON {text}, JSONL; generated if none.")
     ] = None,
@@ -59,6 +65,18 @@ def eval_(
     ] = None,
     load_limit: Annotated[
         int | None, typer.Option(help="At most this many rows of each loaded file.")
+    ] = None,
+    corpus: Annotated[
+        Path | None,
+        typer.Option(help="docs: the folder of documents (parsed as `windowpack ingest` does)."),
+    ] = None,
+    questions: Annotated[
+        Path | None,
+        typer.Option(help='docs: JSONL of {"question", "answer", "page"} (page optional).'),
+    ] = None,
+    pages: Annotated[
+        Path | None,
+        typer.Option(help="docs: a file listing the pages of --corpus to use, one a line."),
     ] = None,
     depths: Annotated[str, typer.Option(help="NIAH needle depths in %.")] = "0,25,50,75,100",
     systems: Annotated[
@@ -106,8 +124,8 @@ def eval_(
     ] = None,
     embedder: EmbedderOption = None,
 ) -> None:
-    """Run NIAH, RULER-style, MRCR-style, associative, multi-hop and aggregation evals;
-    write JSON, markdown and PNG plots."""
+    """Run NIAH, RULER-style, MRCR-style, associative, multi-hop, aggregation and
+    real-document evals; write JSON, markdown and PNG plots."""
     from windowpack.evals import EvalRequest, run_evals
 
     # `eval load FILE...` runs benchmark files alone; `--load FILE` runs one beside tasks.
@@ -137,6 +155,9 @@ def eval_(
         loads=[*files, *(load or [])],
         load_format=load_format,
         load_limit=load_limit,
+        corpus=corpus,
+        questions=questions,
+        pages=pages,
         keep_collections=keep_collections,
         tokenizer=tokenizer,
         reader=reader,

@@ -3,6 +3,12 @@
     from windowpack.evals import MrcrEval, NiahEval, load_haystack
     result = NiahEval(haystack=load_haystack(path), budgets=(2048, 8192), lengths=(8192,))(store)
     result = MrcrEval(haystack=..., budgets=(8192,), lengths=(1 << 20,), samples=8)(store)
+    docs = load_docs_set(corpus, questions, pages=pages, max_bytes=store.config.max_file_bytes)
+    result = DocsEval(docs=docs, budgets=(2000, 4000, 8000))(store)
+
+`DocsEval` measures real documents: a corpus folder (or a pages list in it) and questions with
+answer strings; window recall, never over budget, and what each window is made of
+(`window_composition`: content, summaries, headers, markers, unused).
 
 Each eval is a callable returning a metric dict (per-case rows, means with 95% intervals per
 cell and overall, where the time went); `write_report` turns results into JSON, a markdown
@@ -18,6 +24,16 @@ from __future__ import annotations
 from windowpack.evals.cases import Case
 from windowpack.evals.chunk_view import ChunkView, chunk_view
 from windowpack.evals.cli_run import READERS, EvalRequest, run_evals
+from windowpack.evals.composition import Composition, window_composition
+from windowpack.evals.docs_eval import DOCS_BUDGETS, DocsEval
+from windowpack.evals.docs_set import (
+    DocsSet,
+    Question,
+    answer_found,
+    load_docs_set,
+    load_questions,
+    normalise_answer_text,
+)
 from windowpack.evals.engine import EngineReply, LlamaEngine
 from windowpack.evals.haystack import Haystack, generated_haystack, load_haystack, split_bounds
 from windowpack.evals.llama_baseline import LlamaIndexRetriever
@@ -40,6 +56,7 @@ from windowpack.evals.stats import mean_interval
 from windowpack.evals.systems import SYSTEMS
 
 __all__ = [
+    "DOCS_BUDGETS",
     "EVALS",
     "FEW_SHOT",
     "INDEX_NAMES",
@@ -50,7 +67,10 @@ __all__ = [
     "BoundedReader",
     "Case",
     "ChunkView",
+    "Composition",
     "DeterministicReader",
+    "DocsEval",
+    "DocsSet",
     "EngineReply",
     "EvalRequest",
     "Haystack",
@@ -61,20 +81,26 @@ __all__ = [
     "NiahEval",
     "OpenAIReader",
     "Progress",
+    "Question",
     "Reader",
     "RulerEval",
+    "answer_found",
     "bundled_model_path",
     "chunk_view",
     "gdm_mrcr_case",
     "generated_haystack",
     "grade_mrcr",
     "grade_mrcr_gdm",
+    "load_docs_set",
     "load_haystack",
+    "load_questions",
     "mean_interval",
     "mrcr_case",
     "niah_case",
+    "normalise_answer_text",
     "ruler_case",
     "run_evals",
     "score_reply",
     "split_bounds",
+    "window_composition",
 ]

@@ -12,6 +12,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from windowpack.errors import InvalidArgumentError
+from windowpack.evals.docs_eval import DOCS_BUDGETS, DocsEval
+from windowpack.evals.docs_set import load_docs_set
 from windowpack.evals.fact_evals import AggregationEval, LoadedEval
 from windowpack.evals.haystack import load_haystack
 from windowpack.evals.loaders import LOAD_FORMATS, load_cases
@@ -39,7 +41,7 @@ class EvalRequest:
     """The `windowpack eval` options, as typed on the command line."""
 
     tasks: Sequence[str]
-    budgets: str
+    budgets: str | None  # None: the docs task's default budgets (no other task has one)
     haystack: Path | None
     lengths: str
     task_lengths: Mapping[str, str | None] = field(default_factory=dict)  # per-task override
@@ -54,6 +56,9 @@ class EvalRequest:
     loads: Sequence[Path] = ()  # benchmark files run beside the tasks (`eval load FILE`)
     load_format: str | None = None
     load_limit: int | None = None
+    corpus: Path | None = None  # the docs task's corpus folder, questions and pages list
+    questions: Path | None = None
+    pages: Path | None = None
     keep_collections: bool = False
     reader: str | None = None  # a local reader by name (READERS)
     reader_url: str | None = None
@@ -70,9 +75,9 @@ def run_evals(request: EvalRequest, store: Store, out: Path, *, command: str) ->
     """Run each requested eval, then each loaded benchmark file, over `store` and write the
     report under `out`."""
     tasks = parse_names(",".join(request.tasks), "tasks", tuple(EVALS)) if request.tasks else []
+    _check_docs_options(request, tasks)
     common: dict[str, Any] = {
-        "haystack": load_haystack(request.haystack, seed=request.seed),
-        "budgets": parse_budgets(request.budgets),
+        "budgets": _budgets(request, tasks),
         "systems": parse_names(request.systems, "systems", SYSTEMS),
         "tokenizer": request.tokenizer,
         "seed": request.seed,
@@ -82,7 +87,12 @@ def run_evals(request: EvalRequest, store: Store, out: Path, *, command: str) ->
     }
     depths = parse_depths(request.depths)
     # Every option is checked before the first case runs: a typo fails now, not an hour in.
-    extras = {task: _task_options(request, task, depths) for task in tasks}
+    extras = {task: _task_options(request, task, depths, store) for task in tasks}
+    planted = [task for task in tasks if task != "docs"]  # the docs task brings its corpus
+    if planted:
+        haystack = load_haystack(request.haystack, seed=request.seed)
+        for task in planted:
+            extras[task]["haystack"] = haystack
     evaluations = [EVALS[task](**common, **extras[task]) for task in tasks]
     evaluations += _loaded_evals(request, common)
     if not evaluations:
@@ -116,7 +126,45 @@ def _loaded_evals(request: EvalRequest, common: Mapping[str, Any]) -> list[Loade
     ]
 
 
-def _task_options(request: EvalRequest, task: str, depths: list[float]) -> dict[str, Any]:
+def _budgets(request: EvalRequest, tasks: Sequence[str]) -> list[int]:
+    """The budgets given, or the docs task's own when it runs alone."""
+    if request.budgets is not None:
+        return parse_budgets(request.budgets)
+    if tasks and all(task == "docs" for task in tasks) and not request.loads:
+        return list(DOCS_BUDGETS)
+    default = ",".join(str(budget) for budget in DOCS_BUDGETS)
+    raise InvalidArgumentError(
+        "budgets", f"give them, e.g. 2k,8k,32k (only the docs task has a default, {default})"
+    )
+
+
+def _check_docs_options(request: EvalRequest, tasks: Sequence[str]) -> None:
+    """The docs task's options are given with it, and only with it."""
+    given = {"corpus": request.corpus, "questions": request.questions, "pages": request.pages}
+    if "docs" not in tasks:
+        for name, value in given.items():
+            if value is not None:
+                raise InvalidArgumentError(name, "only the docs task reads it")
+        return
+    for name, what in (("corpus", "DIR, the documents"), ("questions", "FILE, a JSONL")):
+        if given[name] is None:
+            raise InvalidArgumentError(
+                name, f"the docs task needs --{name} {what} (--corpus and --questions)"
+            )
+
+
+def _task_options(
+    request: EvalRequest, task: str, depths: list[float], store: Store
+) -> dict[str, Any]:
+    if EVALS[task] is DocsEval:
+        assert request.corpus is not None and request.questions is not None
+        docs = load_docs_set(
+            request.corpus,
+            request.questions,
+            pages=request.pages,
+            max_bytes=store.config.max_file_bytes,
+        )
+        return {"docs": docs}
     override = request.task_lengths.get(task)
     name = f"{task}-lengths" if override else "lengths"
     lengths = parse_token_sizes(override or request.lengths, name, allow_full=True)

@@ -16,6 +16,7 @@ from windowpack.text import TokenCounter
 if TYPE_CHECKING:
     from windowpack.evals.chunk_view import ChunkView
     from windowpack.service import Collection, Store
+    from windowpack.types import Window
 
 SEPARATOR = "\n\n"
 
@@ -32,11 +33,14 @@ class Target:
 
 @dataclass(frozen=True, kw_only=True)
 class Context:
-    """What a system put in front of the reader: text, exact tokens, seconds to build it."""
+    """What a system put in front of the reader: text, exact tokens, seconds to build it;
+    windowpack's keeps its `Window`, whose items say what each part of the text is."""
 
     text: str
     tokens: int
     seconds: float
+    window: Window | None = None  # windowpack's own window, items and all
+    summary_tokens: int = 0  # tokens of the summaries among the text (RAPTOR's), each alone
 
 
 def fill_to_budget(

@@ -12,7 +12,8 @@ from typing import Any
 from windowpack.evals.options import size_label
 
 # The metrics each task is judged by: recall of the needles; for MRCR whether the window
-# holds every instance up to the asked one, and the MRCR grade of the reader's reply.
+# holds every instance up to the asked one, and the MRCR grade of the reader's reply; for
+# real documents the answer in the window, and the window never over its budget.
 HEADLINE_METRICS = {
     "niah": ("needle_recall",),
     "ruler": ("needle_recall",),
@@ -23,12 +24,14 @@ HEADLINE_METRICS = {
     "loft": ("needle_recall",),
     "openai-mrcr": ("ordinal_complete", "score"),
     "gdm-mrcr": ("ordinal_complete", "score"),
+    "docs": ("needle_recall", "within_budget"),
 }
 METRIC_LABEL = {
     "needle_recall": "needle recall",
     "score": "MRCR score",
     "ordinal_complete": "ordinal-complete",
     "llm_score": "LLM score",
+    "within_budget": "within budget",
 }
 # What a metric means in a task where it is not the generic one above.
 TASK_METRIC_LABEL = {
@@ -39,6 +42,7 @@ TASK_METRIC_LABEL = {
     ("aggregation", "score"): "reader score",
     ("loft", "needle_recall"): "gold passage recall",
     ("loft", "score"): "reader score",
+    ("docs", "needle_recall"): "window recall",
 }
 
 

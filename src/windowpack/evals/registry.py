@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from windowpack.evals.docs_eval import DocsEval
 from windowpack.evals.fact_evals import AggregationEval, AssociativeEval, MultiHopEval
 from windowpack.evals.runner import GridEval, MrcrEval, NiahEval, RulerEval
 
@@ -12,4 +13,5 @@ EVALS: dict[str, type[GridEval]] = {
     "associative": AssociativeEval,
     "multihop": MultiHopEval,
     "aggregation": AggregationEval,
+    "docs": DocsEval,
 }

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from windowpack.evals.docs_report import docs_section
 from windowpack.evals.labels import budget_label, metric_label, shown_metrics
 from windowpack.evals.timing import is_part
 
@@ -38,15 +39,20 @@ def write_report(results: Sequence[Mapping[str, Any]], out: Path, *, command: st
 
 def markdown_report(results: Sequence[Mapping[str, Any]], *, command: str) -> str:
     """The headline table, then per task its settings, the detail table (recall, score,
-    tokens, latency), the headline metrics per cell and where the run's time went."""
+    tokens, latency), the headline metrics per cell (for the docs eval: what the windows
+    are made of, and the questions missed) and where the run's time went."""
     parts = ["# Eval results", "", f"Command: `{command}`", "", INTERVAL_NOTE, ""]
     parts += [headline_table(results), ""]
     for result in results:
-        parts += [f"## {result['task']}", "", _settings_line(result), "", detail_table(result)]
-        for metric in shown_metrics(result):
-            if "cells" in result:
-                label = metric_label(result["task"], metric)
-                parts += ["", f"{label} per cell:", "", cell_table(result, metric)]
+        parts += [f"## {result['task']}", ""]
+        if result["task"] == "docs":  # a cell per question: its own tables instead
+            parts += docs_section(result)
+        else:
+            parts += [_settings_line(result), "", detail_table(result)]
+            for metric in shown_metrics(result):
+                if "cells" in result:
+                    label = metric_label(result["task"], metric)
+                    parts += ["", f"{label} per cell:", "", cell_table(result, metric)]
         if "timing" in result:
             parts += ["", timing_table(result)]
         parts.append("")

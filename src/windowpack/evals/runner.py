@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from windowpack.errors import CollectionNotFoundError, InvalidArgumentError
 from windowpack.evals.cases import Case
-from windowpack.evals.contexts import Target
+from windowpack.evals.contexts import Context, Target
 from windowpack.evals.haystack import Haystack
 from windowpack.evals.mrcr import NEEDLE_COUNTS, mrcr_case
 from windowpack.evals.mrcr_gdm import gdm_mrcr_case
@@ -214,7 +214,7 @@ class GridEval:
             for cell, case in draw.cases:
                 for budget in self.budgets:
                     with run.clock(f"contexts {name_of_system}"):
-                        row, text = self._row(case, (cell, draw.seed), system, budget)
+                        row, text = self._row(case, (cell, draw.seed), system, budget, target)
                     if self.reader is not None:
                         # A stage of its own: a model's answer can take far longer than the
                         # window it reads.
@@ -225,12 +225,11 @@ class GridEval:
         return rows
 
     def _row(
-        self, case: Case, drawn: tuple[str, int], system: System, budget: int
+        self, case: Case, drawn: tuple[str, int], system: System, budget: int, target: Target
     ) -> tuple[dict[str, Any], str]:
         """The row of `system`'s window for `case` at `budget` (the real reader's score is
         added by the caller), and the window's text."""
         context = system.context(case.question, budget)
-        reply = DeterministicReader().answer(case, context.text)
         row: dict[str, Any] = {
             "task": case.task,
             "case": case.name,
@@ -241,15 +240,24 @@ class GridEval:
             "depth": case.depth,
             "system": system.name,
             "budget": budget,
-            "needle_recall": case.needle_recall(context.text),
-            "score": score_reply(case, reply),
+            **self.measures(case, context, budget, target),
             "tokens": context.tokens,
             "latency_ms": context.seconds * 1000.0,
         }
+        return row, context.text
+
+    def measures(self, case: Case, context: Context, budget: int, target: Target) -> dict[str, Any]:
+        """What a row says of one context: needle recall, the deterministic reader's score
+        and, for MRCR, whether the window is ordinal-complete."""
+        reply = DeterministicReader().answer(case, context.text)
+        measured: dict[str, Any] = {
+            "needle_recall": case.needle_recall(context.text),
+            "score": score_reply(case, reply),
+        }
         complete = case.ordinal_complete(context.text)
         if complete is not None:
-            row["ordinal_complete"] = float(complete)
-        return row, context.text
+            measured["ordinal_complete"] = float(complete)
+        return measured
 
 
 class _CasePlace:

@@ -3,8 +3,9 @@
 A row is one (case, system, budget). `summarise` pools the cases of every cell of a task
 per system and budget; `summarise_cells` keeps each cell (one point of the task's grid,
 e.g. an MRCR length and needle count) apart. Both give, per group: the number of cases, the
-mean of each quality metric with its interval (`intervals[metric]`: low, high, method; see
-`evals.stats`), mean and largest tokens used, median and p95 latency.
+mean of each quality metric and of each share of the budget (the docs eval's) with its
+interval (`intervals[metric]`: low, high, method; see `evals.stats`), mean and largest
+tokens used, median and p95 latency.
 """
 
 from __future__ import annotations
@@ -16,7 +17,15 @@ from typing import Any
 from windowpack.evals.stats import mean_interval
 
 # Quality metrics, each in [0, 1]; a row has the ones its task defines.
-QUALITY_METRICS = ("needle_recall", "score", "ordinal_complete", "llm_score")
+QUALITY_METRICS = ("needle_recall", "score", "ordinal_complete", "llm_score", "within_budget")
+# What a window is made of, as shares of the budget (the docs eval's `evals.composition`).
+SHARE_METRICS = (
+    "content_share",
+    "summaries_share",
+    "headers_share",
+    "markers_share",
+    "unused_share",
+)
 
 Summary = dict[str, dict[str, dict[str, Any]]]
 
@@ -44,7 +53,7 @@ def cell_figures(group: Sequence[dict[str, Any]]) -> dict[str, Any]:
     latencies = sorted(row["latency_ms"] for row in group)
     figures: dict[str, Any] = {"cases": float(len(group))}
     intervals: dict[str, dict[str, float | str]] = {}
-    for metric in QUALITY_METRICS:
+    for metric in QUALITY_METRICS + SHARE_METRICS:
         values = [float(row[metric]) for row in group if row.get(metric) is not None]
         if values:
             interval = mean_interval(values)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from windowpack.evals.contexts import (
@@ -73,7 +74,9 @@ class WindowpackSystem:
     def context(self, question: str, budget: int) -> Context:
         started = time.perf_counter()
         window = self._collection.pack(question, budget=budget, tokenizer=self._tokenizer)
-        return Context(text=window.text, tokens=window.tokens, seconds=seconds_since(started))
+        return Context(
+            text=window.text, tokens=window.tokens, seconds=seconds_since(started), window=window
+        )
 
 
 class TruncationSystem:
@@ -180,6 +183,7 @@ class CollapsedTreeSystem(DocumentOrderDenseSystem):
 
         chunks = target.chunks()
         texts, vectors = target.collection.summary_vectors()
+        self._first_summary = len(chunks.texts)
         self._chunks = ChunkView(
             texts=[*chunks.texts, *texts],
             vectors=np.vstack([chunks.vectors, vectors]) if texts else chunks.vectors,
@@ -196,7 +200,11 @@ class CollapsedTreeSystem(DocumentOrderDenseSystem):
             self.ranking(question, budget), self._costs, self._separator, budget
         )
         text = SEPARATOR.join(self._chunks.texts[index] for index in chosen)
-        return exact_context(text, self._counter, started, budget)
+        context = exact_context(text, self._counter, started, budget)
+        # The summaries it took (chunks come first in the view), those an overshoot's cut left.
+        summaries = [i for i in chosen if i >= self._first_summary]
+        kept = sum(self._costs[i] for i in summaries if self._chunks.texts[i] in context.text)
+        return replace(context, summary_tokens=kept)
 
 
 class BM25TopKSystem(_RankedChunksSystem):
