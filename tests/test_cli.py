@@ -348,3 +348,26 @@ def test_a_worker_runs_the_queued_jobs_until_stopped(
     with wp.open(store_path, config=wp.StoreConfig(embedder="hash")) as store:
         assert JobQueue(store).get(job.id).status == "succeeded"
         assert len(store.collection("docs")) == 2
+
+
+def test_search_names_sections_turns_and_records_as_such(runner: CliRunner, tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "guide.md").write_text(
+        "# Saffron guide\n\nSaffron is a spice.\n\n## Installing the grinder\n\n"
+        "Unpack the grinder.\n\n### On Linux\n\nRun apt-get install saffron-grinder as root.\n"
+    )
+    (folder / "orders.jsonl").write_text('{"item": "copper kettle"}\n{"item": "walnut crate"}\n')
+    store = str(tmp_path / "wp-store")
+    _ingest(runner, Path(store), folder)
+
+    def shown(query: str) -> str:
+        code, out, _ = _run(runner, "search", query, "-k", "1", "--store", store,
+                            "--embedder", "hash")  # fmt: skip
+        assert code == 0, out
+        return " ".join(out.split())  # as one line, however the console wrapped it
+
+    section = shown("apt-get install saffron-grinder")
+    assert "section 3: Saffron guide › Installing the grinder › On Linux, chunk" in section
+    assert "record 2, chunk" in shown("walnut crate")
+    assert "turn/record" not in section

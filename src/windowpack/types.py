@@ -19,6 +19,16 @@ SEPARATOR = "\n\n"
 
 DocumentKind = Literal["text", "markdown", "conversation", "records"]
 
+UNIT_NAMES: Mapping[str, str] = {"conversation": "turn", "records": "record", "markdown": "section"}
+"""What a document of each kind calls its units (`Document.units`), in every label for people:
+a chat's turns, a JSON file's records, a markdown (or HTML, or outlined PDF) document's
+sections. A kind not named here calls its units parts (`unit_name`)."""
+
+
+def unit_name(kind: str) -> str:
+    """What a document of `kind` calls one of its units: turn, record, section or part."""
+    return UNIT_NAMES.get(kind, "part")
+
 
 @dataclass(frozen=True, kw_only=True)
 class Span:
@@ -52,9 +62,14 @@ class Hit:
     """One search result with its score and provenance.
 
     A chunk (`kind="chunk"`, level 0) is verbatim text: `ordinal` is its position in the
-    document, `span` its characters. A summary (`kind="summary"`, level ≥ 1) stands for the
-    chunks `ordinal` to `last_ordinal` of its document (`span` covers them); a
-    collection-level summary has `document_id=None` and stands for documents.
+    document, `span` its characters, `unit` the unit it lies in (None outside any), which the
+    document's kind names in `unit_name` (turn, record, section or part: `UNIT_NAMES`). A
+    chunk of a section has the section's `heading_path`: the titles of the headings it lies
+    under, outermost first, its own last (empty for any other chunk and for a summary).
+
+    A summary (`kind="summary"`, level ≥ 1) stands for the chunks `ordinal` to `last_ordinal`
+    of its document (`span` covers them); a collection-level summary has `document_id=None`
+    and stands for documents.
     """
 
     text: str
@@ -69,6 +84,8 @@ class Hit:
     level: int = 0
     node_id: int | None = None
     last_ordinal: int | None = None
+    unit_name: str | None = None
+    heading_path: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)

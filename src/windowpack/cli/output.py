@@ -92,10 +92,19 @@ def print_hits(hits: list[Hit]) -> None:
         if hit.span is not None:
             where += f", chars {hit.span.start}-{hit.span.end}"
         if hit.unit is not None:
-            where = f"turn/record {hit.unit + 1}, {where}"
+            where = f"{_unit_label(hit)}, {where}"
         console.print(
             f"[bold]{rank}.[/] {hit.title or hit.document_id} [dim]({hit.document_id}; "
             f"{where}; score {hit.score:.3f})[/]",
             highlight=False,
         )
         console.print(Padding(hit.text, (0, 0, 1, 4)), highlight=False)
+
+
+def _unit_label(hit: Hit) -> str:
+    """`section 3: Guide › Install › Linux`, `turn 45`, `record 2`: the unit as its document's
+    kind names it, a section with its heading path."""
+    from windowpack.documents import PATH_SEPARATOR
+
+    label = f"{hit.unit_name or 'part'} {(hit.unit or 0) + 1}"
+    return f"{label}: {PATH_SEPARATOR.join(hit.heading_path)}" if hit.heading_path else label

@@ -90,6 +90,19 @@ def document_texts_by_id(
     return {row[0]: row[1] for row in rows}
 
 
+def texts_and_units(
+    session: Session, document_ids: Sequence[int]
+) -> dict[int, tuple[str, list[list[int]]]]:
+    """The text and units (`[start, end]` pairs, [] for none) of these documents, by id (a
+    deleted one is absent): what a section's heading path is read from."""
+    found: dict[int, tuple[str, list[list[int]]]] = {}
+    for batch in batches(list(document_ids)):
+        query = select(DocumentRow.id, DocumentRow.text, DocumentRow.units)
+        for row in session.execute(query.where(DocumentRow.id.in_(batch))):
+            found[row[0]] = (row[1], row[2] or [])
+    return found
+
+
 def document_ids(session: Session, collection_id: int) -> list[int]:
     """The collection's document ids in collection order."""
     query = select(DocumentRow.id).where(DocumentRow.collection_id == collection_id)

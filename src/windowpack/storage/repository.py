@@ -43,6 +43,7 @@ from windowpack.storage.document_queries import (
     documents_by_external_id,
     documents_for_pack,
     list_documents,
+    texts_and_units,
 )
 from windowpack.storage.tree_queries import (
     CollectionNodeRow,
@@ -118,6 +119,7 @@ __all__ = [
     "set_parents",
     "store_embeddings",
     "store_summaries",
+    "texts_and_units",
     "tree_nodes",
     "tree_nodes_for_pack",
     "unit_count",
