@@ -371,3 +371,32 @@ def test_search_names_sections_turns_and_records_as_such(runner: CliRunner, tmp_
     assert "section 3: Saffron guide › Installing the grinder › On Linux, chunk" in section
     assert "record 2, chunk" in shown("walnut crate")
     assert "turn/record" not in section
+
+
+def test_the_report_says_what_it_counts(runner: CliRunner, tmp_path: Path, notes: Path) -> None:
+    output = " ".join(_ingest(runner, tmp_path / "store", notes).split())
+
+    assert re.search(r"\d+ summarised afresh, [\d,]+ texts embedded afresh", output)
+    assert "summaries" not in output
+
+
+def test_the_same_files_under_other_ids_are_reported_with_a_hint_at_root(
+    runner: CliRunner, tmp_path: Path, notes: Path
+) -> None:
+    store = str(tmp_path / "work" / "wp-store")
+    first = ["ingest", str(notes), "--store", store, "--embedder", "hash"]
+    assert runner.invoke(app, [*first, "--root", str(tmp_path)]).exit_code == 0  # notes/...
+
+    # Again without --root: the folder is outside the store's parent, so ids are absolute.
+    code, out, err = _run(runner, *first, "--json")
+
+    report = json.loads(out)
+    assert code == 0 and report["added"] == 2  # added all the same, under their own ids
+    assert report["duplicates"] == {
+        str(notes.resolve() / "owls.md"): "notes/owls.md",
+        str(notes.resolve() / "seals.txt"): "notes/seals.txt",
+    }
+    warning = " ".join(err.split())
+    assert "2 documents were added with the same text as another already there" in warning
+    assert f"{notes.resolve() / 'owls.md'} has the text of notes/owls.md" in warning
+    assert "pass --root" in warning

@@ -33,18 +33,55 @@ def cache_note(window: Window) -> str:
     )
 
 
-def print_report(report: IngestReport) -> None:
+def print_report(report: IngestReport, *, root_given: bool | None = None) -> None:
+    """The report on stdout, its warnings on stderr (`root_given`: see `print_duplicates`)."""
+    # `summaries` counts the nodes summarised afresh, not the tree's nodes: say so.
     console.print(
-        f"added {report.added}, replaced {report.replaced}, unchanged {report.unchanged}: "
-        f"{report.chunks} chunks, {report.tokens:,} tokens, {report.summaries} summaries, "
-        f"{report.embedded} embedded; index version {report.index_version}"
+        f"added {report.added:,}, replaced {report.replaced:,}, unchanged {report.unchanged:,}: "
+        f"{report.chunks:,} chunks, {report.tokens:,} tokens, "
+        f"{report.summaries:,} summarised afresh, {report.embedded:,} texts embedded afresh; "
+        f"index version {report.index_version}",
+        soft_wrap=True,  # one line, as scripts and logs read it
     )
+    print_duplicates(report, root_given=root_given)
+
+
+def print_duplicates(report: IngestReport, *, root_given: bool | None = None) -> None:
+    """The report's warnings on stderr: summaries that fell back, files skipped, and documents
+    added with the text of another. `root_given`: whether the files' ids came from `--root`
+    (None: not a file ingest), which says what to suggest."""
     for node, reason in report.summary_failures.items():
         errors.print(f"summary of {node} fell back to extractive: {reason}", highlight=False)
     for path, reason in report.skipped.items():
         errors.print(
             f"[yellow]skipped[/] {reason}" if path in reason else f"skipped {path}: {reason}"
         )
+    if report.duplicates:
+        errors.print(_duplicates_warning(report.duplicates, root_given), highlight=False)
+
+
+_DUPLICATES_SHOWN = 3
+
+
+def _duplicates_warning(duplicates: dict[str, str], root_given: bool | None) -> str:
+    count = len(duplicates)
+    pairs = list(duplicates.items())[:_DUPLICATES_SHOWN]
+    shown = "; ".join(f"{new} has the text of {old}" for new, old in pairs)
+    more = f" (and {count - len(pairs):,} more)" if count > len(pairs) else ""
+    what = "document was" if count == 1 else "documents were"
+    warning = (
+        f"[yellow]warning:[/] {count:,} {what} added with the same text as another "
+        f"already there: {shown}{more}."
+    )
+    if root_given is False:
+        warning += (
+            " File ids are paths relative to --root (default: the folder that holds the "
+            "store); to update the documents the files already are instead of adding copies, "
+            "pass --root with the folder they were ingested from, or run from there."
+        )
+    elif root_given:
+        warning += " File ids are paths relative to --root: is it the folder used before?"
+    return warning
 
 
 def print_tree(overview: TreeOverview) -> None:

@@ -90,6 +90,21 @@ def document_texts_by_id(
     return {row[0]: row[1] for row in rows}
 
 
+def documents_with_texts(
+    session: Session, collection_id: int, text_hashes: Iterable[str]
+) -> list[tuple[str, str]]:
+    """(external id, text hash) of the collection's documents whose text has one of these
+    hashes, in collection order."""
+    rows: list[tuple[int, str, str]] = []
+    for batch in batches(sorted(set(text_hashes))):
+        query = select(DocumentRow.position, DocumentRow.external_id, DocumentRow.text_hash)
+        where = query.where(
+            DocumentRow.collection_id == collection_id, DocumentRow.text_hash.in_(batch)
+        )
+        rows += [(row[0], row[1], row[2]) for row in session.execute(where)]
+    return [(external_id, text_hash) for _, external_id, text_hash in sorted(rows)]
+
+
 def texts_and_units(
     session: Session, document_ids: Sequence[int]
 ) -> dict[int, tuple[str, list[list[int]]]]:

@@ -42,6 +42,7 @@ from windowpack.storage.document_queries import (
     document_texts_by_id,
     documents_by_external_id,
     documents_for_pack,
+    documents_with_texts,
     list_documents,
     texts_and_units,
 )
@@ -103,6 +104,7 @@ __all__ = [
     "document_texts_by_id",
     "documents_by_external_id",
     "documents_for_pack",
+    "documents_with_texts",
     "embedding_dimension",
     "get_collection",
     "get_tree_node",
