@@ -399,4 +399,4 @@ def test_the_same_files_under_other_ids_are_reported_with_a_hint_at_root(
     warning = " ".join(err.split())
     assert "2 documents were added with the same text as another already there" in warning
     assert f"{notes.resolve() / 'owls.md'} has the text of notes/owls.md" in warning
-    assert "pass --root" in warning
+    assert f"pass --root {tmp_path.resolve()}." in warning  # where the earlier ids came from

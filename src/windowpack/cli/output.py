@@ -73,15 +73,34 @@ def _duplicates_warning(duplicates: dict[str, str], root_given: bool | None) -> 
         f"[yellow]warning:[/] {count:,} {what} added with the same text as another "
         f"already there: {shown}{more}."
     )
-    if root_given is False:
-        warning += (
-            " File ids are paths relative to --root (default: the folder that holds the "
-            "store); to update the documents the files already are instead of adding copies, "
-            "pass --root with the folder they were ingested from, or run from there."
+    if root_given is None:
+        return warning
+    root = _earlier_root(duplicates)
+    hint = (
+        f"--root {root}" if root is not None else "--root with the folder they were ingested from"
+    )
+    if root_given:
+        return (
+            warning
+            + f" File ids are paths relative to --root: was it {hint.removeprefix('--root ')}?"
         )
-    elif root_given:
-        warning += " File ids are paths relative to --root: is it the folder used before?"
-    return warning
+    return warning + (
+        " File ids are paths relative to --root (default: the folder that holds the store); "
+        f"to update the documents these files already are instead of adding copies, pass {hint}."
+    )
+
+
+def _earlier_root(duplicates: dict[str, str]) -> str | None:
+    """The folder the earlier ids were relative to, when every pair says the same: the new id
+    `/tmp/pgdocs/a.html` of `pgdocs/a.html` was ingested from `/tmp`."""
+    roots = {
+        new[: -len(old) - 1]
+        for new, old in duplicates.items()
+        if new.endswith(f"/{old}") and not old.startswith("/")
+    }
+    if len(roots) != 1:
+        return None
+    return roots.pop() or "/"
 
 
 def print_tree(overview: TreeOverview) -> None:
