@@ -400,3 +400,17 @@ def test_the_same_files_under_other_ids_are_reported_with_a_hint_at_root(
     assert "2 documents were added with the same text as another already there" in warning
     assert f"{notes.resolve() / 'owls.md'} has the text of notes/owls.md" in warning
     assert f"pass --root {tmp_path.resolve()}." in warning  # where the earlier ids came from
+
+
+def test_the_duplicates_warning_with_a_root_given_asks_about_it(
+    runner: CliRunner, tmp_path: Path, notes: Path
+) -> None:
+    store = str(tmp_path / "wp-store")
+    first = ["ingest", str(notes), "--store", store, "--embedder", "hash", "--root"]
+    assert runner.invoke(app, [*first, str(tmp_path)]).exit_code == 0  # notes/...
+
+    code, _, err = _run(runner, *first, str(notes))  # ids: owls.md, seals.txt
+
+    warning = " ".join(err.split())
+    assert code == 0 and "owls.md has the text of notes/owls.md" in warning
+    assert "relative to --root: should it be the folder they were ingested from?" in warning

@@ -76,14 +76,12 @@ def _duplicates_warning(duplicates: dict[str, str], root_given: bool | None) -> 
     if root_given is None:
         return warning
     root = _earlier_root(duplicates)
+    if root_given:
+        earlier = root if root is not None else "the folder they were ingested from"
+        return warning + f" File ids are paths relative to --root: should it be {earlier}?"
     hint = (
         f"--root {root}" if root is not None else "--root with the folder they were ingested from"
     )
-    if root_given:
-        return (
-            warning
-            + f" File ids are paths relative to --root: was it {hint.removeprefix('--root ')}?"
-        )
     return warning + (
         " File ids are paths relative to --root (default: the folder that holds the store); "
         f"to update the documents these files already are instead of adding copies, pass {hint}."
