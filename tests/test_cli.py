@@ -348,3 +348,69 @@ def test_a_worker_runs_the_queued_jobs_until_stopped(
     with wp.open(store_path, config=wp.StoreConfig(embedder="hash")) as store:
         assert JobQueue(store).get(job.id).status == "succeeded"
         assert len(store.collection("docs")) == 2
+
+
+def test_search_names_sections_turns_and_records_as_such(runner: CliRunner, tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "guide.md").write_text(
+        "# Saffron guide\n\nSaffron is a spice.\n\n## Installing the grinder\n\n"
+        "Unpack the grinder.\n\n### On Linux\n\nRun apt-get install saffron-grinder as root.\n"
+    )
+    (folder / "orders.jsonl").write_text('{"item": "copper kettle"}\n{"item": "walnut crate"}\n')
+    store = str(tmp_path / "wp-store")
+    _ingest(runner, Path(store), folder)
+
+    def shown(query: str) -> str:
+        code, out, _ = _run(runner, "search", query, "-k", "1", "--store", store,
+                            "--embedder", "hash")  # fmt: skip
+        assert code == 0, out
+        return " ".join(out.split())  # as one line, however the console wrapped it
+
+    section = shown("apt-get install saffron-grinder")
+    assert "section 3: Saffron guide › Installing the grinder › On Linux, chunk" in section
+    assert "record 2, chunk" in shown("walnut crate")
+    assert "turn/record" not in section
+
+
+def test_the_report_says_what_it_counts(runner: CliRunner, tmp_path: Path, notes: Path) -> None:
+    output = " ".join(_ingest(runner, tmp_path / "store", notes).split())
+
+    assert re.search(r"\d+ summarised afresh, [\d,]+ texts embedded afresh", output)
+    assert "summaries" not in output
+
+
+def test_the_same_files_under_other_ids_are_reported_with_a_hint_at_root(
+    runner: CliRunner, tmp_path: Path, notes: Path
+) -> None:
+    store = str(tmp_path / "work" / "wp-store")
+    first = ["ingest", str(notes), "--store", store, "--embedder", "hash"]
+    assert runner.invoke(app, [*first, "--root", str(tmp_path)]).exit_code == 0  # notes/...
+
+    # Again without --root: the folder is outside the store's parent, so ids are absolute.
+    code, out, err = _run(runner, *first, "--json")
+
+    report = json.loads(out)
+    assert code == 0 and report["added"] == 2  # added all the same, under their own ids
+    assert report["duplicates"] == {
+        str(notes.resolve() / "owls.md"): "notes/owls.md",
+        str(notes.resolve() / "seals.txt"): "notes/seals.txt",
+    }
+    warning = " ".join(err.split())
+    assert "2 documents were added with the same text as another already there" in warning
+    assert f"{notes.resolve() / 'owls.md'} has the text of notes/owls.md" in warning
+    assert f"pass --root {tmp_path.resolve()}." in warning  # where the earlier ids came from
+
+
+def test_the_duplicates_warning_with_a_root_given_asks_about_it(
+    runner: CliRunner, tmp_path: Path, notes: Path
+) -> None:
+    store = str(tmp_path / "wp-store")
+    first = ["ingest", str(notes), "--store", store, "--embedder", "hash", "--root"]
+    assert runner.invoke(app, [*first, str(tmp_path)]).exit_code == 0  # notes/...
+
+    code, _, err = _run(runner, *first, str(notes))  # ids: owls.md, seals.txt
+
+    warning = " ".join(err.split())
+    assert code == 0 and "owls.md has the text of notes/owls.md" in warning
+    assert "relative to --root: should it be the folder they were ingested from?" in warning

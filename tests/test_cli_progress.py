@@ -1,11 +1,25 @@
-"""The ingest progress line: the stage's current throughput, not a cumulative average."""
+"""The ingest progress of the CLI, drawn by rich: each step against its own total, within the
+console's width, with a rate that holds steady between batches.
+
+rich is driven by a fake clock (`get_time`) and renders into a `StringIO` console of a fixed
+width; a frame is rendered after each report, so nothing here depends on the machine's speed.
+"""
 
 from __future__ import annotations
 
-import pytest
+import re
+from io import StringIO
 
-from windowpack.cli.progress import Throughput, describe
+import pytest
+from rich.cells import cell_len
+from rich.console import Console
+
+import windowpack as wp
+from windowpack.cli.progress import IngestDisplay
 from windowpack.types import IngestProgress
+
+_COUNT = re.compile(r"(\d[\d,]*)/(\d[\d,]*) (docs|texts|sentences)")
+_RATE = re.compile(r"([\d,.]+) texts/s")
 
 
 class Clock:
@@ -16,36 +30,128 @@ class Clock:
         return self.now
 
 
-def test_the_rate_is_over_the_last_seconds_and_drops_when_stalled() -> None:
+def _display(width: int, clock: Clock) -> tuple[IngestDisplay, Console]:
+    console = Console(file=StringIO(), width=width, color_system=None, legacy_windows=False)
+    return IngestDisplay(console, get_time=clock, auto_refresh=False), console
+
+
+def _frame(display: IngestDisplay, console: Console) -> list[str]:
+    """What the display shows now, line by line."""
+    with console.capture() as captured:
+        console.print(display.progress.get_renderable())
+    return captured.get().splitlines()
+
+
+def _numbers(line: str) -> tuple[int, int] | None:
+    found = _COUNT.search(line)
+    return (int(found[1].replace(",", "")), int(found[2].replace(",", ""))) if found else None
+
+
+def _documents(count: int) -> list[wp.Document]:
+    """Markdown pages of a few sections each: chunks, section summaries and sentences."""
+    pages = []
+    for page in range(count):
+        sections = "".join(
+            f"## Part {part}\n\nPage {page} part {part} says {' '.join(['words'] * 40)}. "
+            f"It adds a second sentence about item {page * 10 + part}.\n\n"
+            for part in range(6)
+        )
+        pages.append(wp.Document(id=f"page{page}.md", text=f"# Page {page}\n\n{sections}"))
+    return pages
+
+
+def test_an_ingest_shows_every_step_against_its_own_total_within_80_columns(
+    hash_store: wp.Store,
+) -> None:
     clock = Clock()
-    throughput = Throughput(window=5.0, clock=clock)
-    throughput.record("chunk", 0)
-    clock.now += 1
-    throughput.record("chunk", 200_000)  # a fast stage: 200K tok/s
-    assert throughput.rate() == pytest.approx(200_000)
+    display, console = _display(80, clock)
+    frames: list[list[str]] = []
 
-    throughput.record("embed", 0)  # a new stage is measured on its own
-    for _ in range(10):
-        clock.now += 1
-        throughput.record("embed", int(throughput._samples[-1][1]) + 64)
-    assert throughput.rate() == pytest.approx(64)
-    clock.now += 30  # nothing reported for longer than the window: stalled
-    assert throughput.rate() == 0
+    def update(progress: IngestProgress) -> None:
+        clock.now += 0.7
+        display.update(progress)
+        frames.append(_frame(display, console))
+
+    report = hash_store.collection("docs").add(_documents(12), progress=update)
+
+    lines = [line for frame in frames for line in frame]
+    assert lines and max(cell_len(line) for line in lines) <= 80
+    counts = [numbers for line in lines if (numbers := _numbers(line)) is not None]
+    assert counts and all(done <= total for done, total in counts)
+    final = frames[-1]
+    assert [line.split()[0] for line in final] == ["chunk", "summarize", "embed", "embed", "index"]
+    assert _numbers(final[0]) == (12, 12) and f"{report.chunks} chunks" in final[0]
+    assert _numbers(final[1]) == (12, 12) and "summarised afresh" in final[1]
+    texts, sentences = _numbers(final[2]), _numbers(final[3])
+    assert texts is not None and sentences is not None
+    assert texts[0] == texts[1] > report.chunks  # chunks and the summaries above them
+    assert sentences[0] == sentences[1] > 0
+    assert "sentences" in final[3]
 
 
-def test_the_line_names_the_stage_and_its_unit() -> None:
+@pytest.mark.parametrize("width", [40, 60, 80, 120])
+def test_no_line_passes_the_width(width: int) -> None:
     clock = Clock()
-    throughput = Throughput(clock=clock)
-    progress = IngestProgress(stage="embed", documents_total=4, documents=4, chunks=90)
-    throughput.record("embed", 0)
-    clock.now += 2
-    progress.embedded = 64
-    throughput.record("embed", 64)
-
-    line = describe(progress, throughput)
-
-    assert line.startswith("embed: 4/4 docs, 90 chunks, 64/90 embedded")
-    assert line.endswith("· 32 texts/s")
-    assert describe(IngestProgress(stage="index", documents_total=1), throughput).startswith(
-        "index: 0/1 docs"
+    display, console = _display(width, clock)
+    display.update(IngestProgress(stage="chunk", documents_total=120_000, completed=0))
+    big = IngestProgress(
+        stage="summarize",
+        documents_total=120_000,
+        documents=120_000,
+        chunks=9_876_543,
+        summaries=1_234_567,
+        completed=98_765,
+        total=120_000,
     )
+    clock.now += 3
+    display.update(big)
+    clock.now += 2
+    display.update(
+        IngestProgress(
+            stage="embed", documents_total=1, completed=8_765_432, total=9_876_543, unit="texts"
+        )
+    )
+    lines = _frame(display, console)
+    assert len(lines) == 3
+    assert all(cell_len(line) <= width for line in lines)
+
+
+def test_the_rate_holds_steady_between_batches_of_a_slow_model() -> None:
+    """64 texts every 8 s (8 texts/s), shown every half second: the rate never falls to 0
+    while the model works on a batch, as the old 5-second window let it."""
+    clock = Clock()
+    display, console = _display(80, clock)
+    progress = IngestProgress(stage="embed", documents_total=1, unit="texts", total=640)
+    display.update(progress)
+    rates: list[float] = []
+    for _ in range(10):
+        for _ in range(16):
+            clock.now += 0.5
+            line = _frame(display, console)[0]
+            shown = _RATE.search(line)
+            if shown:
+                rates.append(float(shown[1].replace(",", "")))
+        progress.completed += 64
+        display.update(progress)
+    assert len(rates) >= 16 * 8  # a rate from the first batch on
+    assert all(rate == pytest.approx(8, rel=0.05) for rate in rates)
+
+
+def test_a_finished_step_keeps_its_count_and_the_next_starts_its_own() -> None:
+    clock = Clock()
+    display, console = _display(80, clock)
+    progress = IngestProgress(stage="embed", documents_total=3, unit="texts", total=100)
+    display.update(progress)
+    clock.now += 4
+    progress.completed = 100
+    display.update(progress)
+    progress.unit, progress.total, progress.completed = "sentences", None, 0
+    display.update(progress)  # the sentences' total is not known yet
+    clock.now += 1
+    progress.total = 300
+    display.update(progress)
+
+    first, second = _frame(display, console)
+
+    assert _numbers(first) == (100, 100) and "25 texts/s" in first
+    assert _numbers(second) == (0, 300) and "sentences" in second

@@ -19,6 +19,16 @@ SEPARATOR = "\n\n"
 
 DocumentKind = Literal["text", "markdown", "conversation", "records"]
 
+UNIT_NAMES: Mapping[str, str] = {"conversation": "turn", "records": "record", "markdown": "section"}
+"""What a document of each kind calls its units (`Document.units`), in every label for people:
+a chat's turns, a JSON file's records, a markdown (or HTML, or outlined PDF) document's
+sections. A kind not named here calls its units parts (`unit_name`)."""
+
+
+def unit_name(kind: str) -> str:
+    """What a document of `kind` calls one of its units: turn, record, section or part."""
+    return UNIT_NAMES.get(kind, "part")
+
 
 @dataclass(frozen=True, kw_only=True)
 class Span:
@@ -52,9 +62,14 @@ class Hit:
     """One search result with its score and provenance.
 
     A chunk (`kind="chunk"`, level 0) is verbatim text: `ordinal` is its position in the
-    document, `span` its characters. A summary (`kind="summary"`, level ≥ 1) stands for the
-    chunks `ordinal` to `last_ordinal` of its document (`span` covers them); a
-    collection-level summary has `document_id=None` and stands for documents.
+    document, `span` its characters, `unit` the unit it lies in (None outside any), which the
+    document's kind names in `unit_name` (turn, record, section or part: `UNIT_NAMES`). A
+    chunk of a section has the section's `heading_path`: the titles of the headings it lies
+    under, outermost first, its own last (empty for any other chunk and for a summary).
+
+    A summary (`kind="summary"`, level ≥ 1) stands for the chunks `ordinal` to `last_ordinal`
+    of its document (`span` covers them); a collection-level summary has `document_id=None`
+    and stands for documents.
     """
 
     text: str
@@ -69,6 +84,8 @@ class Hit:
     level: int = 0
     node_id: int | None = None
     last_ordinal: int | None = None
+    unit_name: str | None = None
+    heading_path: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -228,9 +245,15 @@ class IngestReport:
 
     `embedded` counts the texts embedded afresh (not from the cache): chunks, summaries and,
     with the sentence index, the chunks' sentences. `skipped` maps a file to why it was
-    skipped; `summaries` counts tree nodes summarised
-    afresh (not from cache); `summary_failures` maps a node to why its summarizer failed (it
-    then got the extractive summary instead).
+    skipped. `summaries` counts the tree nodes summarised afresh, not the nodes written: a
+    node whose summary was cached, or that is a table of contents, is not counted (the name
+    stays for the REST and JSON readers that have it; the CLI says "summarised afresh").
+    `summary_failures` maps a node to why its summarizer failed (it then got the extractive
+    summary instead). `duplicates` maps each document this call added or changed whose text
+    is, byte for byte, that of another document of the collection (or of one before it in the
+    call) to that document's id: it was added all the same, under its own id, since two ids
+    may hold one text on purpose; the same files ingested again under other ids (a folder
+    ingested from elsewhere without `root`) show here.
     """
 
     added: int = 0
@@ -243,14 +266,23 @@ class IngestReport:
     skipped: dict[str, str] = field(default_factory=dict)
     summaries: int = 0
     summary_failures: dict[str, str] = field(default_factory=dict)
+    duplicates: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
 class IngestProgress:
     """Running totals of an ingest for progress callbacks.
 
-    `stage` goes chunk → summarize → embed → index → done. `note` carries a one-off message
-    for the user, such as an LLM summarizer's cost estimate before the tree build starts.
+    `stage` goes chunk → summarize → embed → index → done. Each step counts its own work
+    against its own total: `completed` of `total` `unit` (None while not known, and for the
+    index step, which has no count): the documents chunked of those that changed, the
+    documents whose summaries are built of those that changed, the texts (chunks and
+    summaries) embedded of those not in the embedding cache, then, still in stage embed, the
+    chunks' sentences (`unit` "sentences") likewise. The running totals beside it are the
+    whole call's: `documents` chunked of the `documents_total` given, their `chunks` and
+    `tokens`, every text `embedded` afresh (chunks, summaries and sentences alike) and the
+    nodes summarised afresh (`summaries`). `note` carries a one-off message for the user,
+    such as an LLM summarizer's cost estimate before the tree build starts.
     """
 
     stage: str
@@ -261,6 +293,9 @@ class IngestProgress:
     embedded: int = 0
     summaries: int = 0
     note: str | None = None
+    completed: int = 0
+    total: int | None = None
+    unit: str = "documents"
 
 
 JobStatus = Literal["queued", "running", "succeeded", "failed"]

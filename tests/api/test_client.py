@@ -178,3 +178,15 @@ def test_the_async_client_mirrors_the_sync_one(server: str, hash_store: wp.Store
     assert report.added == 3
     assert hits == local.search("owls voles", k=2)
     assert window == local.pack("owls voles", budget=250)
+
+
+def test_a_hit_names_its_section_and_heading_path_through_rest(
+    client: wp.Client, hash_store: wp.Store
+) -> None:
+    guide = "# Guide\n\nIntro.\n\n## Ferries\n\nThe harbour ferry leaves at seven sharp.\n"
+    client.collection("docs").add([wp.Document(id="guide.md", text=guide, kind="markdown")])
+
+    remote = client.collection("docs").search("harbour ferry seven", k=1)
+
+    assert remote == hash_store.collection("docs").search("harbour ferry seven", k=1)
+    assert (remote[0].unit_name, remote[0].heading_path) == ("section", ("Guide", "Ferries"))

@@ -90,6 +90,23 @@ def test_a_failed_job_says_why_and_stores_nothing(filled_client: TestClient) -> 
     assert _snapshot(filled_client) == before
 
 
+def test_a_job_reports_a_document_added_with_the_text_of_another(
+    filled_client: TestClient,
+) -> None:
+    documents = [{"id": "seals-again", "text": SEALS}]  # the text of document "seals"
+    response = filled_client.post(
+        "/v1/collections/docs/documents", json={"documents": documents}, params={"background": True}
+    )
+    job = _wait_for(filled_client, response.json()["id"])
+    direct = filled_client.post(
+        "/v1/collections/docs/documents", json={"documents": [{"id": "third", "text": SEALS}]}
+    )
+
+    assert job["status"] == "succeeded"
+    assert job["report"]["duplicates"] == {"seals-again": "seals"}  # type: ignore[index]
+    assert direct.json()["duplicates"] == {"third": "seals"}
+
+
 def test_large_inputs_become_jobs_on_their_own(hash_store: wp.Store, tmp_path: Path) -> None:
     app = create_app(settings_for(tmp_path, background_above_bytes=100), store=hash_store)
     with local_client(app) as client:

@@ -8,6 +8,7 @@ stay on the server's own origin.
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import shutil
@@ -139,6 +140,55 @@ def test_the_inspector_shows_the_window_of_a_known_corpus(
     expect(page.locator("#node-title")).to_have_text(re.compile(rf"^node {child_id} "))
 
     assert problems == []
+
+
+_GUIDE = (
+    "# Ferry guide\n\nHarbour services.\n\n## Timetable\n\n"
+    "The harbour ferry leaves the north quay at seven sharp.\n"
+)
+_CHAT = "User: when does the ferry leave?\nAssistant: The ferry leaves at seven.\n"
+
+
+def test_the_inspector_names_sections_and_turns_as_such(
+    browser: Any, hash_store: wp.Store, tmp_path: Path
+) -> None:
+    collection = hash_store.collection("mixed")
+    collection.add([wp.Document(id="guide.md", text=_GUIDE, kind="markdown")])
+    collection.add_conversation(_CHAT, id="chat")
+    question = "when does the harbour ferry leave?"
+    window = collection.pack(question, budget=2000)
+    kinds = {"guide.md": "section", "chat": "turn"}
+    expected = [
+        f"{kinds[i.document_id]} {i.unit + 1},"
+        for i in window.items
+        if i.kind == "chunk" and i.unit is not None and i.document_id is not None
+    ]
+    assert {line.split()[0] for line in expected} == {"section", "turn"}
+    with live_server(hash_store, tmp_path) as url:
+        page, problems = _watched_page(browser, url)
+        page.goto(f"{url}/ui?collection=mixed")
+        page.wait_for_selector("#collection option[value=mixed]", state="attached")
+        page.fill("#question", question)
+        page.fill("#budget", "2000")
+        page.click("#pack")
+        page.wait_for_selector("body[data-packed=true]")
+        shown = _texts(page, "#items tbody tr.item td:nth-child(5)")
+
+    labelled = [text for text in shown if text.startswith(("section", "turn", "part"))]
+    assert [" ".join(text.split()[:2]) for text in labelled] == expected
+    assert not any("turn/record" in text for text in shown)
+    assert problems == []
+
+
+def test_the_page_names_units_as_the_library_does(demo_server: str) -> None:
+    import httpx
+
+    from windowpack.types import UNIT_NAMES
+
+    page = httpx.get(f"{demo_server}/ui").text
+
+    assert f"const UNIT_NAMES = {json.dumps(dict(UNIT_NAMES), sort_keys=True)};" in page
+    assert "turn/record" not in page
 
 
 def _check_not_blank(png: bytes) -> None:

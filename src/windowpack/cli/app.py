@@ -32,6 +32,7 @@ from windowpack.cli.output import (
     cache_note,
     console,
     errors,
+    print_duplicates,
     print_hits,
     print_node,
     print_report,
@@ -93,6 +94,9 @@ def ingest(
     ray: Annotated[
         bool, typer.Option("--ray", help="Parse, chunk and embed on Ray (extra 'ray').")
     ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the report as JSON (warnings on stderr).")
+    ] = False,
     ray_address: Annotated[
         str | None,
         typer.Option(
@@ -107,9 +111,13 @@ def ingest(
         store, index_dir, embedder, executor=executor, ray_address=ray_address
     ).collection(collection, tokenizer=tokenizer, chunk_tokens=chunk_tokens)
     report = _add_with_progress(
-        col, lambda callback: col.add_files(paths, progress=callback, root=root)
+        col, lambda callback: col.add_files(paths, progress=callback, root=root), parsing=True
     )
-    print_report(report)
+    if as_json:
+        print(json.dumps(asdict(report), ensure_ascii=False, indent=2))
+        print_duplicates(report, root_given=root is not None)
+    else:
+        print_report(report, root_given=root is not None)
 
 
 @app.command()
@@ -249,11 +257,14 @@ app.add_typer(collections, name="collections")
 
 
 def _add_with_progress(
-    col: Collection, add: Callable[[Callable[[IngestProgress], None]], IngestReport]
+    col: Collection,
+    add: Callable[[Callable[[IngestProgress], None]], IngestReport],
+    *,
+    parsing: bool = False,
 ) -> IngestReport:
     from windowpack.cli.progress import ingest_progress
 
-    with ingest_progress(errors) as update:
+    with ingest_progress(errors, parsing=parsing) as update:
         return add(update)
 
 

@@ -33,18 +33,72 @@ def cache_note(window: Window) -> str:
     )
 
 
-def print_report(report: IngestReport) -> None:
+def print_report(report: IngestReport, *, root_given: bool | None = None) -> None:
+    """The report on stdout, its warnings on stderr (`root_given`: see `print_duplicates`)."""
+    # `summaries` counts the nodes summarised afresh, not the tree's nodes: say so.
     console.print(
-        f"added {report.added}, replaced {report.replaced}, unchanged {report.unchanged}: "
-        f"{report.chunks} chunks, {report.tokens:,} tokens, {report.summaries} summaries, "
-        f"{report.embedded} embedded; index version {report.index_version}"
+        f"added {report.added:,}, replaced {report.replaced:,}, unchanged {report.unchanged:,}: "
+        f"{report.chunks:,} chunks, {report.tokens:,} tokens, "
+        f"{report.summaries:,} summarised afresh, {report.embedded:,} texts embedded afresh; "
+        f"index version {report.index_version}",
+        soft_wrap=True,  # one line, as scripts and logs read it
     )
+    print_duplicates(report, root_given=root_given)
+
+
+def print_duplicates(report: IngestReport, *, root_given: bool | None = None) -> None:
+    """The report's warnings on stderr: summaries that fell back, files skipped, and documents
+    added with the text of another. `root_given`: whether the files' ids came from `--root`
+    (None: not a file ingest), which says what to suggest."""
     for node, reason in report.summary_failures.items():
         errors.print(f"summary of {node} fell back to extractive: {reason}", highlight=False)
     for path, reason in report.skipped.items():
         errors.print(
             f"[yellow]skipped[/] {reason}" if path in reason else f"skipped {path}: {reason}"
         )
+    if report.duplicates:
+        errors.print(_duplicates_warning(report.duplicates, root_given), highlight=False)
+
+
+_DUPLICATES_SHOWN = 3
+
+
+def _duplicates_warning(duplicates: dict[str, str], root_given: bool | None) -> str:
+    count = len(duplicates)
+    pairs = list(duplicates.items())[:_DUPLICATES_SHOWN]
+    shown = "; ".join(f"{new} has the text of {old}" for new, old in pairs)
+    more = f" (and {count - len(pairs):,} more)" if count > len(pairs) else ""
+    what = "document was" if count == 1 else "documents were"
+    warning = (
+        f"[yellow]warning:[/] {count:,} {what} added with the same text as another "
+        f"already there: {shown}{more}."
+    )
+    if root_given is None:
+        return warning
+    root = _earlier_root(duplicates)
+    if root_given:
+        earlier = root if root is not None else "the folder they were ingested from"
+        return warning + f" File ids are paths relative to --root: should it be {earlier}?"
+    hint = (
+        f"--root {root}" if root is not None else "--root with the folder they were ingested from"
+    )
+    return warning + (
+        " File ids are paths relative to --root (default: the folder that holds the store); "
+        f"to update the documents these files already are instead of adding copies, pass {hint}."
+    )
+
+
+def _earlier_root(duplicates: dict[str, str]) -> str | None:
+    """The folder the earlier ids were relative to, when every pair says the same: the new id
+    `/tmp/pgdocs/a.html` of `pgdocs/a.html` was ingested from `/tmp`."""
+    roots = {
+        new[: -len(old) - 1]
+        for new, old in duplicates.items()
+        if new.endswith(f"/{old}") and not old.startswith("/")
+    }
+    if len(roots) != 1:
+        return None
+    return roots.pop() or "/"
 
 
 def print_tree(overview: TreeOverview) -> None:
@@ -92,10 +146,19 @@ def print_hits(hits: list[Hit]) -> None:
         if hit.span is not None:
             where += f", chars {hit.span.start}-{hit.span.end}"
         if hit.unit is not None:
-            where = f"turn/record {hit.unit + 1}, {where}"
+            where = f"{_unit_label(hit)}, {where}"
         console.print(
             f"[bold]{rank}.[/] {hit.title or hit.document_id} [dim]({hit.document_id}; "
             f"{where}; score {hit.score:.3f})[/]",
             highlight=False,
         )
         console.print(Padding(hit.text, (0, 0, 1, 4)), highlight=False)
+
+
+def _unit_label(hit: Hit) -> str:
+    """`section 3: Guide › Install › Linux`, `turn 45`, `record 2`: the unit as its document's
+    kind names it, a section with its heading path."""
+    from windowpack.documents import PATH_SEPARATOR
+
+    label = f"{hit.unit_name or 'part'} {(hit.unit or 0) + 1}"
+    return f"{label}: {PATH_SEPARATOR.join(hit.heading_path)}" if hit.heading_path else label

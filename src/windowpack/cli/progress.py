@@ -1,118 +1,187 @@
-"""The ingest progress line of the CLI: the stage, its counts and its current throughput.
+"""The ingest progress of the CLI: a `rich` progress line per step, each counted against its own
+total, its rate over a window of seconds, fitted to the terminal's width.
 
-The rate is the stage's own work (tokens chunked, texts embedded, summaries written) over
-the last few seconds, not a total divided by the time since the start: a cumulative rate
-keeps showing the fast chunking stage's figure for the whole of a slow embedding stage.
+A step is what the pipeline reports (`IngestProgress`): chunk (documents), summarize
+(documents; with the nodes summarised afresh), embed (texts: chunks and summaries the cache
+lacks), embed again (their sentences) and index (no count). A hand-made line once counted the
+texts embedded against the number of chunks (2,176/1,847), showed a rate over the last 5 s
+that fell to 0 between two batches of a slow model, and wrapped at 80 columns. Here each
+step's count is its own `completed`/`total`, the rate is rich's estimate over the last
+`SPEED_WINDOW_SECONDS` of reports (steady between batches), and rich fits every column to the
+console's width, shortening a column before a line would wrap.
 """
 
 from __future__ import annotations
 
-import time
-from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from types import TracebackType
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, ProgressColumn, Task, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Column
 from rich.text import Text
 
 from windowpack.types import IngestProgress
 
-WINDOW_SECONDS = 5.0
-"""How far back "current" throughput looks."""
+SPEED_WINDOW_SECONDS = 30.0
+"""How far back a step's rate looks: longer than a batch of a slow embedding model takes."""
 
-# What each stage's rate counts: the progress field and its unit.
-_MEASURES = {
-    "chunk": ("tokens", "tok/s"),
-    "summarize": ("summaries", "summaries/s"),
-    "embed": ("embedded", "texts/s"),
-}
+# Shorter names of the units, so that a line fits 80 columns.
+_UNITS = {"documents": "docs", "texts": "texts", "sentences": "sentences"}
 
 
-class Throughput:
-    """The rate of one stage's work over the last `window` seconds.
+def _unit(task: Task) -> str:
+    unit: str = task.fields.get("unit", "")
+    return _UNITS.get(unit, unit)
 
-    A new stage starts a new measurement. With no progress reported for a whole window the
-    rate is 0, so a stalled stage shows as stalled.
+
+class _CountColumn(ProgressColumn):
+    """`1,234/2,176 texts`: the step's count against its own total (the count alone while the
+    total is not known); a chunk step adds its chunks, a summarize step what it summarised
+    afresh."""
+
+    def render(self, task: Task) -> Text:
+        unit = _unit(task)
+        if not unit:
+            return Text("")
+        done = f"{int(task.completed):,}"
+        count = f"{done}/{int(task.total):,} {unit}" if task.total is not None else f"{done} {unit}"
+        detail = task.fields.get("detail", "")
+        return Text(f"{count}, {detail}" if detail else count)
+
+
+class _RateColumn(ProgressColumn):
+    """`31 texts/s`: the rate over the last `SPEED_WINDOW_SECONDS`; a finished step's average."""
+
+    def render(self, task: Task) -> Text:
+        unit = _unit(task)
+        rate = _rate(task)
+        if not unit or (task.finished and not task.completed):
+            return Text("")  # nothing counted, or nothing to do (all of it was cached)
+        if rate is None:
+            return Text(f"… {unit}/s")
+        shown = f"{rate:,.0f}" if rate >= 10 else f"{rate:.1f}"
+        return Text(f"{shown} {unit}/s")
+
+
+def _rate(task: Task) -> float | None:
+    """The step's work per second: rich's estimate over its window of reports; before there
+    are two reports to measure between, the work so far over the time to the last report
+    (steady until the next one); a finished step's whole count over its time."""
+    if task.finished and task.finished_time:
+        return task.completed / task.finished_time
+    speed = task.speed
+    if speed is not None:
+        return speed
+    reported_at = task.fields.get("reported_at")
+    if task.start_time is None or reported_at is None or task.completed <= 0:
+        return None
+    spent = float(reported_at) - task.start_time
+    return task.completed / spent if spent > 0 else None
+
+
+class IngestDisplay:
+    """Draws an ingest's progress reports on `console`: one line per step, kept until the
+    ingest ends (then cleared, with `transient`).
+
+    `get_time` is the clock rich measures rates and elapsed time with (the console's by
+    default); tests give a fake one and `auto_refresh=False`, and render `progress` themselves.
     """
 
     def __init__(
-        self, *, window: float = WINDOW_SECONDS, clock: Callable[[], float] = time.monotonic
+        self,
+        console: Console,
+        *,
+        get_time: Callable[[], float] | None = None,
+        auto_refresh: bool = True,
+        transient: bool = True,
+        first: str | None = None,
     ) -> None:
-        self._window = window
-        self._clock = clock
-        self._stage: str | None = None
-        self._samples: deque[tuple[float, int]] = deque()
+        # No column wraps: a line too long for the console is shortened, column by column.
+        self.progress = Progress(
+            TextColumn("{task.description}", table_column=Column(no_wrap=True)),
+            BarColumn(bar_width=None),
+            _CountColumn(table_column=Column(no_wrap=True, overflow="ellipsis")),
+            _RateColumn(table_column=Column(no_wrap=True, overflow="ellipsis")),
+            TimeElapsedColumn(),
+            console=console,
+            transient=transient,
+            auto_refresh=auto_refresh,
+            speed_estimate_period=SPEED_WINDOW_SECONDS,
+            get_time=get_time,
+            expand=True,
+        )
+        self._steps: dict[tuple[str, str], TaskID] = {}
+        self._current: TaskID | None = None
+        if first is not None:  # the work before the first report (parsing the files)
+            self._current = self.progress.add_task(first, total=None, unit="")
 
-    def record(self, stage: str, amount: int) -> None:
-        """The stage's running total at this moment."""
-        now = self._clock()
-        if stage != self._stage:
-            self._stage = stage
-            self._samples.clear()
-        self._samples.append((now, amount))
-        # Keep one sample at or before the window's start: the baseline of the next rate.
-        while len(self._samples) > 1 and self._samples[1][0] <= now - self._window:
-            self._samples.popleft()
+    def update(self, report: IngestProgress) -> None:
+        """Show `report`: its step's line, added when the step begins."""
+        if report.note:
+            self.progress.console.print(report.note, highlight=False)
+        if report.stage == "done":
+            self._finish_current()
+            return
+        key = (report.stage, report.unit)
+        task = self._steps.get(key)
+        if task is None:
+            self._finish_current()
+            task = self.progress.add_task(report.stage, total=report.total, unit=report.unit)
+            self._steps[key] = task
+            self._current = task
+        detail = ""
+        if report.stage == "chunk":
+            detail = f"{report.chunks:,} chunks"
+        elif report.stage == "summarize":
+            detail = f"{report.summaries:,} summarised afresh"
+        self.progress.update(
+            task,
+            total=report.total,
+            completed=report.completed,
+            detail=detail,
+            reported_at=self.progress.get_time(),
+        )
 
-    def rate(self) -> float | None:
-        """Work per second over the window ending now; None until there is a time span."""
-        if not self._samples:
-            return None
-        now = self._clock()
-        start = max(self._samples[0][0], now - self._window)
-        if now - start < 0.2:
-            return None
-        baseline = self._samples[0][1]
-        for moment, amount in self._samples:
-            if moment <= start:
-                baseline = amount
-        return (self._samples[-1][1] - baseline) / (now - start)
+    def _finish_current(self) -> None:
+        """The step before the next is over: a step without a total (index, parse) is done at
+        what it did, a counted one keeps its count; either stops its clock."""
+        if self._current is None:
+            return
+        task = next(task for task in self.progress.tasks if task.id == self._current)
+        if task.total is None:
+            done = max(task.completed, 1)
+            self.progress.update(self._current, total=done, completed=done)
+        self.progress.stop_task(self._current)
+        self._current = None
 
+    def __enter__(self) -> IngestDisplay:
+        self.progress.start()
+        return self
 
-def describe(progress: IngestProgress, throughput: Throughput) -> str:
-    """`embed: 12/12 docs, 480 chunks, 96/480 embedded, 24 summaries · 31 texts/s`."""
-    text = (
-        f"{progress.stage}: {progress.documents}/{progress.documents_total} docs, "
-        f"{progress.chunks:,} chunks, {progress.embedded:,}/{progress.chunks:,} embedded, "
-        f"{progress.summaries:,} summaries"
-    )
-    measure = _MEASURES.get(progress.stage)
-    rate = throughput.rate() if measure is not None else None
-    if measure is not None:
-        text += f" · {rate:,.0f} {measure[1]}" if rate is not None else f" · … {measure[1]}"
-    return text
-
-
-class _StageColumn(ProgressColumn):
-    """The description, rebuilt at every refresh from the latest report and the rate now."""
-
-    def __init__(self, throughput: Throughput) -> None:
-        super().__init__()
-        self.throughput = throughput
-        self.latest: IngestProgress | None = None
-
-    def render(self, task: Task) -> Text:
-        if self.latest is None:
-            return Text("parsing")
-        return Text(describe(self.latest, self.throughput))
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.progress.stop()
 
 
 @contextmanager
-def ingest_progress(console: Console) -> Iterator[Callable[[IngestProgress], None]]:
-    """A progress callback drawing a transient bar on `console`, redrawn ten times a second
-    so that the rate stays current between reports."""
-    stage = _StageColumn(Throughput())
-    with Progress(stage, BarColumn(), TimeElapsedColumn(), console=console, transient=True) as bar:
-        task = bar.add_task("ingest", total=None)
-
-        def update(progress: IngestProgress) -> None:
-            if progress.note:
-                bar.console.print(progress.note, highlight=False)
-            measure = _MEASURES.get(progress.stage)
-            amount = getattr(progress, measure[0]) if measure is not None else 0
-            stage.throughput.record(progress.stage, amount)
-            stage.latest = progress
-            bar.update(task, total=progress.chunks or None, completed=progress.embedded)
-
-        yield update
+def ingest_progress(
+    console: Console, *, parsing: bool = False
+) -> Iterator[Callable[[IngestProgress], None]]:
+    """A progress callback drawing the ingest's steps on `console`, cleared when it ends;
+    with `parsing`, a first line for the files being parsed before the first report."""
+    with IngestDisplay(console, first="parse" if parsing else None) as display:
+        yield display.update

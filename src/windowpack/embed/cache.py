@@ -30,11 +30,13 @@ def embed_with_cache(
     hashes: Sequence[str],
     *,
     on_embedded: Callable[[int], None] | None = None,
+    on_total: Callable[[int], None] | None = None,
 ) -> tuple[Vectors, int]:
     """Vectors for `texts` (row i for texts[i]) and how many had to be embedded afresh.
 
     Texts whose hash is cached for this model are not embedded again; identical texts in
-    one call are embedded once.
+    one call are embedded once. `on_total` is told how many will be embedded afresh before
+    the first is, `on_embedded` each batch's count after it is: a progress's total and steps.
     """
     with sessions() as session:
         cached = repository.cached_embeddings(session, embedder.model_id, hashes)
@@ -42,6 +44,8 @@ def embed_with_cache(
     for text, text_hash in zip(texts, hashes, strict=True):
         if text_hash not in cached and text_hash not in missing:
             missing[text_hash] = text
+    if on_total is not None:
+        on_total(len(missing))
     fresh = _embed_and_store(sessions, embedder, missing, on_embedded)
     # Asking the embedder for its dimension loads the model: avoid it when all was cached.
     if cached:

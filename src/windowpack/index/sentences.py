@@ -102,13 +102,20 @@ def embed_pieces(
     texts: Sequence[str],
     *,
     on_embedded: Callable[[int], None] | None = None,
+    on_total: Callable[[int], None] | None = None,
 ) -> tuple[list[str], Vectors, int]:
     """Every piece of `texts` (chunk texts) embedded through the cache: the piece texts, their
     vectors and how many were embedded afresh. An ingest calls it before its commit, so that
-    publishing the version finds every piece vector in the cache."""
+    publishing the version finds every piece vector in the cache. `on_embedded`, `on_total`:
+    as `embed_with_cache` reports progress."""
     pieces = [text[a:b] for text in texts for a, b in sentence_pieces(text)]
     vectors, fresh = embed_with_cache(
-        sessions, embedder, pieces, [content_hash(p) for p in pieces], on_embedded=on_embedded
+        sessions,
+        embedder,
+        pieces,
+        [content_hash(p) for p in pieces],
+        on_embedded=on_embedded,
+        on_total=on_total,
     )
     return pieces, vectors, fresh
 

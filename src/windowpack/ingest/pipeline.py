@@ -15,7 +15,7 @@ caller is told as it goes, and `reports` the report.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,6 +38,7 @@ from windowpack.ingest.reports import ingest_report, merged_stats
 from windowpack.ingest.target import IngestTarget
 from windowpack.storage import ChunkRow, DocumentRow, TreeNodeRow, new_row, repository
 from windowpack.summarizer import (
+    BuiltNode,
     CommittingSummaryCache,
     SessionSummaryCache,
     TreeCost,
@@ -65,6 +66,8 @@ class _Written:
 
 
 _LOG = logging.getLogger("windowpack")
+# Chunked in this process, about 25K tokens (a fraction of a second) between two reports.
+_CHUNK_SLICE_CHARS = 100_000
 
 
 def ingest_documents(
@@ -79,6 +82,7 @@ def ingest_documents(
     prepared = [prepare_document(document, index) for index, document in enumerate(documents)]
     reject_duplicate_ids(item.external_id for item in prepared)
     changed, unchanged = split_unchanged(prepared, target)
+    duplicates = _duplicates(changed, target)
     if not changed:  # nothing to do: not even the embedding model is loaded
         with target.sessions() as session:
             current = repository.index_version(
@@ -86,16 +90,18 @@ def ingest_documents(
             )
         tracker.stage("done")
         return ingest_report(prepared, unchanged=unchanged, version=current, skipped=skipped)
-    chunked = target.executor.chunk(
-        [item.document for item in changed],
-        tokenizer=target.counter.name,
-        chunk_tokens=target.chunk_tokens,
-    )
-    for item, chunks in zip(changed, chunked, strict=True):
-        item.chunks = chunks
-        item.leaves = leaves_of(item)
-        tracker.chunked(item.chunks)
-    tracker.stage("summarize")
+    tracker.step("chunk", total=len(changed))
+    for part in _chunk_slices(changed, target):
+        chunked = target.executor.chunk(
+            [item.document for item in part],
+            tokenizer=target.counter.name,
+            chunk_tokens=target.chunk_tokens,
+        )
+        for item, chunks in zip(part, chunked, strict=True):
+            item.chunks = chunks
+            item.leaves = leaves_of(item)
+            tracker.chunked(item.chunks)
+    tracker.step("summarize", total=len(changed))
     _announce_cost(target, [[chunk.tokens for chunk in item.chunks] for item in changed], tracker)
     builder = target.tree_builder(CommittingSummaryCache(target.sessions), tracker)
     for item in changed:
@@ -106,8 +112,9 @@ def ingest_documents(
             chunk_units=[chunk.unit for chunk in item.chunks],
         )
         item.levels = builder.levels_above(item.leaves, label=item.external_id, outline=outline)
+        tracker.document_summarised()
     texts, hashes = texts_to_index(changed)
-    tracker.stage("embed")
+    tracker.step("embed", unit="texts")
     vectors, embedded = _embed(texts, hashes, target, tracker)
     embedded += _embed_sentences(changed, target, tracker)
     tracker.stage("index")
@@ -122,7 +129,32 @@ def ingest_documents(
         replaced=written.replaced,
         embedded=embedded,
         tree=merged_stats(builder.stats, written.tree),
+        duplicates=duplicates,
     )
+
+
+def _duplicates(changed: list[PreparedDocument], target: IngestTarget) -> dict[str, str]:
+    """Each document of `changed` (in input order) whose text another document of the
+    collection has after this call, mapped to that one's id: one already stored (the first
+    in collection order) that this call does not rewrite, else one before it in `changed`.
+    They are reported, not refused: two ids may hold one text on purpose."""
+    if not changed:
+        return {}
+    rewritten = {item.external_id for item in changed}
+    with target.sessions() as session:
+        stored = repository.documents_with_texts(
+            session, target.collection_id, [item.text_hash for item in changed]
+        )
+    first: dict[str, str] = {}
+    for external_id, text_hash in stored:
+        if external_id not in rewritten:
+            first.setdefault(text_hash, external_id)
+    found = {}
+    for item in changed:
+        original = first.setdefault(item.text_hash, item.external_id)
+        if original != item.external_id:
+            found[item.external_id] = original
+    return found
 
 
 def delete_document(document_id: str, collection_name: str, target: IngestTarget) -> int:
@@ -149,20 +181,20 @@ def rebuild_tree(target: IngestTarget, progress: ProgressCallback | None = None)
         documents = repository.list_documents(session, target.collection_id)
         chunks = {doc.id: repository.chunk_rows(session, doc.id) for doc in documents}
     tracker = ProgressTracker(len(documents), progress)
-    tracker.stage("summarize")
+    tracker.step("summarize", total=len(documents))
     counts = [[row.token_count for row in chunks[doc.id]] for doc in documents]
     _announce_cost(target, counts, tracker)
     builder = target.tree_builder(CommittingSummaryCache(target.sessions), tracker)
-    levels = {
-        doc.id: builder.levels_above(
+    levels: dict[int, list[list[BuiltNode]]] = {}
+    for doc in documents:
+        levels[doc.id] = builder.levels_above(
             stored_chunk_items(chunks[doc.id]),
             label=doc.external_id,
             outline=stored_outline(doc, chunks[doc.id]),
         )
-        for doc in documents
-    }
+        tracker.document_summarised()
     node_texts = [node.text for doc in documents for level in levels[doc.id] for node in level]
-    tracker.stage("embed")
+    tracker.step("embed", unit="texts")
     node_hashes = [content_hash(text) for text in node_texts]
     vectors, embedded = _embed(node_texts, node_hashes, target, tracker)
     tracker.stage("index")
@@ -211,7 +243,12 @@ def _embed(
     texts: list[str], hashes: list[str], target: IngestTarget, tracker: ProgressTracker
 ) -> tuple[Vectors, int]:
     return embed_with_cache(
-        target.sessions, target.embedder, texts, hashes, on_embedded=tracker.embedded
+        target.sessions,
+        target.embedder,
+        texts,
+        hashes,
+        on_embedded=tracker.embedded,
+        on_total=tracker.total,
     )
 
 
@@ -223,11 +260,37 @@ def _embed_sentences(
     were embedded afresh (counted in `embedded` with the chunks and summaries)."""
     if not target.indexes.sentence_index:
         return 0
+    tracker.step("embed", unit="sentences")
     chunk_texts = [leaf.text for item in changed for leaf in item.leaves]
     *_, fresh = embed_pieces(
-        target.sessions, target.embedder, chunk_texts, on_embedded=tracker.embedded
+        target.sessions,
+        target.embedder,
+        chunk_texts,
+        on_embedded=tracker.embedded,
+        on_total=tracker.total,
     )
     return fresh
+
+
+def _chunk_slices(
+    changed: list[PreparedDocument], target: IngestTarget
+) -> Iterator[list[PreparedDocument]]:
+    """The documents in the runs they are chunked in: in this process a run of about
+    `_CHUNK_SLICE_CHARS` (or one document), so that the chunk step's count moves as it goes;
+    an executor that fans out gets them all at once, to share them among its workers."""
+    if target.executor.name != "local":
+        yield changed
+        return
+    part: list[PreparedDocument] = []
+    chars = 0
+    for item in changed:
+        part.append(item)
+        chars += len(item.document.text)
+        if chars >= _CHUNK_SLICE_CHARS:
+            yield part
+            part, chars = [], 0
+    if part:
+        yield part
 
 
 def _commit(changed: list[PreparedDocument], texts: list[str], target: IngestTarget) -> _Written:

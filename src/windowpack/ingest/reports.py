@@ -1,5 +1,5 @@
-"""What an ingest reports: documents added, replaced and unchanged, chunks, tokens, vectors
-embedded and summaries written."""
+"""What an ingest reports: documents added, replaced and unchanged, chunks, tokens, texts
+embedded and nodes summarised afresh, and the documents added with another's text."""
 
 from __future__ import annotations
 
@@ -29,8 +29,10 @@ def ingest_report(
     replaced: int = 0,
     embedded: int = 0,
     tree: TreeStats | None = None,
+    duplicates: dict[str, str] | None = None,
 ) -> IngestReport:
-    """The report of an ingest of `prepared`, `unchanged` of which were stored already."""
+    """The report of an ingest of `prepared`, `unchanged` of which were stored already;
+    `duplicates`: the documents added with another's text, mapped to its id."""
     written = [item for item in prepared if item.chunks]
     return IngestReport(
         added=len(prepared) - unchanged - replaced,
@@ -43,4 +45,5 @@ def ingest_report(
         skipped=dict(skipped or {}),
         summaries=tree.summarised if tree else 0,
         summary_failures=dict(tree.failures) if tree else {},
+        duplicates=dict(duplicates or {}),
     )

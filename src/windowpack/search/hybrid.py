@@ -12,12 +12,13 @@ from typing import Any
 from cachetools import LRUCache
 from sqlalchemy.orm import Session, sessionmaker
 
+from windowpack.documents import heading_trail
 from windowpack.embed import Embedder, Vectors
 from windowpack.errors import InvalidArgumentError
 from windowpack.index import CollectionIndexes, is_node_index_id, node_id_of
 from windowpack.search.fusion import z_score_fusion
 from windowpack.storage import repository
-from windowpack.types import Hit, Span
+from windowpack.types import Hit, Span, unit_name
 
 # Each retriever proposes more candidates than asked for, so that a chunk ranked modestly by
 # both can still win the fusion, and so that the z-scores are taken over enough scores to
@@ -116,6 +117,7 @@ def hybrid_search(
     with sessions() as session:
         chunks = repository.chunks_with_documents(session, chunk_ids)
         nodes = repository.nodes_with_documents(session, node_ids) if node_ids else {}
+        trails = _heading_trails(session, list(chunks.values()))
     hits = []
     for index_id, score in fused:
         if is_node_index_id(index_id):
@@ -123,18 +125,53 @@ def hybrid_search(
         else:
             found = chunks.get(index_id)
         if found is not None:  # None: deleted by a concurrent writer since the index was read
-            hits.append(_hit(found, score, summary=is_node_index_id(index_id)))
+            hits.append(_hit(found, score, summary=is_node_index_id(index_id), trails=trails))
     return hits
 
 
-def _hit(found: repository.WithDocument, score: float, *, summary: bool) -> Hit:
+def _heading_trails(
+    session: Session, chunks: list[repository.WithDocument]
+) -> dict[int, list[tuple[str, ...]]]:
+    """The heading path of each section of the sectioned documents these chunks are in, by
+    document row id, read from the document's text as the packer reads it (`heading_trail`
+    over its units), so that a hit and a window's header name a section alike."""
+    wanted = {
+        row.document_id for row, _, _, kind in chunks if kind == "markdown" and row.unit is not None
+    }
+    if not wanted:
+        return {}
+    found = repository.texts_and_units(session, sorted(wanted))
+    return {
+        document_id: heading_trail(text, [Span(start=a, end=b) for a, b in units])
+        for document_id, (text, units) in found.items()
+    }
+
+
+def _hit(
+    found: repository.WithDocument,
+    score: float,
+    *,
+    summary: bool,
+    trails: dict[int, list[tuple[str, ...]]],
+) -> Hit:
     """A hit from a chunk row or a summary node row, with its document's provenance."""
-    row, document_id, title = found
+    row, document_id, title, kind = found
     has_span = row.char_start is not None and row.char_end is not None
     span = Span(start=row.char_start, end=row.char_end) if has_span else None
     common: dict[str, Any] = {"score": score, "text": row.text, "span": span}
     common.update(document_id=document_id, title=title)
     if not summary:
-        return Hit(**common, ordinal=row.ordinal, chunk_id=row.id, unit=row.unit)
+        unit = row.unit
+        named = unit_name(kind) if unit is not None and kind is not None else None
+        sections = trails.get(row.document_id, [])
+        path = sections[unit] if unit is not None and unit < len(sections) else ()
+        return Hit(
+            **common,
+            ordinal=row.ordinal,
+            chunk_id=row.id,
+            unit=unit,
+            unit_name=named,
+            heading_path=path,
+        )
     ordinals = {"ordinal": row.leaf_start, "last_ordinal": row.leaf_end - 1}
     return Hit(**common, **ordinals, chunk_id=None, kind="summary", level=row.level, node_id=row.id)

@@ -90,6 +90,34 @@ def document_texts_by_id(
     return {row[0]: row[1] for row in rows}
 
 
+def documents_with_texts(
+    session: Session, collection_id: int, text_hashes: Iterable[str]
+) -> list[tuple[str, str]]:
+    """(external id, text hash) of the collection's documents whose text has one of these
+    hashes, in collection order."""
+    rows: list[tuple[int, str, str]] = []
+    for batch in batches(sorted(set(text_hashes))):
+        query = select(DocumentRow.position, DocumentRow.external_id, DocumentRow.text_hash)
+        where = query.where(
+            DocumentRow.collection_id == collection_id, DocumentRow.text_hash.in_(batch)
+        )
+        rows += [(row[0], row[1], row[2]) for row in session.execute(where)]
+    return [(external_id, text_hash) for _, external_id, text_hash in sorted(rows)]
+
+
+def texts_and_units(
+    session: Session, document_ids: Sequence[int]
+) -> dict[int, tuple[str, list[list[int]]]]:
+    """The text and units (`[start, end]` pairs, [] for none) of these documents, by id (a
+    deleted one is absent): what a section's heading path is read from."""
+    found: dict[int, tuple[str, list[list[int]]]] = {}
+    for batch in batches(list(document_ids)):
+        query = select(DocumentRow.id, DocumentRow.text, DocumentRow.units)
+        for row in session.execute(query.where(DocumentRow.id.in_(batch))):
+            found[row[0]] = (row[1], row[2] or [])
+    return found
+
+
 def document_ids(session: Session, collection_id: int) -> list[int]:
     """The collection's document ids in collection order."""
     query = select(DocumentRow.id).where(DocumentRow.collection_id == collection_id)

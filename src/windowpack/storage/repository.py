@@ -42,7 +42,9 @@ from windowpack.storage.document_queries import (
     document_texts_by_id,
     documents_by_external_id,
     documents_for_pack,
+    documents_with_texts,
     list_documents,
+    texts_and_units,
 )
 from windowpack.storage.tree_queries import (
     CollectionNodeRow,
@@ -102,6 +104,7 @@ __all__ = [
     "document_texts_by_id",
     "documents_by_external_id",
     "documents_for_pack",
+    "documents_with_texts",
     "embedding_dimension",
     "get_collection",
     "get_tree_node",
@@ -118,6 +121,7 @@ __all__ = [
     "set_parents",
     "store_embeddings",
     "store_summaries",
+    "texts_and_units",
     "tree_nodes",
     "tree_nodes_for_pack",
     "unit_count",

@@ -83,17 +83,18 @@ def unit_count(session: Session, collection_id: int) -> int:
     return total
 
 
-WithDocument = tuple[Any, str | None, str | None]
-"""A chunk or node row with its document's external id and title (None when it has none)."""
+WithDocument = tuple[Any, str | None, str | None, str | None]
+"""A chunk or node row with its document's external id, title and kind (None when it has
+none: a collection-level node)."""
 
 
 def chunks_with_documents(session: Session, chunk_ids: Sequence[int]) -> dict[int, WithDocument]:
-    """Chunks by id, each with its document's external id and title (for provenance)."""
+    """Chunks by id, each with its document's external id, title and kind (for provenance)."""
     return _with_documents(session, ChunkRow, ChunkRow.document_id, chunk_ids)
 
 
 def nodes_with_documents(session: Session, node_ids: Sequence[int]) -> dict[int, WithDocument]:
-    """Summary nodes by id, each with its document's external id and title (None for
+    """Summary nodes by id, each with its document's external id, title and kind (None for
     collection-level nodes)."""
     return _with_documents(session, TreeNodeRow, TreeNodeRow.document_id, node_ids)
 
@@ -104,9 +105,9 @@ def _with_documents(
     found: dict[int, WithDocument] = {}
     for batch in batches(list(ids)):
         rows = session.execute(
-            select(table, DocumentRow.external_id, DocumentRow.title)
+            select(table, DocumentRow.external_id, DocumentRow.title, DocumentRow.kind)
             .outerjoin(DocumentRow, document_id == DocumentRow.id)
             .where(table.id.in_(batch))
         ).all()
-        found.update({row[0].id: (row[0], row[1], row[2]) for row in rows})
+        found.update({row[0].id: (row[0], row[1], row[2], row[3]) for row in rows})
     return found

@@ -7,11 +7,14 @@ forbids it from loading anything from elsewhere.
 
 from __future__ import annotations
 
+import json
 from functools import cache
 from importlib import resources
 
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse
+
+from windowpack.types import UNIT_NAMES
 
 router = APIRouter(tags=["inspector"])
 
@@ -22,9 +25,15 @@ _POLICY = (
 )
 
 
+# Where the page's script takes the library's names of each kind's units (`UNIT_NAMES`), so
+# that the inspector labels a section, a turn and a record as the CLI and the windows do.
+_UNIT_NAMES_SLOT = "{} /* UNIT_NAMES */"
+
+
 @cache
 def _page() -> str:
-    return resources.files("windowpack.api").joinpath("ui/index.html").read_text("utf-8")
+    page = resources.files("windowpack.api").joinpath("ui/index.html").read_text("utf-8")
+    return page.replace(_UNIT_NAMES_SLOT, json.dumps(dict(UNIT_NAMES), sort_keys=True))
 
 
 @router.get("/ui", response_class=HTMLResponse, include_in_schema=False)
