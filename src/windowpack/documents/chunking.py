@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from windowpack.documents.blocks import Block, markdown_blocks
+from windowpack.documents.blocks import Block, markdown_blocks, text_blocks
 from windowpack.documents.conversation import message_starts, transcript_turns
 from windowpack.documents.sections import heading_starts
 from windowpack.errors import InvalidArgumentError
@@ -40,6 +40,11 @@ _NO_BARRIER, _GROUP_BARRIER, _HARD_BARRIER = 0, 1, 2
 _REGION, _PARAGRAPH, _SENTENCE, _LINE = 0, 1, 2, 3
 
 _BLANK_LINE = re.compile(r"\n\s*\n")
+# What a Markdown definition's first line starts with (`: `), not its content.
+_DEFINITION_MARK = re.compile(r"[:\s]+")
+# Kinds whose sections split at blocks: markdown's (`markdown_blocks`), plain text's
+# paragraphs and definition-list entries (`text_blocks`).
+_BLOCK_KINDS = frozenset({"markdown", "text"})
 _NEWLINE = re.compile("\n")
 _HEADING_AT = re.compile(r"#{1,6}(?=\s|$)")
 # Prose averages about 4 chars a token: a span with more than this many chars per token of
@@ -58,6 +63,10 @@ class _Piece:
     heading: bool = False
     code: bool = False
     tokens: int = 0
+    # The block this piece is, when it may be split by its structure (a definition entry).
+    block: Block | None = None
+    # A definition's term: no chunk may end with it (`_attach_terms`).
+    term: bool = False
 
 
 def chunk_document(document: Document, counter: TokenCounter, target_tokens: int) -> list[Chunk]:
@@ -71,6 +80,7 @@ def chunk_document(document: Document, counter: TokenCounter, target_tokens: int
         raise InvalidArgumentError("target_tokens", f"must be at least 1, got {target_tokens}")
     regions = _regions(document)
     pieces = _fit_pieces(document, regions, counter, target_tokens)
+    pieces = _attach_terms(document, pieces, counter, target_tokens)
     return _pack(document.text, pieces, counter, target_tokens)
 
 
@@ -163,11 +173,15 @@ def _fit_pieces(
 
 
 def _split(document: Document, piece: _Piece, counter: TokenCounter, target: int) -> list[_Piece]:
+    if piece.block is not None and piece.block.term is not None:
+        return _entry_children(document, piece, piece.block)
     first_level = piece.level
-    if piece.level == _REGION and document.kind == "markdown":
-        blocks = markdown_blocks(document.text, piece.start, piece.end)
+    if piece.level == _REGION and document.kind in _BLOCK_KINDS:
+        blocks = _blocks(document, piece.start, piece.end)
         if len(blocks) > 1:
             return _block_children(document, piece, blocks)
+        if blocks and blocks[0].term is not None:
+            return _entry_children(document, piece, blocks[0])
         # One block: split it as its kind says (code at lines, anything else at sentences).
         first_level = _SENTENCE if blocks and blocks[0].code else _PARAGRAPH
     for level in range(first_level, _LINE + 1):
@@ -177,13 +191,80 @@ def _split(document: Document, piece: _Piece, counter: TokenCounter, target: int
     return []
 
 
-def _block_children(document: Document, piece: _Piece, blocks: list[Block]) -> list[_Piece]:
-    """A markdown section's blocks as pieces: a code block too big is split at its lines."""
+def _blocks(document: Document, start: int, end: int) -> list[Block]:
+    if document.kind == "markdown":
+        return markdown_blocks(document.text, start, end)
+    return text_blocks(document.text, start, end)
+
+
+def _block_children(document: Document, piece: _Piece, blocks: Sequence[Block]) -> list[_Piece]:
+    """A section's blocks as pieces: a code block too big is split at its lines, a
+    definition-list entry at its own blocks (`_entry_children`)."""
     children = _children(document, piece, [block.span for block in blocks], _PARAGRAPH)
     for child, block in zip(children, blocks, strict=True):
+        child.block = block
         if block.code:
             child.level, child.code = _SENTENCE, True
     return children
+
+
+def _entry_children(document: Document, piece: _Piece, entry: Block) -> list[_Piece]:
+    """A definition-list entry too big for one chunk: its term, then its definition's blocks;
+    the term is joined to the definition's first piece once all fit (`_attach_terms`)."""
+    assert entry.term is not None
+    blocks = [Block(span=entry.term, code=False), *entry.parts]
+    children = _block_children(document, piece, blocks)
+    children[0].term = True
+    return children
+
+
+def _attach_terms(
+    document: Document, pieces: list[_Piece], counter: TokenCounter, target: int
+) -> list[_Piece]:
+    """Each term piece joined to the piece after it (its definition's first), so no chunk ends
+    with a term: that piece is split further until the two fit in one chunk together."""
+    text = document.text
+    attached: list[_Piece] = []
+    pending = pieces[::-1]  # a stack: the next piece last
+    while pending:
+        piece = pending.pop()
+        if not piece.term or not pending:
+            attached.append(piece)
+            continue
+        following = pending[-1]
+        tokens = counter.count(text[piece.start : following.end])
+        if tokens <= target:
+            joined = _joined(piece, following, tokens)
+            # A definition's bare `:` mark is not its start: the term joins on past it.
+            joined.term = following.term or not _DEFINITION_MARK.sub(
+                "", text[following.start : following.end]
+            )
+            pending[-1] = joined
+            continue
+        smaller = _fit_pieces(
+            document, _split(document, following, counter, target), counter, target
+        )
+        if len(smaller) > 1:
+            pending[-1:] = smaller[::-1]
+            pending.append(piece)  # try again with the first of the smaller pieces
+        else:
+            attached.append(piece)  # a term as long as a chunk: it cannot be joined
+    return attached
+
+
+def _joined(term: _Piece, following: _Piece, tokens: int) -> _Piece:
+    """One piece of a term and the piece after it."""
+    return _Piece(
+        start=term.start,
+        end=following.end,
+        unit=term.unit,
+        level=following.level,
+        barrier_before=term.barrier_before,
+        barrier_after=following.barrier_after,
+        heading=term.heading,
+        code=following.code,
+        tokens=tokens,
+    )
 
 
 def _split_spans(
@@ -232,6 +313,7 @@ def _children(document: Document, parent: _Piece, spans: list[Span], level: int)
     ]
     children[0].barrier_before = parent.barrier_before
     children[-1].barrier_after = parent.barrier_after
+    children[-1].term = parent.term  # a term too long for a chunk: its end is joined on
     if parent.level == _REGION:
         children[0].heading = _starts_with_heading(document, parent.start)
     if parent.level == _PARAGRAPH or parent.code:
