@@ -133,7 +133,7 @@ def _take_furniture(tree: LexborHTMLParser) -> list[tuple[str, str]]:
     body = tree.body
     if body is None:
         return []
-    page_chars = len(body.text(deep=True, separator=" ").split())
+    page_words = len(body.text(deep=True, separator=" ").split())
     order = {node.mem_id: index for index, node in enumerate(body.traverse())}
     found: dict[int, tuple[str, list[LexborNode]]] = {}
     for kind, selector in _FURNITURE:
@@ -148,14 +148,14 @@ def _take_furniture(tree: LexborHTMLParser) -> list[tuple[str, str]]:
     gone: set[int] = set()
     for mem_id in sorted(found, key=order.__getitem__):
         kind, nodes = found[mem_id]
-        if _inside(nodes[0], gone) or _holds_most(nodes, page_chars):
+        if _inside(nodes[0], gone) or _holds_most(nodes, page_words):
             continue
         taken.append((kind, _markdown("".join(node.html or "" for node in nodes)).strip()))
         gone.update(inner.mem_id for node in nodes for inner in node.traverse())
         nodes[0].replace_with(_REMOVED)
         for node in nodes[1:]:
             node.decompose()
-    return [(kind, text) for kind, text in taken]
+    return taken
 
 
 def _is_furniture(node: LexborNode, kind: str) -> bool:
@@ -192,10 +192,10 @@ def _inside(node: LexborNode, gone: set[int]) -> bool:
     return node.mem_id in gone or any(parent.mem_id in gone for parent in _ancestors(node))
 
 
-def _holds_most(nodes: list[LexborNode], page_chars: int) -> bool:
+def _holds_most(nodes: list[LexborNode], page_words: int) -> bool:
     """Whether these nodes hold half the page's words or more: then they are the page."""
     words = sum(len(node.text(deep=True, separator=" ").split()) for node in nodes)
-    return words * 2 >= page_chars
+    return words * 2 >= page_words
 
 
 def _ancestors(node: LexborNode) -> list[LexborNode]:
@@ -301,9 +301,7 @@ class _MarkerReader:
         """Whether `marker` comes next, past white space (which is then skipped)."""
         position = self.position
         while position < len(self.parts) and not self.parts[position].strip():
-            if self.parts[position] in (_TERM, _DEFINITION, _REMOVED):
-                break
-            position += 1
+            position += 1  # (markers are not white space: this stops at each)
         if position < len(self.parts) and self.parts[position] == marker:
             self.position = position + 1
             return True
