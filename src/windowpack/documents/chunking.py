@@ -222,34 +222,42 @@ def _attach_terms(
     document: Document, pieces: list[_Piece], counter: TokenCounter, target: int
 ) -> list[_Piece]:
     """Each term piece joined to the piece after it (its definition's first), so no chunk ends
-    with a term: that piece is split further until the two fit in one chunk together."""
-    text = document.text
+    with a term; a term that cannot be joined (it alone nearly fills a chunk) stays alone."""
     attached: list[_Piece] = []
     pending = pieces[::-1]  # a stack: the next piece last
     while pending:
         piece = pending.pop()
-        if not piece.term or not pending:
-            attached.append(piece)
-            continue
-        following = pending[-1]
-        tokens = counter.count(text[piece.start : following.end])
-        if tokens <= target:
-            joined = _joined(piece, following, tokens)
-            # A definition's bare `:` mark is not its start: the term joins on past it.
-            joined.term = following.term or not _DEFINITION_MARK.sub(
-                "", text[following.start : following.end]
-            )
-            pending[-1] = joined
-            continue
-        smaller = _fit_pieces(
-            document, _split(document, following, counter, target), counter, target
-        )
-        if len(smaller) > 1:
-            pending[-1:] = smaller[::-1]
-            pending.append(piece)  # try again with the first of the smaller pieces
-        else:
-            attached.append(piece)  # a term as long as a chunk: it cannot be joined
+        if piece.term and pending:
+            joined = _join_term(document, piece, pending, counter, target)
+            if joined is not None:
+                pending.append(joined)  # still a term if it took only the ":" mark
+                continue
+        attached.append(piece)
     return attached
+
+
+def _join_term(
+    document: Document, term: _Piece, pending: list[_Piece], counter: TokenCounter, target: int
+) -> _Piece | None:
+    """`term` and the next piece (`pending[-1]`, taken off) as one piece, that piece split
+    smaller first (at its natural boundaries) until the two fit in a chunk; None if they
+    cannot."""
+    text = document.text
+    room = target - term.tokens  # what the next piece may count to fit with the term
+    while room >= 1:
+        if pending[-1].tokens > room:
+            pending[-1:] = _fit_pieces(document, [pending[-1]], counter, room)[::-1]
+        following = pending[-1]
+        tokens = counter.count(text[term.start : following.end])
+        if tokens <= target:
+            pending.pop()
+            joined = _joined(term, following, tokens)
+            # A definition's bare `:` mark is not its start: the term joins on past it.
+            mark_only = not _DEFINITION_MARK.sub("", text[following.start : following.end])
+            joined.term = following.term or mark_only
+            return joined
+        room -= tokens - target  # the two count more together than apart
+    return None
 
 
 def _joined(term: _Piece, following: _Piece, tokens: int) -> _Piece:
