@@ -117,7 +117,7 @@ def test_a_raw_pdf_is_parsed_from_its_file(
     assert stored.title == "Lantern manual"
 
 
-def test_a_given_title_and_plain_text_stay_as_they_are() -> None:
+def test_documents_made_by_hand_are_read_by_their_title_and_content() -> None:
     documents = [
         LlamaDocument(
             text="<html><body><h1>Oil</h1><p>Lamp oil.</p></body></html>",
@@ -125,7 +125,11 @@ def test_a_given_title_and_plain_text_stay_as_they_are() -> None:
             metadata={"title": "Given title"},
         ),
         LlamaDocument(text="<b>not a page</b> x < y", id_="plain", metadata={"file_name": "n.txt"}),
+        LlamaDocument(text="<html><body><p>No title.</p></body></html>", id_="untitled"),
+        LlamaDocument(text="# Wicks\n\nTrim them.", id_="wicks"),
     ]
-    oil, plain = from_llama_documents(documents)
+    oil, plain, untitled, wicks = from_llama_documents(documents)
     assert (oil.title, oil.kind, oil.text) == ("Given title", "markdown", "# Oil\n\nLamp oil.")
     assert (plain.kind, plain.text) == ("text", "<b>not a page</b> x < y")
+    assert (untitled.title, untitled.text) == (None, "No title.")
+    assert (wicks.kind, wicks.title) == ("markdown", "Wicks")  # no file type: its heading says

@@ -36,7 +36,7 @@ from windowpack.documents.file_text import read_bytes
 from windowpack.documents.parsing import MAX_PDF_PAGES, root_prefix
 from windowpack.documents.pdf import parse_pdf
 from windowpack.documents.text_formats import html_document
-from windowpack.documents.titles import markdown_title
+from windowpack.documents.titles import html_title, markdown_title
 from windowpack.errors import InputPathNotFoundError, InvalidInputError
 from windowpack.types import Document, DocumentKind
 
@@ -161,12 +161,15 @@ def _parsed(document: Document, file_format: str, path: str | None, limits: _Lim
         return _with(document, document.text, title, kind, {})
     if file_format == "html":
         page = html_document(document.text, Path(document.source or label), label)
+        # The page's own title only: not the file name a file's document falls back to.
+        title = _title(document.metadata, html_title(document.text))
     elif file_format == "pdf":
         page = _pdf(document, path, limits)
+        title = _title(document.metadata, page.title)
     else:
         return document
     extra = {key: value for key, value in page.metadata.items() if key != "path"}
-    return _with(document, page.text, _title(document.metadata, page.title), page.kind, extra)
+    return _with(document, page.text, title, page.kind, extra)
 
 
 def _with(
