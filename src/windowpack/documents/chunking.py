@@ -6,9 +6,9 @@ markdown sections). A region that does not fit in `target_tokens` is split into 
 definition-list entry), a paragraph into sentences, a sentence into lines and a line at
 token boundaries, each level only where the one above is too big. An entry too big is split
 into its term and its definition's blocks, and the term is joined to the piece after it
-(`_attach_terms`), so no chunk ends with a term. The resulting pieces are packed greedily into chunks, whose exact token count is
-then checked (a concatenation may count differently from the sum of its parts) and pieces
-are backed off until the chunk fits.
+(`_attach_terms`), so no chunk ends with a term. The resulting pieces are packed greedily
+into chunks, whose exact token count is then checked (a concatenation may count differently
+from the sum of its parts) and pieces are backed off until the chunk fits.
 """
 
 from __future__ import annotations
