@@ -48,12 +48,12 @@ def test_a_folder_read_by_llama_index(empty_collection: wp.Collection, tmp_path:
 
     empty_collection.add_llama_documents(documents)
 
+    # Named as add_files names them: relative to the store's root (tmp_path holds the store).
     infos = {info.id: info for info in empty_collection.documents()}
-    assert set(infos) == {d.id_ for d in documents}
-    guide = next(d for d in documents if d.metadata["file_name"] == "guide.md")
-    assert empty_collection.get(guide.id_).kind == "markdown"
-    assert infos[guide.id_].metadata["file_name"] == "guide.md"
-    assert infos[guide.id_].title == "guide.md"
+    assert set(infos) == {"guide.md", "notes.txt"}
+    assert empty_collection.get("guide.md").kind == "markdown"
+    assert infos["guide.md"].metadata["file_name"] == "guide.md"
+    assert infos["guide.md"].title == "Guide"  # its first level-1 heading, as a file's
 
 
 def test_something_else_is_rejected_naming_it(empty_collection: wp.Collection) -> None:

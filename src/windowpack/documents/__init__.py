@@ -2,10 +2,13 @@
 
 Nothing here reads the database or an index: `parse_paths` turns files and folders into
 `Document`s (`parsing`, a module per format: `text_formats`, `pdf`, `json_files`, over the
-reading rules of `file_text`; titles from `titles`), `conversation` reads chats as request→reply
+reading rules of `file_text`; HTML pages to Markdown without their navigation, headers and
+footers in `html_pages`; titles from `titles`), `conversation` reads chats as request→reply
 turns, `identity` checks documents before they are stored and fingerprints them for upserts,
-and `chunk_document` cuts a document at its units, markdown sections (`sections`) and blocks
-(`blocks`), then paragraphs and sentences, counting exact tokens.
+`llama_documents` reads llama-index documents as `add_files` reads files, and
+`chunk_document` cuts a document at its units, markdown sections (`sections`) and blocks
+(`blocks`: list items and definition-list entries among them), then paragraphs and
+sentences, counting exact tokens.
 """
 
 from __future__ import annotations
@@ -37,9 +40,11 @@ from windowpack.documents.sections import (
     parse_heading,
     section_paths,
 )
+from windowpack.documents.text_formats import FURNITURE_KEY
 from windowpack.documents.titles import html_title, markdown_title
 
 __all__ = [
+    "FURNITURE_KEY",
     "PATH_SEPARATOR",
     "Block",
     "Chunk",

@@ -1,4 +1,5 @@
-"""Markdown blocks, so chunks start where a reader's eye would: at a list item or a block.
+"""Markdown and text blocks, so chunks start where a reader's eye would: at a list item, a
+definition-list entry or a block.
 
 Splitting a markdown section that is too big for one chunk at blank lines (as for prose)
 would cut a tight list, which has none, at sentences: the chunk that answers "the default
@@ -10,12 +11,21 @@ parsing is most of its cost and tells nothing about boundaries): each top-level 
 A fence or indented code block is one block and, if it must be split further, is split at
 lines (sentence rules make no sense in code); any other block too big for a chunk is split
 at sentences, as prose is.
+
+A **definition-list entry** is one block too, like a list item: its term and its definition
+(`Block.term`, `Block.parts`), so a parameter's name is never in another chunk than the text
+about it. In Markdown it is the definition-list syntax of mdit-py-plugins' `deflist` (a term
+line, then `: definition`; HTML's `<dl>` is written so, see `html_pages`); in plain text
+(`text_blocks`) the reStructuredText form: a term line, after a blank line or another entry,
+whose next line is indented more, the definition being every line indented more than the
+term (blank lines within it included).
 """
 
 from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
@@ -25,6 +35,7 @@ from windowpack.types import Span
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 _NEWLINE = re.compile("\n")
 _CODE_BLOCKS = frozenset({"fence", "code_block"})
@@ -32,42 +43,218 @@ _CODE_BLOCKS = frozenset({"fence", "code_block"})
 
 @dataclass(frozen=True, kw_only=True)
 class Block:
-    """One block of a markdown text: `text[span.start:span.end]`, trimmed; code or not."""
+    """One block of a text: `text[span.start:span.end]`, trimmed; code or not.
+
+    A definition-list entry has its `term` (the term line) and its definition's blocks as
+    `parts` (at least one, after the term, within `span`)."""
 
     span: Span
     code: bool
+    term: Span | None = None
+    parts: tuple[Block, ...] = ()
 
 
 @cache
 def _parser() -> MarkdownIt:
     from markdown_it import MarkdownIt
+    from mdit_py_plugins.deflist import deflist_plugin
 
-    return MarkdownIt("commonmark").disable(["inline", "text_join"], ignoreInvalid=True)
+    parser = MarkdownIt("commonmark").use(deflist_plugin)
+    return parser.disable(["inline", "text_join"], ignoreInvalid=True)
 
 
 def markdown_blocks(text: str, start: int, end: int) -> list[Block]:
     """The blocks of `text[start:end]` in order; together they hold all its non-blank text."""
     fragment = text[start:end]
     line_starts = [start, *(start + m.end() for m in _NEWLINE.finditer(fragment)), end]
+    reader = _TokenBlocks(text, _parser().parse(fragment), line_starts)
+    return reader.blocks(0, len(reader.tokens), level=0, lines=(0, len(line_starts) - 1))
 
-    def offset(line: int) -> int:
-        return line_starts[min(line, len(line_starts) - 1)]
 
-    bounds = {start, end}
-    code_starts: set[int] = set()
-    for token in _parser().parse(fragment):
-        if token.map is None or token.nesting < 0:
-            continue
-        if token.type == "list_item_open":
-            bounds.add(offset(token.map[0]))
-        elif token.level == 0:
-            bounds.update((offset(token.map[0]), offset(token.map[1])))
-            if token.type in _CODE_BLOCKS:
-                code_starts.add(offset(token.map[0]))
-    ordered = sorted(bounds)
+class _TokenBlocks:
+    """Blocks from markdown-it's tokens of a fragment whose line starts are known."""
+
+    def __init__(self, text: str, tokens: Sequence[Token], line_starts: list[int]) -> None:
+        self.text, self.tokens, self.line_starts = text, tokens, line_starts
+
+    def offset(self, line: int) -> int:
+        return self.line_starts[min(line, len(self.line_starts) - 1)]
+
+    def blocks(self, first: int, stop: int, *, level: int, lines: tuple[int, int]) -> list[Block]:
+        """The blocks of tokens `[first, stop)`, whose blocks are at `level`, within `lines`."""
+        bounds = {self.offset(lines[0]), self.offset(lines[1])}
+        code_starts: set[int] = set()
+        entries: dict[int, Block] = {}
+        index = first
+        while index < stop:
+            token = self.tokens[index]
+            index += 1
+            if token.map is None or token.nesting < 0:
+                continue
+            if token.type == "dl_open" and token.level == level:
+                close = self._closing(index - 1)
+                for entry_start, entry_end, entry in self._entries(index, close, level, token.map):
+                    bounds.update((entry_start, entry_end))
+                    if entry is not None:
+                        entries[entry_start] = entry
+                index = close + 1
+            elif token.type == "list_item_open":
+                bounds.add(self.offset(token.map[0]))
+            elif token.level == level:
+                bounds.update((self.offset(token.map[0]), self.offset(token.map[1])))
+                if token.type in _CODE_BLOCKS:
+                    code_starts.add(self.offset(token.map[0]))
+        found: list[Block] = []
+        for block_start, block_end in itertools.pairwise(sorted(bounds)):
+            if block_start in entries:
+                found.append(entries[block_start])
+                continue
+            spans: list[Span] = []
+            append_trimmed(spans, self.text, block_start, block_end)
+            found += [Block(span=span, code=block_start in code_starts) for span in spans]
+        return found
+
+    def _closing(self, opening: int) -> int:
+        """The index of the token that closes the one at `opening`."""
+        depth = 0
+        for index in range(opening, len(self.tokens)):
+            depth += self.tokens[index].nesting
+            if depth == 0:
+                return index
+        return len(self.tokens) - 1
+
+    def _entries(
+        self, first: int, close: int, level: int, dl_lines: list[int]
+    ) -> list[tuple[int, int, Block | None]]:
+        """(start, end, entry) of each entry of the list whose tokens are `[first, close)`:
+        a term line (markdown-it's `dt`) up to the next one (its `dd`s are the definition)."""
+        terms = [
+            index
+            for index in range(first, close)
+            if self.tokens[index].type == "dt_open" and self.tokens[index].level == level + 1
+        ]
+        found: list[tuple[int, int, Block | None]] = []
+        for number, term in enumerate(terms):
+            term_line = self._line(term)
+            is_last = number + 1 == len(terms)
+            end_line = dl_lines[1] if is_last else self._line(terms[number + 1])
+            token_stop = close if is_last else terms[number + 1]
+            # The definition: the tokens after the term's own (its `dt` and inline text).
+            definition = self._closing(term) + 1
+            parts = self.blocks(
+                definition, token_stop, level=level + 2, lines=(term_line + 1, end_line)
+            )
+            found.append(
+                (
+                    self.offset(term_line),
+                    self.offset(end_line),
+                    self._entry(term_line, end_line, parts),
+                )
+            )
+        return found
+
+    def _line(self, index: int) -> int:
+        token_map = self.tokens[index].map
+        assert token_map is not None
+        return token_map[0]
+
+    def _entry(self, term_line: int, end_line: int, parts: list[Block]) -> Block | None:
+        term: list[Span] = []
+        append_trimmed(term, self.text, self.offset(term_line), self.offset(term_line + 1))
+        entry: list[Span] = []
+        append_trimmed(entry, self.text, self.offset(term_line), self.offset(end_line))
+        if not term or not entry or not parts:
+            return None  # nothing to keep together: an ordinary block
+        return Block(span=entry[0], code=False, term=term[0], parts=tuple(parts))
+
+
+# --- plain text ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Line:
+    start: int
+    end: int
+    indent: int
+    blank: bool
+
+
+def text_blocks(text: str, start: int, end: int) -> list[Block]:
+    """The paragraphs of plain `text[start:end]` (blank-line separated), each entry of a
+    reStructuredText-style definition list as one block; together they hold all its
+    non-blank text."""
+    lines = _lines(text, start, end)
+    return _text_blocks(text, lines, 0, len(lines))
+
+
+def _lines(text: str, start: int, end: int) -> list[_Line]:
+    lines: list[_Line] = []
+    position = start
+    while position < end:
+        line_end = text.find("\n", position, end)
+        line_end = end if line_end < 0 else line_end
+        content = text[position:line_end]
+        stripped = content.lstrip(" \t")
+        lines.append(_Line(position, line_end, len(content) - len(stripped), not stripped.strip()))
+        position = line_end + 1
+    return lines
+
+
+def _text_blocks(text: str, lines: list[_Line], first: int, stop: int) -> list[Block]:
     blocks: list[Block] = []
-    for block_start, block_end in itertools.pairwise(ordered):
-        spans: list[Span] = []
-        append_trimmed(spans, text, block_start, block_end)
-        blocks += [Block(span=span, code=block_start in code_starts) for span in spans]
+    paragraph: int | None = None  # the first line of the paragraph being read
+
+    def close(at: int) -> None:
+        nonlocal paragraph
+        if paragraph is not None:
+            spans: list[Span] = []
+            append_trimmed(spans, text, lines[paragraph].start, lines[at - 1].end)
+            blocks.extend(Block(span=span, code=False) for span in spans)
+        paragraph = None
+
+    index = first
+    while index < stop:
+        if lines[index].blank:
+            close(index)
+            index += 1
+        elif paragraph is None and _is_term(lines, index, stop):
+            # A term starts an item: after a blank line, another entry or the start.
+            after = _definition_end(lines, index, stop)
+            blocks.append(_text_entry(text, lines, index, after))
+            index = after
+        else:
+            if paragraph is None:
+                paragraph = index
+            index += 1
+    close(stop)
     return blocks
+
+
+def _is_term(lines: list[_Line], index: int, stop: int) -> bool:
+    """Whether the line at `index` is a term: the next line is indented more."""
+    following = index + 1
+    return (
+        following < stop
+        and not lines[following].blank
+        and lines[following].indent > lines[index].indent
+    )
+
+
+def _definition_end(lines: list[_Line], term: int, stop: int) -> int:
+    """The line after the definition of the term at `term` (trailing blank lines left out)."""
+    end = term + 1
+    last = term + 1
+    while end < stop and (lines[end].blank or lines[end].indent > lines[term].indent):
+        if not lines[end].blank:
+            last = end
+        end += 1
+    return last + 1
+
+
+def _text_entry(text: str, lines: list[_Line], term: int, after: int) -> Block:
+    parts = tuple(_text_blocks(text, lines, term + 1, after))
+    spans: list[Span] = []
+    append_trimmed(spans, text, lines[term].start, lines[term].end)
+    append_trimmed(spans, text, lines[term].start, lines[after - 1].end)
+    term_span, entry_span = spans  # the term line is not blank, so neither is the entry
+    return Block(span=entry_span, code=False, term=term_span, parts=parts)

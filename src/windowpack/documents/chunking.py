@@ -2,11 +2,13 @@
 
 A document is cut into regions that no chunk may cross (units, the text between units,
 markdown sections). A region that does not fit in `target_tokens` is split into paragraphs
-(in markdown: its blocks and list items, see `blocks`), a paragraph into sentences, a
-sentence into lines and a line at token boundaries, each level only where the one above is
-too big. The resulting pieces are packed greedily into chunks, whose exact token count is
-then checked (a concatenation may count differently from the sum of its parts) and pieces
-are backed off until the chunk fits.
+(its blocks, see `blocks`: in markdown list items too, in markdown and plain text each
+definition-list entry), a paragraph into sentences, a sentence into lines and a line at
+token boundaries, each level only where the one above is too big. An entry too big is split
+into its term and its definition's blocks, and the term is joined to the piece after it
+(`_attach_terms`), so no chunk ends with a term. The resulting pieces are packed greedily
+into chunks, whose exact token count is then checked (a concatenation may count differently
+from the sum of its parts) and pieces are backed off until the chunk fits.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from windowpack.documents.blocks import Block, markdown_blocks
+from windowpack.documents.blocks import Block, markdown_blocks, text_blocks
 from windowpack.documents.conversation import message_starts, transcript_turns
 from windowpack.documents.sections import heading_starts
 from windowpack.errors import InvalidArgumentError
@@ -40,6 +42,11 @@ _NO_BARRIER, _GROUP_BARRIER, _HARD_BARRIER = 0, 1, 2
 _REGION, _PARAGRAPH, _SENTENCE, _LINE = 0, 1, 2, 3
 
 _BLANK_LINE = re.compile(r"\n\s*\n")
+# What a Markdown definition's first line starts with (`: `), not its content.
+_DEFINITION_MARK = re.compile(r"[:\s]+")
+# Kinds whose sections split at blocks: markdown's (`markdown_blocks`), plain text's
+# paragraphs and definition-list entries (`text_blocks`).
+_BLOCK_KINDS = frozenset({"markdown", "text"})
 _NEWLINE = re.compile("\n")
 _HEADING_AT = re.compile(r"#{1,6}(?=\s|$)")
 # Prose averages about 4 chars a token: a span with more than this many chars per token of
@@ -58,6 +65,10 @@ class _Piece:
     heading: bool = False
     code: bool = False
     tokens: int = 0
+    # The block this piece is, when it may be split by its structure (a definition entry).
+    block: Block | None = None
+    # A definition's term: no chunk may end with it (`_attach_terms`).
+    term: bool = False
 
 
 def chunk_document(document: Document, counter: TokenCounter, target_tokens: int) -> list[Chunk]:
@@ -71,6 +82,7 @@ def chunk_document(document: Document, counter: TokenCounter, target_tokens: int
         raise InvalidArgumentError("target_tokens", f"must be at least 1, got {target_tokens}")
     regions = _regions(document)
     pieces = _fit_pieces(document, regions, counter, target_tokens)
+    pieces = _attach_terms(document, pieces, counter, target_tokens)
     return _pack(document.text, pieces, counter, target_tokens)
 
 
@@ -163,11 +175,15 @@ def _fit_pieces(
 
 
 def _split(document: Document, piece: _Piece, counter: TokenCounter, target: int) -> list[_Piece]:
+    if piece.block is not None and piece.block.term is not None:
+        return _entry_children(document, piece, piece.block)
     first_level = piece.level
-    if piece.level == _REGION and document.kind == "markdown":
-        blocks = markdown_blocks(document.text, piece.start, piece.end)
+    if piece.level == _REGION and document.kind in _BLOCK_KINDS:
+        blocks = _blocks(document, piece.start, piece.end)
         if len(blocks) > 1:
             return _block_children(document, piece, blocks)
+        if blocks and blocks[0].term is not None:
+            return _entry_children(document, piece, blocks[0])
         # One block: split it as its kind says (code at lines, anything else at sentences).
         first_level = _SENTENCE if blocks and blocks[0].code else _PARAGRAPH
     for level in range(first_level, _LINE + 1):
@@ -177,13 +193,88 @@ def _split(document: Document, piece: _Piece, counter: TokenCounter, target: int
     return []
 
 
-def _block_children(document: Document, piece: _Piece, blocks: list[Block]) -> list[_Piece]:
-    """A markdown section's blocks as pieces: a code block too big is split at its lines."""
+def _blocks(document: Document, start: int, end: int) -> list[Block]:
+    if document.kind == "markdown":
+        return markdown_blocks(document.text, start, end)
+    return text_blocks(document.text, start, end)
+
+
+def _block_children(document: Document, piece: _Piece, blocks: Sequence[Block]) -> list[_Piece]:
+    """A section's blocks as pieces: a code block too big is split at its lines, a
+    definition-list entry at its own blocks (`_entry_children`)."""
     children = _children(document, piece, [block.span for block in blocks], _PARAGRAPH)
     for child, block in zip(children, blocks, strict=True):
+        child.block = block
         if block.code:
             child.level, child.code = _SENTENCE, True
     return children
+
+
+def _entry_children(document: Document, piece: _Piece, entry: Block) -> list[_Piece]:
+    """A definition-list entry too big for one chunk: its term, then its definition's blocks;
+    the term is joined to the definition's first piece once all fit (`_attach_terms`)."""
+    assert entry.term is not None
+    blocks = [Block(span=entry.term, code=False), *entry.parts]
+    children = _block_children(document, piece, blocks)
+    children[0].term = True
+    return children
+
+
+def _attach_terms(
+    document: Document, pieces: list[_Piece], counter: TokenCounter, target: int
+) -> list[_Piece]:
+    """Each term piece joined to the piece after it (its definition's first), so no chunk ends
+    with a term; a term that cannot be joined (it alone nearly fills a chunk) stays alone."""
+    attached: list[_Piece] = []
+    pending = pieces[::-1]  # a stack: the next piece last
+    while pending:
+        piece = pending.pop()
+        if piece.term and pending:
+            joined = _join_term(document, piece, pending, counter, target)
+            if joined is not None:
+                pending.append(joined)  # still a term if it took only the ":" mark
+                continue
+        attached.append(piece)
+    return attached
+
+
+def _join_term(
+    document: Document, term: _Piece, pending: list[_Piece], counter: TokenCounter, target: int
+) -> _Piece | None:
+    """`term` and the next piece (`pending[-1]`, taken off) as one piece, that piece split
+    smaller first (at its natural boundaries) until the two fit in a chunk; None if they
+    cannot."""
+    text = document.text
+    room = target - term.tokens  # what the next piece may count to fit with the term
+    while room >= 1:
+        if pending[-1].tokens > room:
+            pending[-1:] = _fit_pieces(document, [pending[-1]], counter, room)[::-1]
+        following = pending[-1]
+        tokens = counter.count(text[term.start : following.end])
+        if tokens <= target:
+            pending.pop()
+            joined = _joined(term, following, tokens)
+            # A definition's bare `:` mark is not its start: the term joins on past it.
+            mark_only = not _DEFINITION_MARK.sub("", text[following.start : following.end])
+            joined.term = following.term or mark_only
+            return joined
+        room -= tokens - target  # the two count more together than apart
+    return None
+
+
+def _joined(term: _Piece, following: _Piece, tokens: int) -> _Piece:
+    """One piece of a term and the piece after it."""
+    return _Piece(
+        start=term.start,
+        end=following.end,
+        unit=term.unit,
+        level=following.level,
+        barrier_before=term.barrier_before,
+        barrier_after=following.barrier_after,
+        heading=term.heading,
+        code=following.code,
+        tokens=tokens,
+    )
 
 
 def _split_spans(
@@ -232,6 +323,7 @@ def _children(document: Document, parent: _Piece, spans: list[Span], level: int)
     ]
     children[0].barrier_before = parent.barrier_before
     children[-1].barrier_after = parent.barrier_after
+    children[-1].term = parent.term  # a term too long for a chunk: its end is joined on
     if parent.level == _REGION:
         children[0].heading = _starts_with_heading(document, parent.start)
     if parent.level == _PARAGRAPH or parent.code:

@@ -76,8 +76,7 @@ def parse_paths(
     limits = ParseLimits(max_bytes=max_bytes, max_pdf_pages=max_pdf_pages)
     if root is None:
         return _parse_paths(paths, limits=limits, parse_many=parse_many)
-    # Absolute, normalised paths ("..", "." resolved; links kept) from any working directory.
-    prefix = Path(os.path.abspath(root)).as_posix().rstrip("/") + "/"
+    prefix = root_prefix(root)
     absolute = [os.path.abspath(path) for path in paths]
     try:
         result = _parse_paths(absolute, limits=limits, parse_many=parse_many)
@@ -91,6 +90,12 @@ def parse_paths(
         for path, reason in result.skipped.items()
     }
     return ParseResult(documents=documents, skipped=skipped)
+
+
+def root_prefix(root: Path) -> str:
+    """What names under `root` start with, taken off them: its absolute, normalised path
+    ("..", "." resolved; links kept) and a "/", the same from any working directory."""
+    return Path(os.path.abspath(root)).as_posix().rstrip("/") + "/"
 
 
 def _relative(document: Document, prefix: str) -> Document:

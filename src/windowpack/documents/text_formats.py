@@ -1,16 +1,20 @@
 """Plain text, Markdown and HTML files to documents; the Markdown and HTML ones titled by
-their first level-1 heading."""
+their first level-1 heading, HTML without its page furniture."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from windowpack.documents.file_text import decode_text, file_document, normalise_newlines
+from windowpack.documents.file_text import decode_text, file_document
+from windowpack.documents.html_pages import furniture_metadata, html_markdown
 from windowpack.documents.titles import html_title, markdown_title
 from windowpack.errors import (
     EmptyDocumentError,
 )
 from windowpack.types import Document
+
+FURNITURE_KEY = "furniture"
+"""The metadata key of the page furniture an HTML document's text was parsed without."""
 
 
 def parse_text(data: bytes, path: Path, name: str) -> Document:
@@ -26,16 +30,19 @@ def parse_markdown(data: bytes, path: Path, name: str) -> Document:
 
 
 def parse_html(data: bytes, path: Path, name: str) -> Document:
-    """An HTML file as Markdown (html2text), titled by its first level-1 heading."""
-    import html2text
+    """An HTML file as Markdown without its page furniture (`html_pages`), titled by its
+    first `<h1>`, else its `<title>`."""
+    return html_document(decode_text(data, name), path, name)
 
-    source = decode_text(data, name)
-    converter = html2text.HTML2Text()
-    converter.body_width = 0  # no hard wrapping: line breaks would split sentences for search
-    converter.unicode_snob = True  # keep "—", "é" as written instead of ASCII stand-ins
-    markdown = normalise_newlines(str(converter.handle(source))).strip()
-    if not markdown:
+
+def html_document(source: str, path: Path, name: str) -> Document:
+    """The document of an HTML page's source: its content as Markdown; the navigation,
+    headers, footers, breadcrumbs and "See also" link lists taken out are kept in the
+    metadata under `FURNITURE_KEY` (kind, text and offset of each, `html_pages`)."""
+    page = html_markdown(source)
+    if not page.text:
         raise EmptyDocumentError(name, "has no text")
+    extra = {FURNITURE_KEY: furniture_metadata(page.furniture)} if page.furniture else None
     return file_document(
-        markdown, path, file_format="html", kind="markdown", title=html_title(source)
+        page.text, path, file_format="html", kind="markdown", title=html_title(source), extra=extra
     )

@@ -121,14 +121,29 @@ class Collection:
         return self._ingest(items, progress=progress)
 
     def add_llama_documents(
-        self, documents: Iterable[Any], *, progress: ProgressCallback | None = None
+        self,
+        documents: Iterable[Any],
+        *,
+        progress: ProgressCallback | None = None,
+        root: str | os.PathLike[str] | None = None,
     ) -> IngestReport:
         """Add llama-index `Document`s, keeping their `id_` (so re-adding upserts) and metadata.
 
-        The title comes from a `title` or `file_name` metadata key. llama-index itself is not
-        needed here: the documents are read by their attributes.
+        A reader's file paths (`file_path`, and an id that is one) are named as `add_files`
+        names files: relative to `root` (default: `Store.root`), absolute outside it. Text a
+        reader left as HTML markup, a raw PDF or Markdown is parsed as `add_files` parses
+        those files. The title is a `title` metadata key, else the HTML or Markdown title,
+        else `file_name`. llama-index itself is not needed here: the documents are read by
+        their attributes.
         """
-        return self._ingest(from_llama_documents(documents), progress=progress)
+        config = self._context.config
+        converted = from_llama_documents(
+            documents,
+            root=Path(root) if root is not None else self._context.root,
+            max_bytes=config.max_file_bytes,
+            max_pdf_pages=config.max_pdf_pages,
+        )
+        return self._ingest(converted, progress=progress)
 
     def add_files(
         self,
