@@ -51,13 +51,19 @@ def print_duplicates(report: IngestReport, *, root_given: bool | None = None) ->
     added with the text of another. `root_given`: whether the files' ids came from `--root`
     (None: not a file ingest), which says what to suggest."""
     for node, reason in report.summary_failures.items():
-        errors.print(f"summary of {node} fell back to extractive: {reason}", highlight=False)
+        errors.print(
+            f"summary of {node} fell back to extractive: {reason}", highlight=False, soft_wrap=True
+        )
     for path, reason in report.skipped.items():
         errors.print(
-            f"[yellow]skipped[/] {reason}" if path in reason else f"skipped {path}: {reason}"
+            f"[yellow]skipped[/] {reason}" if path in reason else f"skipped {path}: {reason}",
+            soft_wrap=True,
         )
     if report.duplicates:
-        errors.print(_duplicates_warning(report.duplicates, root_given), highlight=False)
+        # Unwrapped: rich would fold a long path mid-name, and a path must stay copyable.
+        errors.print(
+            _duplicates_warning(report.duplicates, root_given), highlight=False, soft_wrap=True
+        )
 
 
 _DUPLICATES_SHOWN = 3
