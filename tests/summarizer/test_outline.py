@@ -105,11 +105,12 @@ def test_a_document_outline_is_its_table_of_contents_with_lead_sentences() -> No
     text = outline.render(0, 10_000, target=1000, counter=counter())
     assert text == (
         "Child process: The module spawns subprocesses.\n"
-        "Child process › exec: Spawns a shell and runs a command in it.\n"
-        "Child process › exec › options: * `maxBuffer` {integer} Largest amount of data "
+        # Below the first line, the headings every line shares are not repeated.
+        "exec: Spawns a shell and runs a command in it.\n"
+        "exec › options: * `maxBuffer` {integer} Largest amount of data "
         "allowed on stdout or stderr.\n"
         # The code block first: the lead is the first prose sentence.
-        "Child process › spawn: Spawns a process without a shell."
+        "spawn: Spawns a process without a shell."
     )
 
 
