@@ -63,6 +63,8 @@ _FEWEST_WORDS_BRIEF, _FEWEST_WORDS = 5, 8
 _NAMES_LEAD_WORDS = (12, 5)
 # Names of terms shown per section once they do not all fit.
 _NAMES_SHOWN = (8, 4, 2, 1)
+# Terms of a section shown with their definitions, the others by name, before names alone.
+_TERM_LINES = (4, 2, 1)
 _ELLIPSIS = "…"
 _PUNCTUATION = ".,;:!?\"'()[]"
 # A document's purpose: its title and at most this many opening sentences, in at most this
@@ -71,8 +73,6 @@ _PURPOSE_SENTENCES = 4
 _PURPOSE_SHARE = 2
 # A root's contents below its purpose are left out when fewer tokens than this remain.
 _MIN_CONTENTS_TOKENS = 12
-# Documents grouped by id only when the groups hold at least this many on average.
-_MIN_GROUP_MEAN = 2
 _LINK = re.compile(r"(?<!!)\[([^\]]*)\]\([^)]*\)")
 # A link the sentence splitter cut inside its title (`[Table 4.2](url "Table 4.2.`).
 _CUT_LINK = re.compile(r"(?<!!)\[([^\]]*)\]\([^)]*$")
@@ -264,7 +264,13 @@ class DocumentOutline:
             # The text before the first heading (depth 0) stays; it is not a level of its own.
             kept = [entry for entry in entries if entry.kind != "remark"] or list(entries)
             depths = {_section_depth(entry) for entry in kept} - {0} or {0}
-            shown = [e for e in kept if _section_depth(e) in (0, min(depths))]
+            shallow = [e for e in kept if _section_depth(e) in (0, min(depths))]
+            # Sections are thinned, not terms: each keeps its lead and its first term.
+            shown = [
+                entry
+                for section in _sections(shallow)
+                for entry in (*((section.entry,) if section.entry else ()), *section.terms[:1])
+            ]
 
             def render(chosen: Sequence[OutlineEntry]) -> str:
                 return _contents_names(chosen, under, words=_NAMES_LEAD_WORDS[-1], names=1)
@@ -387,6 +393,8 @@ def _contents_candidates(entries: Sequence[OutlineEntry], under: str) -> Iterato
     # Past full lines, remarks (a note, a tip) go first: they split a section's terms.
     entries = [entry for entry in entries if entry.kind != "remark"] or list(entries)
     if any(entry.kind == "term" for entry in entries):
+        for lines in _TERM_LINES:
+            yield _contents_lines(entries, under, _WORD_LIMITS[3], term_lines=lines)
         for words in _NAMES_LEAD_WORDS:
             yield _contents_names(entries, under, words=words, names=None)
         for names in _NAMES_SHOWN:
@@ -404,21 +412,30 @@ def _section_depth(entry: OutlineEntry) -> int:
     return entry.depth - 1 if entry.kind == "term" else entry.depth
 
 
-def _contents_lines(entries: Sequence[OutlineEntry], under: str, words: int) -> str:
-    """Each section with its lead, each term with its definition's first words; a term
-    whose section line is not in the node is led by the section's path."""
+def _contents_lines(
+    entries: Sequence[OutlineEntry], under: str, words: int, *, term_lines: int | None = None
+) -> str:
+    """Each section with its lead, each term with its definition's first words (the first
+    `term_lines` terms of a section, the others by name on one more line); a term whose
+    section line is not in the node is led by the section's path."""
     lines: list[str] = []
     sections = _sections(entries)
     for section, path in zip(sections, _shown_paths(sections, under), strict=True):
         if section.entry is not None:
             said = _shortened(section.entry.words, words, brief=False)
             lines.append(_section_line(path, said))
-        for index, term in enumerate(section.terms):
+        shown = section.terms if term_lines is None else section.terms[:term_lines]
+        for index, term in enumerate(shown):
             label = term.label
             if index == 0 and section.entry is None and path:
                 label = f"{path}{PATH_SEPARATOR}{label}"
             said = _shortened(term.words, words, brief=False)
             lines.append(f"{label}: {said}")
+        rest = section.terms[len(shown) :]
+        if rest:
+            heading = path.rsplit(PATH_SEPARATOR, 1)[-1]
+            named = ", ".join(term.name or term.label for term in rest)
+            lines.append(f"{heading} also: {named}" if heading else f"Also: {named}")
     return "\n".join(lines)
 
 
@@ -559,13 +576,14 @@ def _spread(items: list[str], count: int) -> list[str]:
 
 def document_groups(ids: Sequence[str]) -> list[str]:
     """Each document's group, from the ids in collection order: the folder and the name
-    prefix its name shares with others (`pgdocs/sql-abort.html` in `pgdocs/sql-*`); the
-    folder alone when names share no prefix; "" when the groups would not gather documents."""
+    prefix its name shares with others (`pgdocs/sql-abort.html` in `pgdocs/sql-*`; "" for
+    a document that shares its first word with none); the folder alone when no two names
+    share a first word; "" for all when no two documents share a folder either."""
     parsed = [_folder_and_words(document_id) for document_id in ids]
     by_word: dict[tuple[str, str], list[int]] = {}
     for position, (folder, words) in enumerate(parsed):
         by_word.setdefault((folder, words[0] if words else ""), []).append(position)
-    if len(by_word) * _MIN_GROUP_MEAN <= len(ids):
+    if len(by_word) < len(ids):
         labels = [""] * len(ids)
         for (folder, _), members in by_word.items():
             prefix = _common_prefix([parsed[m][1] for m in members]) if len(members) > 1 else ""
@@ -573,7 +591,7 @@ def document_groups(ids: Sequence[str]) -> list[str]:
                 labels[member] = f"{folder}{prefix}*" if len(members) > 1 else ""
         return labels
     folders = [folder for folder, _ in parsed]
-    if folders and len(set(folders)) * _MIN_GROUP_MEAN <= len(ids) and len(set(folders)) > 1:
+    if 1 < len(set(folders)) < len(ids):
         return [f"{folder}*" for folder in folders]
     return [""] * len(ids)
 
