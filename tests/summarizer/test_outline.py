@@ -156,3 +156,105 @@ class _NoCache:
 
     def put_many(self, summaries: object) -> None:
         return None
+
+
+SETTINGS = (
+    "# Server settings\n\nSettings of the server.\n\n## Memory\n\n"
+    "`work_mem` (`integer`) \n    \n\n"
+    + " ".join(f"The default value is `{n}` in case {n}." for n in range(60))
+    + "\n"
+)
+
+
+def _settings_leaves() -> tuple[list[TreeItem], DocumentOutline]:
+    document = Document(text=SETTINGS, kind="markdown")
+    document = Document(text=SETTINGS, kind="markdown", units=natural_units(document))
+    chunks = chunk_document(document, counter(), 32)
+    outline = document_outline(
+        text=SETTINGS,
+        kind="markdown",
+        units=document.units,
+        chunk_units=[chunk.unit for chunk in chunks],
+    )
+    assert outline is not None
+    leaves = [
+        TreeItem(
+            text=SETTINGS[chunk.start : chunk.end],
+            tokens=chunk.tokens,
+            content_hash=f"chunk{i}",
+            level=0,
+            leaf_start=i,
+            leaf_end=i + 1,
+            char_start=chunk.start,
+            char_end=chunk.end,
+        )
+        for i, chunk in enumerate(chunks)
+    ]
+    return leaves, outline
+
+
+def test_a_node_inside_a_definition_is_led_by_its_term_and_keyed_by_it() -> None:
+    """The subject is part of the node's identity: a summary cached for the same chunks
+    without it (made before subjects led summaries) is not reused."""
+    leaves, outline = _settings_leaves()
+    plain = TreeBuilder(
+        ExtractiveSummarizer(), counter(), _NoCache(), fallback=ExtractiveSummarizer()
+    )
+    before = plain.levels_above(leaves, label="doc")[0]
+    stale = _Cache({node.content_hash: "STALE" for node in before})
+    stale_hashes = set(stale.summaries)
+    builder = TreeBuilder(ExtractiveSummarizer(), counter(), stale, fallback=ExtractiveSummarizer())
+    after = builder.levels_above(leaves, label="doc", outline=outline)[0]
+    inside = [node for node in after if node.leaf_start > 0]
+    assert inside
+    for node in inside:
+        assert node.text.startswith(
+            "Server settings › Memory › `work_mem` (`integer`): The default"
+        )
+        assert "STALE" not in node.text
+    assert {node.content_hash for node in after}.isdisjoint(stale_hashes)
+
+
+def test_a_batch_summarizer_is_asked_for_the_target_less_the_subject() -> None:
+    """The LLM summarizer's path (`summarize_many`): the node is the subject and the
+    summary, within the node's target, and the summarizer was asked for less."""
+    leaves, outline = _settings_leaves()
+    summarizer = _BatchSummarizer()
+    builder = TreeBuilder(summarizer, counter(), _NoCache(), fallback=ExtractiveSummarizer())
+    level = builder.levels_above(leaves, label="doc", outline=outline)[0]
+    inside = [node for node in level if node.leaf_start > 0]
+    assert inside and summarizer.targets
+    for node in inside:
+        assert node.text == "Server settings › Memory › `work_mem` (`integer`): A summary."
+    node_targets = [
+        max(32, -(-sum(leaf.tokens for leaf in leaves[n.child_start : n.child_end]) // 8))
+        for n in inside
+    ]
+    assert all(asked < full for asked, full in zip(summarizer.targets, node_targets, strict=True))
+
+
+class _Cache:
+    def __init__(self, summaries: dict[str, str]) -> None:
+        self.summaries = summaries
+
+    def get_many(self, children_hashes: list[str]) -> dict[str, str]:
+        return {h: self.summaries[h] for h in children_hashes if h in self.summaries}
+
+    def put_many(self, summaries: dict[str, str]) -> None:
+        self.summaries.update(summaries)
+
+
+class _BatchSummarizer:
+    summarizer_id = "batch-test"
+
+    def __init__(self) -> None:
+        self.targets: list[int] = []
+
+    def summarize(self, children: object, *, target_tokens: int, counter: TokenCounter) -> str:
+        raise AssertionError("the batch path is taken")
+
+    def summarize_many(
+        self, jobs: list[tuple[list[str], int]], *, counter: TokenCounter
+    ) -> list[str]:
+        self.targets += [target for _, target in jobs]
+        return ["A summary." for _ in jobs]
