@@ -142,11 +142,14 @@ def _named(manual: _Manual, start: int, end: int) -> set[str]:
     return names
 
 
-def junk_lines(text: str, headings: set[str]) -> list[str]:
+def junk_lines(text: str, headings: set[str], source: set[str]) -> list[str]:
     """The lines of a node that say nothing alone: a lead-in ending with a colon, a generic
-    label, a heading path (known headings joined by " › ")."""
+    label, a heading path (known headings joined by " › "); a line the node quotes whole
+    from its document (a summary that fits its target verbatim) is the document's own."""
     bad = []
     for line in text.split("\n"):
+        if line.strip() in source:
+            continue
         plain = re.sub(r"[`*_]", "", line).strip()
         parts = [part.strip() for part in plain.split(" › ")]
         if (
@@ -173,8 +176,10 @@ def test_every_node_of_a_manual_names_its_subject_and_says_something(
         col.add([manual.document for manual in manuals])
         nodes, chunks, ids = _nodes(col), _chunks(col), _document_ids(col)
     headings = set().union(*(manual.headings for manual in manuals))
+    source = {line.strip() for manual in manuals for line in manual.document.text.split("\n")}
     for node in nodes:
-        assert junk_lines(node.text, headings) == [], node.text
+        assert node.text.strip() and not node.text.rstrip().endswith(":"), node.text
+        assert junk_lines(node.text, headings, source) == [], node.text
     for manual in manuals:
         document_id = ids[manual.document.id]
         own = [node for node in nodes if node.document_id == document_id]

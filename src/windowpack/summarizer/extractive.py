@@ -14,7 +14,8 @@ Method
        more than the target is split further at its line breaks; each line is then a unit
        like a sentence. Units are counted with `count_many`. A code-heavy node (prose under a
        third of its tokens) is summarized by its first heading's title and its first prose
-       sentence, in that order, instead of steps 2-4.
+       sentence, in that order, instead of steps 2-4 (the lead alone under a generic
+       heading such as "Synopsis"). A node without prose is read line by line.
     2. Each unit becomes a TF-IDF vector over its lowercased words (`\\w+`, English stop words
        and one-letter ASCII words dropped), with sublinear term frequency and a smoothed IDF
        computed over the node's own units, L2-normalised. Vectors are kept sparse (COO
@@ -242,8 +243,10 @@ def _units(
         for sentence in split(children[excerpt.child], excerpt.span.start, excerpt.span.end)
     ]
     if not prose_only:
-        # A lead-in ("where lockmode is one of:") or a heading says nothing without what
-        # follows it: a unit only when the node has nothing else.
+        # Without prose a node is code or markup, which is read line by line; a lead-in
+        # ("where lockmode is one of:"), a heading or a generic label says nothing without
+        # what follows it: a unit only when the node has nothing else.
+        spans = [(child, line) for child, span in spans for line in _lines(children[child], span)]
         said = [
             (child, span)
             for child, span in spans
@@ -288,6 +291,10 @@ def _heading_and_lead(
     (the lead alone if both do not fit; [] if not even that does)."""
     lead = Excerpt(child=prose[0].child, span=Span(start=prose[0].start, end=prose[0].end))
     heading = _first_heading(children, whole)
+    if heading is not None and is_generic_label(
+        children[heading.child][heading.span.start : heading.span.end]
+    ):
+        heading = None  # "Synopsis" names no subject
     for excerpts in ([heading, lead] if heading is not None else [], [lead]):
         ordered = sorted(excerpts, key=lambda e: (e.child, e.span.start))
         if ordered and counter.count(render_excerpts(children, ordered)) <= target:
