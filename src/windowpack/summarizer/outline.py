@@ -73,6 +73,8 @@ _PURPOSE_SENTENCES = 4
 _PURPOSE_SHARE = 2
 # A root's contents below its purpose are left out when fewer tokens than this remain.
 _MIN_CONTENTS_TOKENS = 12
+# The group of the documents that share a group with no other.
+_OTHERS = "other"
 _LINK = re.compile(r"(?<!!)\[([^\]]*)\]\([^)]*\)")
 # A link the sentence splitter cut inside its title (`[Table 4.2](url "Table 4.2.`).
 _CUT_LINK = re.compile(r"(?<!!)\[([^\]]*)\]\([^)]*$")
@@ -525,45 +527,43 @@ def _purpose_text(
 
 def _grouped_candidates(entries: Sequence[OutlineEntry]) -> Iterator[str]:
     """Documents by group, each group with its count and its share of the titles shown:
-    all of them, then fewer and fewer (at least one per group)."""
+    all of them, then fewer and fewer (at least one per group), then none. The documents
+    of no group are one more group (`other`); where no two documents share one, the titles
+    of all, then of fewer and fewer, evenly spread."""
     groups = _groups(entries)
-    if len(groups) == len(entries):  # no two documents share a group: nothing to gather
-        return
     # A folder every group shares says nothing about any of them.
-    folders = {label.rpartition("/")[0] for label, _ in groups if label}
+    folders = {label.rpartition("/")[0] for label, _ in groups if label not in ("", _OTHERS)}
     cut = len(folders.pop()) + 1 if len(folders) == 1 and len(groups) > 1 else 0
-    groups = [(label[cut:] if label else label, members) for label, members in groups]
+    groups = [(label if label == _OTHERS else label[cut:], members) for label, members in groups]
     total = len(entries)
-    for shown in [*range(total, len(groups), -max(1, total // 16)), len(groups), 0]:
+    fewest = [len(groups), 0] if groups[0][0] else [1]
+    for shown in [*range(total, len(groups), -max(1, total // 16)), *fewest]:
         yield "\n".join(_group_line(label, members, shown, total) for label, members in groups)
 
 
 def _groups(entries: Sequence[OutlineEntry]) -> list[tuple[str, list[OutlineEntry]]]:
-    groups: list[tuple[str, list[OutlineEntry]]] = []
-    index: dict[str, int] = {}
+    """The entries by group, in order of their first member; the ungrouped ones together,
+    as `other` beside groups, unlabelled when there is no group."""
+    members: dict[str, list[OutlineEntry]] = {}
     for entry in entries:
-        if not entry.context:
-            groups.append(("", [entry]))
-            continue
-        if entry.context not in index:
-            index[entry.context] = len(groups)
-            groups.append((entry.context, []))
-        groups[index[entry.context]][1].append(entry)
-    return groups
+        members.setdefault(entry.context, []).append(entry)
+    if "" in members and len(members) > 1:
+        members[_OTHERS] = members.pop("")
+    return list(members.items())
 
 
 def _group_line(label: str, members: list[OutlineEntry], shown: int, total: int) -> str:
     """`label (n): title; title`: the group's share of `shown` titles (at least one, with
-    `shown` 0 none), evenly spread over its members (the count says how many are not)."""
+    `shown` 0 none), evenly spread over its members (the count says how many are not); an
+    unlabelled group is its titles alone."""
     names = [
         member.name or member.label or _shortened(member.words, 5, brief=False)
         for member in members
     ]
-    if not label:
-        return names[0]
     share = 0 if shown == 0 else max(1, round(shown * len(members) / total))
-    picked = _spread(names, share)
-    listed = "; ".join(picked)
+    listed = "; ".join(_spread(names, share))
+    if not label:
+        return listed
     return f"{label} ({len(members)}): {listed}" if listed else f"{label} ({len(members)})"
 
 
