@@ -14,7 +14,7 @@ from windowpack.summarizer.extractive import ExtractiveSummarizer
 from windowpack.summarizer.outline import DocumentOutline, collection_outline, document_outline
 from windowpack.summarizer.tree import TreeBuilder, TreeItem
 from windowpack.text.tokens import TokenCounter, get_token_counter
-from windowpack.types import Document
+from windowpack.types import Document, Span
 
 TOPICS = ["saffron", "tapirs", "owls", "horses", "rivers", "lanterns"]
 GUIDE = """# Child process
@@ -258,3 +258,30 @@ class _BatchSummarizer:
     ) -> list[str]:
         self.targets += [target for _, target in jobs]
         return ["A summary." for _ in jobs]
+
+
+def test_a_lead_keeps_a_link_whose_title_holds_a_period() -> None:
+    """PostgreSQL's pages link as `[Chapter 28](monitoring.html "Chapter 28. Monitoring")`:
+    the period in the title had cut the lead in two."""
+    text = (
+        "## Statistics\n\nThese parameters control statistics. Refer to [Chapter 28]"
+        '(monitoring.html "Chapter 28. Monitoring Database Activity") for more.\n'
+    )
+    document = Document(text=text, kind="markdown")
+    units = natural_units(document)
+    outline = document_outline(text=text, kind="markdown", units=units, chunk_units=[0])
+    assert outline is not None and outline.purpose is not None
+    assert outline.purpose.more == ("Refer to Chapter 28 for more.",)
+
+
+@settings(max_examples=30, deadline=None)
+@given(target=st.integers(min_value=8, max_value=120))
+def test_an_outline_cut_to_fit_never_ends_with_its_label(target: int) -> None:
+    leaves, outline = _settings_leaves()
+    placed = outline.placed(
+        [Span(start=leaf.char_start or 0, end=leaf.char_end or 0) for leaf in leaves]
+    )
+    for root in (False, True):
+        text = placed.render(0, len(leaves), target=target, counter=counter(), root=root)
+        assert text is not None and counter().count(text) <= target
+        assert not text.rstrip().endswith(":"), text

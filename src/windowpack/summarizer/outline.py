@@ -76,6 +76,9 @@ _MIN_CONTENTS_TOKENS = 12
 # The group of the documents that share a group with no other.
 _OTHERS = "other"
 _LINK = re.compile(r"(?<!!)\[([^\]]*)\]\([^)]*\)")
+# The title of a markdown link: `[text](url "title")`.
+_LINK_TITLE = re.compile(r'(\]\([^)\s]*)(\s+"[^"\n]*")(?=\))')
+_SENTENCE_MARKS = re.compile(r"[.!?]")
 # A link the sentence splitter cut inside its title (`[Table 4.2](url "Table 4.2.`).
 _CUT_LINK = re.compile(r"(?<!!)\[([^\]]*)\]\([^)]*$")
 _ID_WORD = re.compile(r"[^\W_]+|[\W_]+")
@@ -236,7 +239,22 @@ class DocumentOutline:
         for text in self._candidates(entries, under):
             if count(text) <= target:
                 return text
-        return self._thinned(entries, target, counter, count, under)
+        return self._thinned(entries, target, counter, count, under) or ""
+
+    def _fitted_whole(
+        self,
+        entries: Sequence[OutlineEntry],
+        target: int,
+        counter: TokenCounter,
+        count: Callable[[str], int],
+        under: str,
+    ) -> str | None:
+        """The most detailed outline of `entries` that fits whole (thinned at most, never a
+        line cut short); None if none does."""
+        for text in self._candidates(entries, under):
+            if count(text) <= target:
+                return text
+        return self._thinned(entries, target, counter, count, under, cut=False)
 
     def _candidates(self, entries: Sequence[OutlineEntry], under: str) -> Iterator[str]:
         """The outline from the most to the least detailed."""
@@ -258,9 +276,11 @@ class DocumentOutline:
         counter: TokenCounter,
         count: Callable[[str], int],
         under: str = "",
-    ) -> str:
+        *,
+        cut: bool = True,
+    ) -> str | None:
         """Every k-th entry (of the shallowest sections, in a table of contents), the
-        smallest k that fits (one entry cut to fit, at worst)."""
+        smallest k that fits (one entry, then one entry `cut` to fit, at worst)."""
         render: Callable[[Sequence[OutlineEntry]], str]
         if self.style == "contents":
             # The text before the first heading (depth 0) stays; it is not a level of its own.
@@ -292,9 +312,10 @@ class DocumentOutline:
             if count(text) <= target:
                 return text
             step += max(1, step // 4)
-        line = render(shown[:1])
-        cuts = counter.cut_points(line, target)
-        return line[: cuts[0]].rstrip() if cuts else line
+        first = render(shown[:1])
+        if count(first) <= target:
+            return first
+        return _cut(first, target, counter) if cut else None
 
     def _with_purpose(
         self,
@@ -314,11 +335,29 @@ class DocumentOutline:
         for room in (left, left - 2, left - 4):
             if not rest or room < _MIN_CONTENTS_TOKENS:
                 break
-            contents = self._fitted(rest, room, counter, count, under=purpose.title)
+            contents = self._fitted_whole(rest, room, counter, count, purpose.title)
+            if contents is None:
+                break
             combined = f"{lead}\n{contents}"
             if count(combined) <= target:
                 return combined
         return lead
+
+
+def _cut(line: str, target: int, counter: TokenCounter) -> str:
+    """A line cut to `target` tokens at a word boundary; what it says, not its label, when
+    the cut would leave the label alone (`20.9.1. Statistics:`)."""
+    cuts = counter.cut_points(line, target)
+    if not cuts:
+        return line
+    kept = line[: cuts[0]]
+    if cuts[0] < len(line) and not line[cuts[0]].isspace() and " " in kept:
+        kept = kept.rsplit(" ", 1)[0]
+    kept = kept.rstrip(" ,;›")
+    label, colon, said = line.partition(": ")
+    if colon and len(kept) <= len(label) + len(colon) and said:
+        return _cut(said, target, counter)
+    return kept
 
 
 def _counted_once(counter: TokenCounter) -> Callable[[str], int]:
@@ -518,8 +557,7 @@ def _purpose_text(
         text = _shortened(first_words, words, brief=False)
         if count(text) <= target:
             return text
-    cuts = counter.cut_points(purpose.first, target)
-    return purpose.first[: cuts[0]].rstrip() if cuts else purpose.first
+    return _cut(purpose.first, target, counter)
 
 
 # A collection's documents, by group ---------------------------------------------------------
@@ -702,6 +740,9 @@ class _Contents:
     def __init__(self, text: str, units: Sequence[Span], first_leaf: dict[int, int]) -> None:
         self.entries: list[OutlineEntry] = []
         self.subjects: list[Subject] = []
+        # A link title's periods are commas here (their places kept): the sentence splitter
+        # cut a link whose title holds one ("Chapter 28. Monitoring") in two.
+        text = _LINK_TITLE.sub(lambda match: match[1] + _SENTENCE_MARKS.sub(",", match[2]), text)
         self._text = text
         self._title: str | None = None
         self._opening: list[str] = []
