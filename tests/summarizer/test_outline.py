@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from windowpack.documents.chunking import chunk_document, natural_units
 from windowpack.documents.conversation import conversation_document
 from windowpack.summarizer.extractive import ExtractiveSummarizer
+from windowpack.summarizer.groups import document_groups
 from windowpack.summarizer.outline import DocumentOutline, collection_outline, document_outline
 from windowpack.summarizer.tree import TreeBuilder, TreeItem
 from windowpack.text.tokens import TokenCounter, get_token_counter
@@ -285,3 +286,22 @@ def test_an_outline_cut_to_fit_never_ends_with_its_label(target: int) -> None:
         text = placed.render(0, len(leaves), target=target, counter=counter(), root=root)
         assert text is not None and counter().count(text) <= target
         assert not text.rstrip().endswith(":"), text
+
+
+def test_documents_are_grouped_by_folder_and_name_prefix() -> None:
+    ids = [
+        "pgdocs/runtime-config-wal.html",
+        "pgdocs/runtime-config-query.html",
+        "pgdocs/sql-abort.html",
+        "pgdocs/sql-syntax-lexical.html",
+        "pgdocs/index.html",
+    ]
+    assert document_groups(ids) == [
+        "pgdocs/runtime-config-*",
+        "pgdocs/runtime-config-*",
+        "pgdocs/sql-*",
+        "pgdocs/sql-*",
+        "",  # shares its name with no other
+    ]
+    assert document_groups(["a/x.md", "a/y.md", "b/z.md"]) == ["a/*", "a/*", "b/*"]
+    assert document_groups(["x.md", "y.md"]) == ["", ""]

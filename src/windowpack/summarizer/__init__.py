@@ -4,10 +4,11 @@
 `ExtractiveSummarizer`, or `LLMSummarizer` over any llama-index LLM), each led by the heading
 path and term it lies under; `outline` makes a chat's request index or a document's table of
 contents (its sections, and its terms as `definitions` reads them; its root led by what the
-document is for), and groups a collection's documents; `prose` tells statements from code,
-markup, titles and lead-ins; `persistence` stores levels with their cache;
-`collection_levels` regroups the document roots after a write, rewriting only the nodes
-whose children changed; `overview` reads the tree back for callers.
+document is for), and lists a collection's documents, by group (`groups`) where they do not
+all fit; `prose` tells statements from code, markup, titles and lead-ins; `persistence`
+stores levels with their cache; `collection_levels` regroups the document roots after a
+write, rewriting only the nodes whose children changed; `overview` reads the tree back for
+callers.
 """
 
 from __future__ import annotations
