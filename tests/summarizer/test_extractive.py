@@ -176,8 +176,8 @@ def check_summary(
 
 def test_implements_the_protocol_with_a_parameterised_id() -> None:
     assert isinstance(SUMMARIZER, Summarizer)
-    assert SUMMARIZER.summarizer_id == "extractive-v2-d0.3"
-    assert ExtractiveSummarizer(diversity=1).summarizer_id == "extractive-v2-d1.0"
+    assert SUMMARIZER.summarizer_id == "extractive-v3-d0.3"
+    assert ExtractiveSummarizer(diversity=1).summarizer_id == "extractive-v3-d1.0"
     assert ExtractiveSummarizer(diversity=0.5).summarizer_id != SUMMARIZER.summarizer_id
 
 

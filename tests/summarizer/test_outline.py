@@ -11,10 +11,11 @@ from hypothesis import strategies as st
 from windowpack.documents.chunking import chunk_document, natural_units
 from windowpack.documents.conversation import conversation_document
 from windowpack.summarizer.extractive import ExtractiveSummarizer
+from windowpack.summarizer.groups import document_groups
 from windowpack.summarizer.outline import DocumentOutline, collection_outline, document_outline
 from windowpack.summarizer.tree import TreeBuilder, TreeItem
 from windowpack.text.tokens import TokenCounter, get_token_counter
-from windowpack.types import Document
+from windowpack.types import Document, Span
 
 TOPICS = ["saffron", "tapirs", "owls", "horses", "rivers", "lanterns"]
 GUIDE = """# Child process
@@ -105,11 +106,12 @@ def test_a_document_outline_is_its_table_of_contents_with_lead_sentences() -> No
     text = outline.render(0, 10_000, target=1000, counter=counter())
     assert text == (
         "Child process: The module spawns subprocesses.\n"
-        "Child process › exec: Spawns a shell and runs a command in it.\n"
-        "Child process › exec › options: * `maxBuffer` {integer} Largest amount of data "
+        # Below the first line, the headings every line shares are not repeated.
+        "exec: Spawns a shell and runs a command in it.\n"
+        "exec › options: * `maxBuffer` {integer} Largest amount of data "
         "allowed on stdout or stderr.\n"
         # The code block first: the lead is the first prose sentence.
-        "Child process › spawn: Spawns a process without a shell."
+        "spawn: Spawns a process without a shell."
     )
 
 
@@ -155,3 +157,151 @@ class _NoCache:
 
     def put_many(self, summaries: object) -> None:
         return None
+
+
+SETTINGS = (
+    "# Server settings\n\nSettings of the server.\n\n## Memory\n\n"
+    "`work_mem` (`integer`) \n    \n\n"
+    + " ".join(f"The default value is `{n}` in case {n}." for n in range(60))
+    + "\n"
+)
+
+
+def _settings_leaves() -> tuple[list[TreeItem], DocumentOutline]:
+    document = Document(text=SETTINGS, kind="markdown")
+    document = Document(text=SETTINGS, kind="markdown", units=natural_units(document))
+    chunks = chunk_document(document, counter(), 32)
+    outline = document_outline(
+        text=SETTINGS,
+        kind="markdown",
+        units=document.units,
+        chunk_units=[chunk.unit for chunk in chunks],
+    )
+    assert outline is not None
+    leaves = [
+        TreeItem(
+            text=SETTINGS[chunk.start : chunk.end],
+            tokens=chunk.tokens,
+            content_hash=f"chunk{i}",
+            level=0,
+            leaf_start=i,
+            leaf_end=i + 1,
+            char_start=chunk.start,
+            char_end=chunk.end,
+        )
+        for i, chunk in enumerate(chunks)
+    ]
+    return leaves, outline
+
+
+def test_a_node_inside_a_definition_is_led_by_its_term_and_keyed_by_it() -> None:
+    """The subject is part of the node's identity: a summary cached for the same chunks
+    without it (made before subjects led summaries) is not reused."""
+    leaves, outline = _settings_leaves()
+    plain = TreeBuilder(
+        ExtractiveSummarizer(), counter(), _NoCache(), fallback=ExtractiveSummarizer()
+    )
+    before = plain.levels_above(leaves, label="doc")[0]
+    stale = _Cache({node.content_hash: "STALE" for node in before})
+    stale_hashes = set(stale.summaries)
+    builder = TreeBuilder(ExtractiveSummarizer(), counter(), stale, fallback=ExtractiveSummarizer())
+    after = builder.levels_above(leaves, label="doc", outline=outline)[0]
+    inside = [node for node in after if node.leaf_start > 0]
+    assert inside
+    for node in inside:
+        assert node.text.startswith(
+            "Server settings › Memory › `work_mem` (`integer`): The default"
+        )
+        assert "STALE" not in node.text
+    assert {node.content_hash for node in after}.isdisjoint(stale_hashes)
+
+
+def test_a_batch_summarizer_is_asked_for_the_target_less_the_subject() -> None:
+    """The LLM summarizer's path (`summarize_many`): the node is the subject and the
+    summary, within the node's target, and the summarizer was asked for less."""
+    leaves, outline = _settings_leaves()
+    summarizer = _BatchSummarizer()
+    builder = TreeBuilder(summarizer, counter(), _NoCache(), fallback=ExtractiveSummarizer())
+    level = builder.levels_above(leaves, label="doc", outline=outline)[0]
+    inside = [node for node in level if node.leaf_start > 0]
+    assert inside and summarizer.targets
+    for node in inside:
+        assert node.text == "Server settings › Memory › `work_mem` (`integer`): A summary."
+    node_targets = [
+        max(32, -(-sum(leaf.tokens for leaf in leaves[n.child_start : n.child_end]) // 8))
+        for n in inside
+    ]
+    assert all(asked < full for asked, full in zip(summarizer.targets, node_targets, strict=True))
+
+
+class _Cache:
+    def __init__(self, summaries: dict[str, str]) -> None:
+        self.summaries = summaries
+
+    def get_many(self, children_hashes: list[str]) -> dict[str, str]:
+        return {h: self.summaries[h] for h in children_hashes if h in self.summaries}
+
+    def put_many(self, summaries: dict[str, str]) -> None:
+        self.summaries.update(summaries)
+
+
+class _BatchSummarizer:
+    summarizer_id = "batch-test"
+
+    def __init__(self) -> None:
+        self.targets: list[int] = []
+
+    def summarize(self, children: object, *, target_tokens: int, counter: TokenCounter) -> str:
+        raise AssertionError("the batch path is taken")
+
+    def summarize_many(
+        self, jobs: list[tuple[list[str], int]], *, counter: TokenCounter
+    ) -> list[str]:
+        self.targets += [target for _, target in jobs]
+        return ["A summary." for _ in jobs]
+
+
+def test_a_lead_keeps_a_link_whose_title_holds_a_period() -> None:
+    """PostgreSQL's pages link as `[Chapter 28](monitoring.html "Chapter 28. Monitoring")`:
+    the period in the title had cut the lead in two."""
+    text = (
+        "## Statistics\n\nThese parameters control statistics. Refer to [Chapter 28]"
+        '(monitoring.html "Chapter 28. Monitoring Database Activity") for more.\n'
+    )
+    document = Document(text=text, kind="markdown")
+    units = natural_units(document)
+    outline = document_outline(text=text, kind="markdown", units=units, chunk_units=[0])
+    assert outline is not None and outline.purpose is not None
+    assert outline.purpose.more == ("Refer to Chapter 28 for more.",)
+
+
+@settings(max_examples=30, deadline=None)
+@given(target=st.integers(min_value=8, max_value=120))
+def test_an_outline_cut_to_fit_never_ends_with_its_label(target: int) -> None:
+    leaves, outline = _settings_leaves()
+    placed = outline.placed(
+        [Span(start=leaf.char_start or 0, end=leaf.char_end or 0) for leaf in leaves]
+    )
+    for root in (False, True):
+        text = placed.render(0, len(leaves), target=target, counter=counter(), root=root)
+        assert text is not None and counter().count(text) <= target
+        assert not text.rstrip().endswith(":"), text
+
+
+def test_documents_are_grouped_by_folder_and_name_prefix() -> None:
+    ids = [
+        "pgdocs/runtime-config-wal.html",
+        "pgdocs/runtime-config-query.html",
+        "pgdocs/sql-abort.html",
+        "pgdocs/sql-syntax-lexical.html",
+        "pgdocs/index.html",
+    ]
+    assert document_groups(ids) == [
+        "pgdocs/runtime-config-*",
+        "pgdocs/runtime-config-*",
+        "pgdocs/sql-*",
+        "pgdocs/sql-*",
+        "",  # shares its name with no other
+    ]
+    assert document_groups(["a/x.md", "a/y.md", "b/z.md"]) == ["a/*", "a/*", "b/*"]
+    assert document_groups(["x.md", "y.md"]) == ["", ""]

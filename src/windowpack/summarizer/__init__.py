@@ -1,10 +1,14 @@
 """The order-preserving summary tree: building its levels, storing and reading them.
 
 `TreeBuilder` groups chunks into levels whose nodes a `Summarizer` summarises (the default
-`ExtractiveSummarizer`, or `LLMSummarizer` over any llama-index LLM); `outline` makes a chat's
-request index or a document's table of contents; `persistence` stores levels with their
-cache; `collection_levels` regroups the document roots after a write, rewriting only the
-nodes whose children changed; `overview` reads the tree back for callers.
+`ExtractiveSummarizer`, or `LLMSummarizer` over any llama-index LLM), each led by the heading
+path and term it lies under; `outline` makes a chat's request index or a document's table of
+contents (its sections, and its terms as `definitions` reads them; its root led by what the
+document is for), and lists a collection's documents, by group (`groups`) where they do not
+all fit; `prose` tells statements from code, markup, titles and lead-ins; `persistence`
+stores levels with their cache; `collection_levels` regroups the document roots after a
+write, rewriting only the nodes whose children changed; `overview` reads the tree back for
+callers.
 """
 
 from __future__ import annotations

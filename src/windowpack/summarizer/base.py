@@ -16,7 +16,7 @@ class Summarizer(Protocol):
     @property
     def summarizer_id(self) -> str:
         """A stable id including every parameter that changes the output (e.g.
-        "extractive-v2-d0.3"); it is part of the summary cache key."""
+        "extractive-v3-d0.3"); it is part of the summary cache key."""
         ...
 
     def summarize(

@@ -122,7 +122,11 @@ def update_collection_levels(
 
 
 def _outline(roots: Sequence[repository.DocumentRootRow]) -> DocumentOutline | None:
-    return collection_outline([(root.title or root.external_id or "", root.text) for root in roots])
+    return collection_outline(
+        [(root.title or root.external_id or "", root.text) for root in roots],
+        ids=[root.external_id for root in roots],
+        chunk_roots=[root.node_id is None for root in roots],
+    )
 
 
 class _StoredNodes:

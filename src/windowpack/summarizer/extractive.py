@@ -5,13 +5,17 @@ order, chosen for coverage of the node's content and fitted to a token target.
 
 Method
     1. The children's prose is split into sentences with `split_sentences` (the chunker's
-       rules): code blocks, HTML comments, table markup, headings and link lists are not
-       prose (`prose`), and a summary of technical docs must not quote them. Only when a node
-       has no prose sentence at all are all its sentences units. A sentence that alone counts
+       rules): code blocks (fenced or indented), HTML comments, table markup, headings and
+       link lists are not prose (`prose`), and a summary of technical docs must not quote
+       them; nor are lead-ins, sentences that end with a colon ("where lockmode is one of:"),
+       which say nothing without what follows. Only when a node has no such sentence at all
+       are all its sentences units (lead-ins, headings and generic labels such as "Tip" only
+       if there is nothing else). A sentence that alone counts
        more than the target is split further at its line breaks; each line is then a unit
        like a sentence. Units are counted with `count_many`. A code-heavy node (prose under a
        third of its tokens) is summarized by its first heading's title and its first prose
-       sentence, in that order, instead of steps 2-4.
+       sentence, in that order, instead of steps 2-4 (the lead alone under a generic
+       heading such as "Synopsis"). A node without prose is read line by line.
     2. Each unit becomes a TF-IDF vector over its lowercased words (`\\w+`, English stop words
        and one-letter ASCII words dropped), with sublinear term frequency and a smoothed IDF
        computed over the node's own units, L2-normalised. Vectors are kept sparse (COO
@@ -61,11 +65,17 @@ import numpy.typing as npt
 
 from windowpack.documents import heading_starts
 from windowpack.errors import InvalidArgumentError
-from windowpack.summarizer.prose import STOP_WORDS, prose_sentences
+from windowpack.summarizer.prose import (
+    STOP_WORDS,
+    descriptive_sentences,
+    is_generic_label,
+    is_lead_in,
+)
 from windowpack.text import TokenCounter, split_sentences
 from windowpack.types import Span
 
 _WORD = re.compile(r"\w+")
+_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(\s|$)")
 _MIN_WORDS = 3
 _MIN_CHARS = 20
 # A node whose prose sentences hold less than a third of its tokens is "code-heavy".
@@ -108,7 +118,7 @@ class ExtractiveSummarizer:
 
     @property
     def summarizer_id(self) -> str:
-        return f"extractive-v2-d{self._diversity}"
+        return f"extractive-v3-d{self._diversity}"
 
     def summarize(
         self, children: Sequence[str], *, target_tokens: int, counter: TokenCounter
@@ -207,6 +217,11 @@ def _trimmed(text: str, start: int, end: int) -> Span | None:
     return Span(start=start, end=end) if start < end else None
 
 
+def _is_label(text: str) -> bool:
+    """A lead-in, a heading or a generic label ("Tip"): no summary by itself."""
+    return is_lead_in(text) or is_generic_label(text) or _HEADING_LINE.match(text) is not None
+
+
 def _is_short(text: str) -> bool:
     return len(text) < _MIN_CHARS and len(text.split()) < _MIN_WORDS
 
@@ -221,12 +236,23 @@ def _units(
 ) -> list[_Unit]:
     """The sentences of the children (only prose ones if asked), in order; a sentence over
     `target` is split into lines."""
-    split = prose_sentences if prose_only else split_sentences
+    split = descriptive_sentences if prose_only else split_sentences
     spans = [
         (excerpt.child, sentence)
         for excerpt in whole
         for sentence in split(children[excerpt.child], excerpt.span.start, excerpt.span.end)
     ]
+    if not prose_only:
+        # Without prose a node is code or markup, which is read line by line; a lead-in
+        # ("where lockmode is one of:"), a heading or a generic label says nothing without
+        # what follows it: a unit only when the node has nothing else.
+        spans = [(child, line) for child, span in spans for line in _lines(children[child], span)]
+        said = [
+            (child, span)
+            for child, span in spans
+            if not _is_label(children[child][span.start : span.end])
+        ]
+        spans = said or spans
     texts = [children[child][span.start : span.end] for child, span in spans]
     counts = counter.count_many(texts)
     too_big = {
@@ -265,6 +291,10 @@ def _heading_and_lead(
     (the lead alone if both do not fit; [] if not even that does)."""
     lead = Excerpt(child=prose[0].child, span=Span(start=prose[0].start, end=prose[0].end))
     heading = _first_heading(children, whole)
+    if heading is not None and is_generic_label(
+        children[heading.child][heading.span.start : heading.span.end]
+    ):
+        heading = None  # "Synopsis" names no subject
     for excerpts in ([heading, lead] if heading is not None else [], [lead]):
         ordered = sorted(excerpts, key=lambda e: (e.child, e.span.start))
         if ordered and counter.count(render_excerpts(children, ordered)) <= target:

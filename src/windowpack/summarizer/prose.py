@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 
+from windowpack.documents import PATH_SEPARATOR
 from windowpack.text import append_trimmed, split_sentences
 from windowpack.types import Span
 
@@ -58,12 +59,53 @@ _STOP_WORD_LIST = """
 STOP_WORDS = frozenset(_STOP_WORD_LIST.split())
 """English function words: neither a summary's subject nor worth a word of a short title."""
 
+GENERIC_LABELS = frozenset(
+    {
+        "caution",
+        "compatibility",
+        "danger",
+        "description",
+        "example",
+        "examples",
+        "hint",
+        "important",
+        "note",
+        "notes",
+        "outputs",
+        "parameters",
+        "remark",
+        "remarks",
+        "see also",
+        "table of contents",
+        "contents",
+        "synopsis",
+        "tip",
+        "tips",
+        "warning",
+        "warnings",
+    }
+)
+"""Headings that name a kind of passage, not what it is about: alone they say nothing."""
+_ADMONITIONS = frozenset(
+    {"attention", "caution", "danger", "hint", "important", "note", "tip", "warning"}
+)
+
+_INDENTED = re.compile(r"^( {4}| {0,3}\t)")
+_LIST_ITEM = re.compile(r"^ {0,3}([-*+]|\d{1,9}[.)])([ \t]|$)")
+_STATEMENT_END = re.compile(r"[.!?\u2026][\s*_`'\"\u201d\u2019)\]]*$")
+# A line of at most this many words that does not end like a sentence is a title.
+_TITLE_WORDS = 8
+_NAME_DASH = re.compile(r"\S\s+(\u2014|\u2013|-{1,2})\s+\S")
+_LEAD_IN = re.compile(r":[\s*_`'\"\u201d\u2019)\]]*$")
+_LABEL_WORD = re.compile(r"[^\W\d_]+")
+
 
 def prose_runs(text: str, start: int, end: int) -> list[Span]:
     """The runs of prose lines in `text[start:end]`, trimmed, in order."""
     runs: list[Span] = []
     run_start: int | None = None
     in_fence = in_comment = False
+    indented = _IndentedCode()
     position = start
     while position < end:
         newline = text.find("\n", position, end)
@@ -71,7 +113,10 @@ def prose_runs(text: str, start: int, end: int) -> list[Span]:
         line = text[position:line_end]
         fence = not in_comment and _FENCE.match(line) is not None
         opens_comment = not in_fence and "<!--" in line and "-->" not in line.split("<!--")[-1]
-        prose = not (in_fence or fence or in_comment or opens_comment) and is_prose_line(line)
+        code = indented.is_code(line) and not (in_fence or in_comment)
+        prose = not (in_fence or fence or in_comment or opens_comment or code) and (
+            is_prose_line(line)
+        )
         in_fence = in_fence != fence
         in_comment = (in_comment and "-->" not in line) or opens_comment
         if prose and run_start is None:
@@ -83,6 +128,29 @@ def prose_runs(text: str, start: int, end: int) -> list[Span]:
     if run_start is not None:
         append_trimmed(runs, text, run_start, end)
     return runs
+
+
+class _IndentedCode:
+    """Tells, line by line, the lines of indented code blocks (CommonMark's: four spaces in,
+    after a blank line that follows neither a list item nor an indented line, which would make
+    it a list's continuation). html2text writes every `<pre>` so: a SQL synopsis such as
+    `ALTER DOMAIN _name_` reads like words."""
+
+    def __init__(self) -> None:
+        self._inside = False
+        self._after_blank = True
+        self._after_list = False
+
+    def is_code(self, line: str) -> bool:
+        if not line.strip():
+            self._after_blank = True
+            return self._inside
+        deep = _INDENTED.match(line) is not None
+        self._inside = deep and (self._inside or (self._after_blank and not self._after_list))
+        if not self._inside:
+            self._after_list = deep or _LIST_ITEM.match(line) is not None
+        self._after_blank = False
+        return self._inside
 
 
 def is_prose_line(line: str) -> bool:
@@ -119,13 +187,65 @@ def prose_sentences(text: str, start: int, end: int) -> list[Span]:
     ]
 
 
+def descriptive_sentences(text: str, start: int, end: int) -> list[Span]:
+    """The prose sentences of `text[start:end]` that say something alone: not lead-ins."""
+    return [
+        sentence
+        for sentence in prose_sentences(text, start, end)
+        if not is_lead_in(text[sentence.start : sentence.end])
+    ]
+
+
 def lead_sentence(text: str, start: int, end: int) -> Span | None:
-    """The first prose sentence of `text[start:end]`, if it has one."""
+    """The first statement of `text[start:end]` (see `statements`), if it has one."""
     for run in prose_runs(text, start, end):
         for sentence in split_sentences(text, run.start, run.end):
-            if is_prose(text[sentence.start : sentence.end]):
+            if is_statement(text[sentence.start : sentence.end]):
                 return sentence
     return None
+
+
+def statements(text: str, start: int, end: int) -> list[Span]:
+    """The prose sentences of `text[start:end]` that state something: what an outline
+    quotes as a section's lead or a document's opening (see `is_statement`)."""
+    return [
+        sentence
+        for sentence in prose_sentences(text, start, end)
+        if is_statement(text[sentence.start : sentence.end])
+    ]
+
+
+def is_statement(sentence: str) -> bool:
+    """Whether a prose sentence states something alone: not a lead-in (`where lockmode is
+    one of:` announces what follows), and not a title (a page's `20.8. Error Reporting and
+    Logging` line): it ends like a sentence, or is long, or is a `name — what it does` line."""
+    stripped = sentence.strip()
+    if not is_prose(stripped) or is_lead_in(stripped):
+        return False
+    return (
+        _STATEMENT_END.search(stripped) is not None
+        or len(stripped.split()) > _TITLE_WORDS
+        or _NAME_DASH.search(stripped) is not None
+    )
+
+
+def is_lead_in(sentence: str) -> bool:
+    """Whether a sentence only announces what follows it: it ends with a colon."""
+    return _LEAD_IN.search(sentence) is not None
+
+
+def is_admonition(title: str) -> bool:
+    """Whether a heading is an admonition's ("Note", "Tip", "Warning"...): a remark inside
+    the section it is in, not a section of its own."""
+    return " ".join(_LABEL_WORD.findall(title.lower())) in _ADMONITIONS
+
+
+def is_generic_label(text: str) -> bool:
+    """Whether a heading or label names a kind of passage rather than a subject ("Note",
+    "Tip", "See Also", "Parameters", a path ending in one of them counts too)."""
+    last = text.rsplit(PATH_SEPARATOR, 1)[-1]
+    words = " ".join(_LABEL_WORD.findall(last.lower()))
+    return words in GENERIC_LABELS
 
 
 def _mostly_links(line: str) -> bool:

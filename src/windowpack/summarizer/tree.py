@@ -8,9 +8,15 @@ about 1/fan-out of its children's tokens, so the whole tree costs ~1/(fan-out - 
 corpus (about 14% at the default 8).
 
 A node is identified by the hash of its children (their own hashes, the summarizer id and the
-tokenizer): a node whose children did not change is looked up in the summary cache, never
-summarised again. A summarizer failure on one node falls back to the extractive summary of
-that node and is reported, not raised.
+tokenizer, and what the document's outline says of them): a node whose children did not
+change is looked up in the summary cache, never summarised again. A summarizer failure on
+one node falls back to the extractive summary of that node and is reported, not raised.
+
+In a document with an outline (`outline`), a node in which entries start is their outline
+(the root's led by what the document is for), and a node in which none starts is the
+summarizer's summary led by its subject, the heading path and term it lies under
+(`Memory › `work_mem` (`integer`): …`): its sentences alone ("The default value is `off`.")
+do not say what they are about.
 """
 
 from __future__ import annotations
@@ -23,15 +29,22 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
+from windowpack.documents import PATH_SEPARATOR
 from windowpack.summarizer.base import Summarizer
 from windowpack.summarizer.outline import DocumentOutline
 from windowpack.text import TokenCounter
+from windowpack.types import Span
 
 DEFAULT_FANOUT = 8
 # Below this a summary cannot say anything useful; a node's target never goes lower.
 _MIN_TARGET_TOKENS = 32
 # Versions the outline rendering in node identities: a change to it recomputes the nodes.
-_OUTLINE_ID = "outline-v1"
+_OUTLINE_ID = "outline-v2"
+# Versions how a subject leads a summary, in the identities of nodes that have one.
+_SUBJECT_ID = "subject-v1"
+# A subject takes at most this share of its node's target; past it, its outer headings go.
+_SUBJECT_SHARE = 2
+_SUBJECT_SEPARATOR = ": "
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,6 +142,8 @@ class TreeBuilder:
         levels: list[list[BuiltNode]] = []
         current: Sequence[TreeItem] = items
         below = _TokensBelow(items, self._fanout)
+        if outline is not None and items and all(_has_span(item) for item in items):
+            outline = outline.placed([_span(item) for item in items])
         while len(current) > 1:
             level = self._build_level(
                 current,
@@ -153,20 +168,28 @@ class TreeBuilder:
         grouping = even_groups if balanced else fixed_groups
         groups = grouping(len(items), self._fanout)
         spans = [(items[start].leaf_start, items[end - 1].leaf_end) for start, end in groups]
-        keys = [outline.outline.key(*span) if outline is not None else None for span in spans]
+        # The one node of a level is the root: a document's root says what it is for.
+        root = len(groups) == 1
+        keys = [
+            outline.outline.key(*span, root=root) if outline is not None else None for span in spans
+        ]
+        subjects = [
+            outline.outline.subject(*span) if outline is not None and key is None else None
+            for span, key in zip(spans, keys, strict=True)
+        ]
         hashes = [
-            self.children_hash(items[start:end], outline_key=key)
-            for (start, end), key in zip(groups, keys, strict=True)
+            self.children_hash(items[start:end], outline_key=key, subject=subject)
+            for (start, end), key, subject in zip(groups, keys, subjects, strict=True)
         ]
         reused = [known.get(h) for h in hashes]
         # A node with an outline is not summarized: an LLM would be paid for nothing.
         to_summarize = [
             None if key or again else h for h, key, again in zip(hashes, keys, reused, strict=True)
         ]
-        texts = self._summaries(items, groups, to_summarize, label)
+        texts = self._summaries(items, groups, to_summarize, label, subjects)
         if outline is not None:
             fresh_keys = [None if again else key for key, again in zip(keys, reused, strict=True)]
-            texts = self._outlined(items, groups, texts, outline, fresh_keys)
+            texts = self._outlined(items, groups, texts, outline, fresh_keys, root=root)
         texts, counts = self._counted(texts, reused)
         level = 1 + max(item.level for item in items)
         nodes = []
@@ -200,11 +223,21 @@ class TreeBuilder:
             [counts[p] if again is None else again.tokens for p, again in enumerate(reused)],
         )
 
-    def children_hash(self, children: Sequence[TreeItem], *, outline_key: str | None = None) -> str:
+    def children_hash(
+        self,
+        children: Sequence[TreeItem],
+        *,
+        outline_key: str | None = None,
+        subject: str | None = None,
+    ) -> str:
+        """A node's identity: its children's hashes, the summarizer and tokenizer, and what
+        the outline says of it (its entries, or the subject that leads its summary)."""
         key = [self._summarizer.summarizer_id, self._counter.name, self._fanout]
         key.extend(child.content_hash for child in children)
         if outline_key is not None:
             key.append(f"{_OUTLINE_ID}:{outline_key}")
+        if subject is not None:
+            key.append(f"{_SUBJECT_ID}:{subject}")
         return hashlib.sha256(json.dumps(key).encode("utf-8")).hexdigest()
 
     def _outlined(
@@ -214,6 +247,8 @@ class TreeBuilder:
         texts: list[str],
         outline: _LevelOutline,
         keys: Sequence[str | None],
+        *,
+        root: bool,
     ) -> list[str]:
         """`texts` with each node that has outline entries replaced by its outline."""
         outlined = list(texts)
@@ -221,8 +256,9 @@ class TreeBuilder:
             if key is None:
                 continue
             first, last = items[start].leaf_start, items[end - 1].leaf_end
+            target = outline.target(first, last)
             rendered = outline.outline.render(
-                first, last, target=outline.target(first, last), counter=self._counter
+                first, last, target=target, counter=self._counter, root=root
             )
             if rendered is not None:
                 # Not a summary: the report's `summaries` counts the summarizer's work.
@@ -239,23 +275,30 @@ class TreeBuilder:
         groups: Sequence[tuple[int, int]],
         hashes: Sequence[str | None],
         label: str,
+        subjects: Sequence[str | None],
     ) -> list[str]:
-        """The summarizer's text of each group; "" for a group whose hash is None (it has an
-        outline instead)."""
+        """The summarizer's text of each group, led by its subject if it has one; "" for a
+        group whose hash is None (it has an outline instead)."""
         wanted = [h for h in hashes if h is not None]
         cached = self._cache.get_many(wanted)
         jobs: dict[str, _Job] = {}
-        for position, ((start, end), children_hash) in enumerate(zip(groups, hashes, strict=True)):
+        for position, ((start, end), children_hash, subject) in enumerate(
+            zip(groups, hashes, subjects, strict=True)
+        ):
             if children_hash is None:
                 continue
             if children_hash in cached or children_hash in jobs:
                 self.stats.cached += 1
                 continue
             children = items[start:end]
+            target = self._target(children)
+            lead = self._subject_lead(subject, target)
             jobs[children_hash] = _Job(
                 texts=[child.text for child in children],
-                target=self._target(children),
+                target=target - (self._counter.count(lead) if lead else 0),
                 label=f"{label} node {position}",
+                lead=lead,
+                full_target=target,
             )
         fresh = self._run(jobs)
         if fresh:
@@ -273,9 +316,8 @@ class TreeBuilder:
             results = [self._attempt(job) for job in jobs.values()]
         fresh = {}
         for (children_hash, job), result in zip(jobs.items(), results, strict=True):
-            fresh[children_hash] = (
-                result if isinstance(result, str) else self._fall_back(job, result)
-            )
+            summary = result if isinstance(result, str) else self._fall_back(job, result)
+            fresh[children_hash] = self._led(job, summary)
             self.stats.summarised += 1
             if self._on_node is not None:
                 self._on_node(1)
@@ -288,6 +330,39 @@ class TreeBuilder:
             )
         except Exception as error:  # any summarizer fault falls back below, and is reported
             return error
+
+    def _subject_lead(self, subject: str | None, target: int) -> str | None:
+        """`subject: ` as it leads a summary of `target` tokens: in at most half of it, its
+        outer headings dropped as needed (the term or last heading at least); None if even
+        that does not fit."""
+        if not subject:
+            return None
+        parts = subject.split(PATH_SEPARATOR)
+        for first in range(len(parts)):
+            lead = PATH_SEPARATOR.join(parts[first:]) + _SUBJECT_SEPARATOR
+            if self._counter.count(lead) * _SUBJECT_SHARE <= target:
+                return lead
+        return None
+
+    def _led(self, job: _Job, summary: str) -> str:
+        """The summary led by the job's subject, within the node's target: the summary's last
+        lines go (then its end) if the two count more together than apart; a summary that
+        is empty stays empty (a subject alone says nothing)."""
+        if job.lead is None or not summary.strip():
+            return summary
+        subject = job.lead.removesuffix(_SUBJECT_SEPARATOR).split(PATH_SEPARATOR)[-1]
+        if summary.lstrip().startswith(subject):  # it names its subject already
+            return summary
+        text = job.lead + summary
+        while self._counter.count(text) > job.full_target:
+            lines = text.rsplit("\n", 1)
+            if len(lines) == 2 and lines[0] != job.lead.rstrip():
+                text = lines[0]
+                continue
+            cuts = self._counter.cut_points(text, job.full_target)
+            cut = text[: cuts[0]].rstrip() if cuts else text
+            return cut if self._counter.count(cut) <= job.full_target else summary
+        return text
 
     def _fall_back(self, job: _Job, error: BaseException) -> str:
         self.stats.failures[job.label] = f"{type(error).__name__}: {error}"
@@ -320,14 +395,29 @@ class _LevelOutline:
         (as for summaries) would shrink level by level far faster than the fan-out; the
         tree still costs no more than its nominal ~1/(fan-out - 1) of the corpus."""
         tokens = self.below.between(leaf_start, leaf_end)
-        return max(_MIN_TARGET_TOKENS, math.ceil(tokens / float(self.below.fanout) ** self.depth))
+        nominal = math.ceil(tokens / float(self.below.fanout) ** self.depth)
+        if self.outline.grows_with_children:
+            # A collection node, whatever its depth, says as much as one of its documents'
+            # roots does on average: nominally the root of 85 pages would get 32 tokens.
+            nominal = max(nominal, math.ceil(tokens / max(leaf_end - leaf_start, 1)))
+        return max(_MIN_TARGET_TOKENS, nominal)
 
 
 @dataclass(frozen=True, kw_only=True)
 class _Job:
     texts: list[str]
-    target: int
+    target: int  # the summary's: the node's less its lead
     label: str
+    lead: str | None = None  # "subject: ", which leads the summary
+    full_target: int = 0
+
+
+def _has_span(item: TreeItem) -> bool:
+    return item.char_start is not None and item.char_end is not None
+
+
+def _span(item: TreeItem) -> Span:
+    return Span(start=item.char_start or 0, end=item.char_end or 0)
 
 
 @dataclass(frozen=True, kw_only=True)
