@@ -18,7 +18,7 @@ from typing import NoReturn
 import pytest
 from llama_cpp import Llama
 
-from windowpack.cli import main
+from cli_main import run_main
 from windowpack.errors import InvalidArgumentError, MissingDependencyError
 from windowpack.evals import (
     BoundedReader,
@@ -427,20 +427,6 @@ def test_the_report_counts_the_windows_the_reader_could_not_read_per_budget() ->
 
 
 # The CLI and the cost of importing
-
-
-def run_main(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str
-) -> tuple[int, str, str]:
-    monkeypatch.setattr("sys.argv", ["windowpack", *args])
-    monkeypatch.setenv("COLUMNS", "200")  # rich would wrap option names otherwise
-    try:
-        main()
-        code = 0
-    except SystemExit as exited:
-        code = int(exited.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def test_eval_help_lists_the_local_reader(

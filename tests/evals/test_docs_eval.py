@@ -12,7 +12,7 @@ import pytest
 from docs_corpus import write_corpus
 
 import windowpack as wp
-from windowpack.cli import main
+from cli_main import run_main
 from windowpack.config import StoreConfig
 from windowpack.evals import DocsEval, load_docs_set
 from windowpack.evals.report import markdown_report
@@ -87,25 +87,12 @@ def test_the_report_shows_recall_budget_and_the_windows_composition(
     assert "What colour is the sky on the moon?" in markdown  # unanswerable, and missed
 
 
-def _run_main(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str
-) -> tuple[int, str, str]:
-    monkeypatch.setattr("sys.argv", ["windowpack", *args])
-    try:
-        main()
-        code = 0
-    except SystemExit as exited:
-        code = int(exited.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def test_eval_docs_runs_at_the_default_budgets(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     corpus, pages, questions = write_corpus(tmp_path)
     out = tmp_path / "report"
-    code, stdout, err = _run_main(
+    code, stdout, err = run_main(
         monkeypatch,
         capsys,
         "eval",
@@ -151,7 +138,7 @@ def test_bad_docs_options_exit_2_naming_them(
 ) -> None:
     corpus, _, _ = write_corpus(tmp_path)
     given = [arg.replace("{corpus}", str(corpus)) for arg in args]
-    code, _, err = _run_main(
+    code, _, err = run_main(
         monkeypatch, capsys, "eval", *given, "--embedder", "hash", "--out", str(tmp_path / "o")
     )
     assert code == 2 and named in err

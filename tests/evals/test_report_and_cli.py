@@ -9,29 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from windowpack.cli import main
+from cli_main import run_main
 from windowpack.evals.labels import budget_label
 from windowpack.evals.report import headline_table
-
-
-def _run_main(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str
-) -> tuple[int, str, str]:
-    monkeypatch.setattr("sys.argv", ["windowpack", *args])
-    try:
-        main()
-        code = 0
-    except SystemExit as exited:
-        code = int(exited.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def test_eval_writes_report_and_plots(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     out = tmp_path / "report"
-    code, stdout, err = _run_main(
+    code, stdout, err = run_main(
         monkeypatch,
         capsys,
         "eval",
@@ -107,7 +94,7 @@ def test_bad_options_exit_2_naming_the_option(
     args: list[str],
     named: str,
 ) -> None:
-    code, _, err = _run_main(
+    code, _, err = run_main(
         monkeypatch, capsys, "eval", *args, "--embedder", "hash", "--out", str(tmp_path / "o")
     )
     assert code == 2 and named in err and err.count("error:") == 1  # one message (rich wraps)
