@@ -173,9 +173,9 @@ def _smoke_store(folder: Path) -> wp.Collection:
     words = ["harbor", "lantern", "glacier", "meadow", "falcon", "quarry", "ember", "tundra"]
     documents = []
     for number in range(6):
+        sentences = [f"{rng.choice(words).capitalize()} {rng.choice(words)}." for _ in range(120)]
         sections = [
-            f"## Part {part}\n\n"
-            + " ".join(rng.choice(words).capitalize() + " " + rng.choice(words) + "." for _ in range(30))
+            f"## Part {part}\n\n" + " ".join(sentences[30 * part : 30 * part + 30])
             for part in range(4)
         ]
         documents.append(
