@@ -45,6 +45,7 @@ EXPECTED = {
     "server_start": "Figures written to",
     "state_reload": "first pack after add:",
     "tree": "Figures written to",
+    "window_scaffolding": "Figures written to",
     "write_cost": "Figures written to",
 }
 

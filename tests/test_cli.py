@@ -310,10 +310,15 @@ def test_pack_gives_every_instance_of_a_repeated_request_as_whole_turns(
     args = ["pack", question, "--budget", "2000", "--store", str(tmp_path / "store")]
     result = runner.invoke(app, [*args, "--embedder", "hash"])
     assert result.exit_code == 0, result.output
-    found = re.findall(r"\[turn (\d+) of 30 · instance (\d) of 3 · chars [^\]]+\]\n", result.stdout)
+    found = re.findall(r"\[turn (\d+) of 30 · instance (\d) of 3\]\n", result.stdout)
     assert found == [("5", "1"), ("18", "2"), ("26", "3")]
     for turn in (4, 17, 25):
         assert f"{filler}(reply {turn})" in result.stdout  # each reply whole
+    # --headers full: each turn's characters too.
+    full = runner.invoke(app, [*args, "--embedder", "hash", "--headers", "full"])
+    assert full.exit_code == 0, full.output
+    found = re.findall(r"\[turn (\d+) of 30 · instance (\d) of 3 · chars [^\]]+\]\n", full.stdout)
+    assert found == [("5", "1"), ("18", "2"), ("26", "3")]
 
 
 def test_a_worker_on_a_store_that_is_not_there_says_so(

@@ -30,6 +30,22 @@ def unit_name(kind: str) -> str:
     return UNIT_NAMES.get(kind, "part")
 
 
+HeaderStyle = Literal["full", "compact", "none"]
+"""What a window says around its passages (`pack(headers=...)`), provenance being in its
+items whatever the style:
+
+- "compact" (the default): each document's title once; a passage's heading path only where
+  its text does not start with that heading, a turn's or record's number; gap markers one
+  per run of what was left out;
+- "full": each document's title, id and position, every passage's chunk numbers,
+  characters and full heading path, a marker per left-out piece;
+- "none": no document or passage headers at all, for callers that render provenance from
+  the items themselves; summaries still say they are summaries, and gap markers stay.
+"""
+HEADER_STYLES: tuple[HeaderStyle, ...] = ("compact", "full", "none")
+"""The header styles, the default first."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class Span:
     """A half-open character range `[start, end)` in a document's text."""
@@ -93,16 +109,20 @@ class WindowItem:
     """One piece of a packed window and where it came from.
 
     `text` is the item exactly as rendered in `Window.text`, starting at char `offset`: its
-    bracketed header line, then the verbatim chunk text or the summary (a gap marker alone
-    for a gap). Provenance: the document's id, `title`, `document_index` (0-based, in
-    collection order: the header reads "document {document_index + 1} of N") and `metadata`
+    bracketed header line (if its style gives it one), then the verbatim chunk text or the
+    summary (a gap marker alone for a gap). Provenance: the document's id, `title`,
+    `document_index` (0-based, in collection order: a "full" header reads "document
+    {document_index + 1} of N") and `metadata`
     (shared with the loaded collection: do not mutate it); `ordinal` to
     `last_ordinal` are the chunks of the document the item holds or stands for, `unit` the
     conversation turn or record of a passage, `span` their characters in the document. A
     collection-level summary has no document (`document_id`, `document_index`, `span` are None)
     and stands for the documents `document_range` (first and last `document_index`, inclusive).
     Positions (`document_index`, `ordinal`, `unit`) count from 0; the rendered headers and
-    every label meant for people count from 1 ("chunk 1" is ordinal 0).
+    every label meant for people count from 1 ("chunk 1" is ordinal 0). How much of this the
+    header line repeats depends on the window's header style (`HeaderStyle`): with "compact"
+    a passage may have no header line (its text starts with its own heading), with "none"
+    no passage has one.
     """
 
     kind: Literal["chunk", "summary", "gap"]
@@ -121,6 +141,9 @@ class WindowItem:
     unit: int | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     document_range: tuple[int, int] | None = None
+    duplicates: tuple[str, ...] = ()
+    """The ids of the collection's other documents whose text is this item's document's: a
+    window shows a text once, under the first document (in collection order) that has it."""
 
 
 @dataclass(frozen=True, kw_only=True)

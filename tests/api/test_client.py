@@ -66,6 +66,23 @@ def test_search_pack_and_tree_equal_the_library(client: wp.Client, hash_store: w
     assert root is not None and remote.node(root) == local.node(root)
 
 
+def test_a_header_style_and_a_text_shown_once_come_back_as_the_library_gives_them(
+    client: wp.Client, hash_store: wp.Store
+) -> None:
+    copy = wp.Document(id="seals-again", title="Seals", text=SEALS)
+    client.collection("docs").add([*DOCUMENTS, copy])
+    local, remote = hash_store.collection("docs"), client.collection("docs")
+    question = "where do the seals haul out?"
+    for headers in ("full", "compact", "none"):
+        window = remote.pack(question, budget=250, headers=headers)  # type: ignore[arg-type]
+        assert window == local.pack(question, budget=250, headers=headers)  # type: ignore[arg-type]
+    shown = [item for item in remote.pack(question, budget=5000).items if item.kind == "chunk"]
+    assert {item.document_id for item in shown} == {"seals", "owls", "ferry"}
+    assert {item.duplicates for item in shown if item.document_id == "seals"} == {("seals-again",)}
+    with pytest.raises(wp.InvalidInputError, match="headers"):
+        remote.pack(question, budget=250, headers="short")  # type: ignore[arg-type]
+
+
 def test_documents_get_delete_and_a_multi_collection_pack(client: wp.Client) -> None:
     docs = client.collection("docs")
     docs.add(DOCUMENTS)

@@ -177,7 +177,9 @@ def test_an_anthropic_cache_plan_has_at_most_four_breakpoints(api: TestClient) -
     last = answers[-1]
     plan = last["cache_plan"]
 
-    assert len(last["session_tiers"]) == 7  # more tiers than breakpoints
+    # More tiers than breakpoints (a question whose answer a window holds already adds
+    # none: with compact headers the first window holds key8_2's).
+    assert len(last["session_tiers"]) == 6 > MAX_ANTHROPIC_BREAKPOINTS
     assert plan["provider"] == "anthropic"
     assert 1 <= len(plan["breakpoints"]) <= MAX_ANTHROPIC_BREAKPOINTS
     request = plan["request"]

@@ -10,17 +10,21 @@ import pytest
 
 import windowpack as wp
 from windowpack.integrations import WindowpackLangChainRetriever, WindowpackRetriever, window_pieces
+from windowpack.types import HeaderStyle
 
 QUESTION = "who signed off the radar work?"
 
 
 # Budgets at which this tree's window holds two or more collection-level summaries (below
-# ~1500 the allocator spends the room on verbatim chunks instead); the test asserts it.
-@pytest.mark.parametrize("budget", [1500, 2000, 3000, 4000])
+# ~1500 the allocator spends the room on verbatim chunks instead; at 4000 compact headers
+# leave room for the whole collection, "full" ones do not); the test asserts it.
+@pytest.mark.parametrize(
+    ("budget", "headers"), [(1500, "compact"), (2000, "compact"), (3000, "compact"), (4000, "full")]
+)
 def test_piece_ids_are_unique_with_several_collection_level_summaries(
-    many_collection: wp.Collection, budget: int
+    many_collection: wp.Collection, budget: int, headers: HeaderStyle
 ) -> None:
-    window = many_collection.pack(QUESTION, budget=budget)
+    window = many_collection.pack(QUESTION, budget=budget, headers=headers)
     collection_level = [i for i in window.items if i.kind == "summary" and i.document_id is None]
 
     ids = [piece.id for piece in window_pieces(window)]

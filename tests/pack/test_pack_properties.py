@@ -139,16 +139,36 @@ def test_3_and_4_verbatim_chunks_in_document_order(
     budget=st.integers(50, 4000),
     tokenizer=st.sampled_from(TOKENIZERS),
     align=st.booleans(),
+    headers=st.sampled_from(["full", "compact", "none"]),
 )
 def test_3_every_item_carries_its_rendered_text_offset_and_provenance(
-    collections: dict[int, wp.Collection], seed: int, budget: int, tokenizer: str, align: bool
+    collections: dict[int, wp.Collection],
+    seed: int,
+    budget: int,
+    tokenizer: str,
+    align: bool,
+    headers: str,
 ) -> None:
     col = collections[seed]
-    window = col.pack(QUESTION, budget=budget, tokenizer=tokenizer, align=align)
+    window = col.pack(QUESTION, budget=budget, tokenizer=tokenizer, align=align, headers=headers)
     infos = {info.id: (index, info) for index, info in enumerate(col.documents())}
     for item in window.items:
         assert window.text[item.offset : item.offset + len(item.text)] == item.text
-        assert item.text.startswith("[")
+        if item.kind == "summary" and headers == "compact" and not item.text.startswith("["):
+            # A compact overview lists its summaries under its title, without a header each.
+            assert item.offset < window.cacheable_prefix_chars
+            assert window.text.startswith(f"# Overview of {col.name}:")
+        elif item.kind != "chunk" or headers == "full":
+            assert item.text.startswith("[")  # a header line, a summary's or a gap marker
+        elif item.span is not None and item.document_id is not None:
+            # A compact passage of prose has no header: its text is its source, as is in
+            # "none"; or one header line and its source.
+            source = col.get(item.document_id).text[item.span.start : item.span.end]
+            assert item.text == source or (
+                headers == "compact"
+                and item.text.startswith("[")
+                and "\n" + source == item.text[item.text.index("\n") :]
+            )
         if item.document_id is None:
             assert item.document_index is None and item.ordinal is None
             continue

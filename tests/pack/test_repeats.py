@@ -198,7 +198,9 @@ def test_a_turn_is_whole_or_absent_unless_too_big_for_its_share_then_marked(
             if reply not in item.text:  # only a turn over its share may be cut, and it says so
                 cut += 1
                 assert counter.count(reply) > UNIT_SHARE * budget, (budget, item.unit)
-                assert "tokens of this turn left out" in window.text
+                # The marker of what is missing of it: "[... 300 tokens of this turn ...]"
+                # (compact) or "[... 300 tokens of this turn left out ...]" (full).
+                assert "tokens of this turn" in window.text
     assert cut > 0  # the smallest budget does cut some turn: the check above ran
 
 
@@ -217,11 +219,12 @@ def test_the_overview_yields_to_the_instances_an_ordinal_question_needs(
         col = store.collection("chat")
         col.add_conversation("\n\n".join(turns), id="chat")
         counter = get_token_counter("o200k_base")
-        # Room for the 8 turns with their headers, and not for an eighth of the budget more.
+        # Room for the 8 turns with their headers, and not for an eighth of the budget more
+        # (40 tokens a turn: its "full" header and the gap marker after it).
         needed = sum(counter.count(t) + 40 for i, t in enumerate(turns) if i % 5 == 0)
         budget = needed + 300
-        plain = col.pack("songs about distant harbors", budget=budget)
-        asked = col.pack("the 8th poem about tapirs", budget=budget)
+        plain = col.pack("songs about distant harbors", budget=budget, headers="full")
+        asked = col.pack("the 8th poem about tapirs", budget=budget, headers="full")
     assert plain.cacheable_prefix_tokens > 0  # an overview for ordinary questions
     assert all(reply in asked.text for reply in needles)  # all 8, though they need the room
     assert asked.cacheable_prefix_tokens < plain.cacheable_prefix_tokens

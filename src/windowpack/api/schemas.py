@@ -16,9 +16,11 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 from windowpack.prompt_cache import MINIMUMS_CHECKED, PROMPT_CACHE_MINIMUMS, Tier
 from windowpack.text import storable
 from windowpack.types import (
+    HEADER_STYLES,
     Document,
     DocumentInfo,
     DocumentKind,
+    HeaderStyle,
     IngestReport,
     JobState,
     JobStatus,
@@ -182,6 +184,14 @@ class PackOptions(WindowOptions):
         "OpenAI and Anthropic cache minimum): to at least N tokens, if N is at most half the "
         "budget.",
     )
+    headers: HeaderStyle = Field(
+        default=HEADER_STYLES[0],
+        description="What the window says around its passages. compact: each document's title "
+        "once, a passage's heading path only where its text does not start with it, one gap "
+        "marker per run of what was left out; full: every passage's document id and position, "
+        "chunk numbers, characters and heading path; none: no document or passage headers "
+        "(summaries and gap markers stay). The provenance is in `items` whatever the style.",
+    )
 
     def window_options(self) -> dict[str, Any]:
         """The keyword arguments of `pack` in the library."""
@@ -191,6 +201,7 @@ class PackOptions(WindowOptions):
             "overview_tokens": self.overview_tokens,
             "align": self.align,
             "provider": self.provider,
+            "headers": self.headers,
         }
 
 
@@ -265,6 +276,11 @@ class PackItem(BaseModel):
     document_range: tuple[int, int] | None = Field(
         default=None, description="A collection-level summary's documents (first, last)."
     )
+    duplicates: list[str] = Field(
+        default_factory=list,
+        description="The collection's other documents with this document's text: a window "
+        "shows a text once, under the first document that has it.",
+    )
 
     @classmethod
     def of(cls, item: WindowItem) -> PackItem:
@@ -288,6 +304,7 @@ class PackItem(BaseModel):
             chars=len(item.text),
             metadata=item.metadata,
             document_range=item.document_range,
+            duplicates=list(item.duplicates),
         )
 
 

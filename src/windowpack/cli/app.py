@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
@@ -23,6 +23,7 @@ from windowpack.cli.key_commands import keys
 from windowpack.cli.options import (
     CollectionOption,
     EmbedderOption,
+    HeadersOption,
     IndexDirOption,
     StoreOption,
     open_store,
@@ -45,7 +46,7 @@ from windowpack.types import TreeNode
 
 if TYPE_CHECKING:
     from windowpack.service import Collection
-    from windowpack.types import IngestProgress, IngestReport
+    from windowpack.types import HeaderStyle, IngestProgress, IngestReport
 
 app = typer.Typer(
     help="windowpack: the best context window for one question, at any token budget.",
@@ -163,6 +164,7 @@ def pack(
     cache_control: Annotated[
         bool, typer.Option(help="With --messages: an Anthropic cache breakpoint.")
     ] = False,
+    headers: HeadersOption = "compact",
     embedder: EmbedderOption = None,
 ) -> None:
     """Pack the best window for QUERY in at most --budget tokens and print it."""
@@ -172,7 +174,13 @@ def pack(
         raise InvalidArgumentError("--no-include-question", "needs --messages")
     col = read_collection(store, index_dir, embedder, collection)
     aligned: bool | int = align_to if align_to is not None else align
-    window = col.pack(query, budget=budget, tokenizer=tokenizer, align=aligned)
+    window = col.pack(
+        query,
+        budget=budget,
+        tokenizer=tokenizer,
+        align=aligned,
+        headers=cast("HeaderStyle", headers),  # checked by the pack
+    )
     chat = window.messages(cache_control=cache_control, include_question=include_question)
     if as_json:
         shown = {**asdict(window), "prefix_cache": window.prefix_cache()}

@@ -28,6 +28,15 @@ IndexDirOption = Annotated[
     ),
 ]
 CollectionOption = Annotated[str, typer.Option("--collection", "-c", help="Collection name.")]
+HeadersOption = Annotated[
+    str,
+    typer.Option(
+        help="What the window says around its passages: compact (each document's title once, "
+        "a passage's heading path only where its text does not show it), full (every "
+        "passage's document, chunks and characters) or none (no headers; the provenance is "
+        "in --json's items).",
+    ),
+]
 EmbedderOption = Annotated[
     str | None,
     typer.Option(help="Embedding model name or path ('hash' for a model-free dry run)."),

@@ -356,14 +356,20 @@ def pack_options(
     overview_tokens: int | None,
     align: bool | int,
     provider: str | None = None,
+    headers: str | None = None,
 ) -> dict[str, Any]:
-    return {
+    """A pack request's options; `headers` only when asked for (a server from before the
+    option answers without it, in its own style)."""
+    options: dict[str, Any] = {
         "budget": budget,
         "tokenizer": tokenizer,
         "overview_tokens": overview_tokens,
         "align": align,
         "provider": provider,
     }
+    if headers is not None:
+        options["headers"] = headers
+    return options
 
 
 def session_options(

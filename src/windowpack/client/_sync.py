@@ -18,6 +18,7 @@ from windowpack.types import (
     CollectionStats,
     Document,
     DocumentInfo,
+    HeaderStyle,
     Hit,
     IngestReport,
     JobState,
@@ -107,9 +108,11 @@ class Client:
         overview_tokens: int | None = None,
         align: bool | int = False,
         provider: str | None = None,
+        headers: HeaderStyle | None = None,
     ) -> Window:
-        """One window over several collections, the budget following relevance."""
-        options = _calls.pack_options(budget, tokenizer, overview_tokens, align, provider)
+        """One window over several collections, the budget following relevance (`headers`
+        as in `Collection.pack`; None: the server's default)."""
+        options = _calls.pack_options(budget, tokenizer, overview_tokens, align, provider, headers)
         return self.send(_calls.pack(list(collections), query, options))
 
     def session(
@@ -264,10 +267,12 @@ class RemoteCollection:
         overview_tokens: int | None = None,
         align: bool | int = False,
         provider: str | None = None,
+        headers: HeaderStyle | None = None,
     ) -> Window:
         """The best window for `query` within `budget` tokens, as `Collection.pack`; with a
-        `provider`, `window.cache_plan(provider)` lays it out as that provider's request."""
-        options = _calls.pack_options(budget, tokenizer, overview_tokens, align, provider)
+        `provider`, `window.cache_plan(provider)` lays it out as that provider's request.
+        `headers` (compact, full, none) as in `Collection.pack`; None: the server's default."""
+        options = _calls.pack_options(budget, tokenizer, overview_tokens, align, provider, headers)
         return self._client.send(_calls.pack(self.name, query, options))
 
     def session(

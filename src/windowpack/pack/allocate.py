@@ -30,12 +30,13 @@ the rendered text exactly afterwards and the caller trims if it is ever over.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from windowpack.pack.corpus import Corpus, IntArray, Overheads
+from windowpack.pack.corpus import Corpus, IntArray, Overheads, text_ids
 from windowpack.pack.verbatim import verbatim_phase
 
 
@@ -56,15 +57,29 @@ def lossless_cost(corpus: Corpus, overheads: Overheads) -> int:
 
 
 def _lossless_cost(corpus: Corpus, overheads: Overheads) -> int:
-    document, unit = corpus.chunk_document, corpus.chunk_unit
-    if not corpus.chunks:
+    kept = lossless_chunks(corpus)
+    document, unit = corpus.chunk_document[kept], corpus.chunk_unit[kept]
+    if not len(kept):
         return 0
     # Chunks are in document order: a document (or a passage) starts wherever its id changes.
     new_document = document[1:] != document[:-1]
     shown = document[np.concatenate(([True], new_document))]
-    passages = 1 + int((new_document | (unit[1:] != unit[:-1])).sum())
-    chunks = int(corpus.chunk_cost.sum())
-    return chunks + int(corpus.document_cost[shown].sum()) + passages * overheads.passage
+    opens = np.concatenate(([True], new_document | (unit[1:] != unit[:-1])))
+    passages = int(opens.sum())
+    chunks = int(corpus.chunk_cost[kept].sum())
+    headers = (
+        int(corpus.chunk_opening[kept[opens]].sum()) if corpus.chunk_opening is not None else 0
+    )
+    return chunks + int(corpus.document_cost[shown].sum()) + passages * overheads.passage + headers
+
+
+def lossless_chunks(corpus: Corpus) -> IntArray:
+    """The chunks the lossless window shows: all but those whose text an earlier document
+    holds (`Corpus.repeats`)."""
+    repeats = corpus.repeats
+    if repeats is None:
+        return np.arange(corpus.chunks, dtype=np.int64)
+    return np.flatnonzero(~repeats).astype(np.int64)
 
 
 def allocate(
@@ -75,14 +90,16 @@ def allocate(
     *,
     window_budget: int | None = None,
     context: bool = True,
+    shown_nodes: Sequence[int] = (),
 ) -> Allocation:
     """The allocation for `budget` tokens (layout overheads included). `pins` are chunks whose
     units go in first, whole, in that order; a unit may be cut only when it costs more than
     its share of `window_budget` (the whole window's budget; default `budget`), see
-    `verbatim.verbatim_phase` (and for `context`)."""
+    `verbatim.verbatim_phase` (and for `context`). `shown_nodes` are in the window already
+    (the overview's): neither they, their ancestors nor a node of the same text is taken."""
     if corpus.chunks and lossless_cost(corpus, overheads) <= budget:
         return Allocation(
-            chunks=np.arange(corpus.chunks, dtype=np.int64),
+            chunks=lossless_chunks(corpus),
             nodes=np.zeros(0, dtype=np.int64),
             lossless=True,
         )
@@ -90,7 +107,7 @@ def allocate(
     selected, used = verbatim_phase(
         corpus, budget, overheads, pins, share_of=share_of, context=context
     )
-    nodes = _summary_phase(corpus, selected, budget - used, overheads)
+    nodes = _summary_phase(corpus, selected, budget - used, overheads, shown_nodes)
     return Allocation(
         chunks=np.flatnonzero(selected).astype(np.int64),
         nodes=np.asarray(sorted(nodes), dtype=np.int64),
@@ -99,37 +116,61 @@ def allocate(
 
 
 def _summary_phase(
-    corpus: Corpus, selected: npt.NDArray[np.bool_], budget: int, overheads: Overheads
+    corpus: Corpus,
+    selected: npt.NDArray[np.bool_],
+    budget: int,
+    overheads: Overheads,
+    shown_nodes: Sequence[int] = (),
 ) -> set[int]:
     covered = np.concatenate(([0], np.cumsum(selected, dtype=np.int64)))
     uncovered = covered[corpus.node_last] - covered[corpus.node_first] == 0
     if not uncovered.any() or budget <= 0:
         return set()
     parent = corpus.node_parent
-    parent_uncovered = np.where(parent >= 0, uncovered[np.maximum(parent, 0)], False)
-    maximal = np.flatnonzero(uncovered & ~parent_uncovered)
+    texts = text_ids(corpus)
+    # A text is shown once: a node the overview holds, and its ancestors (coarser than what
+    # is shown), are not taken again; nor is a node of the same text as one taken.
+    taken = {int(texts[node]) for node in shown_nodes}
+    candidate = uncovered.copy()
+    for node in shown_nodes:
+        while node >= 0 and candidate[node]:
+            candidate[node] = False
+            node = int(parent[node])
+    parent_candidate = np.where(parent >= 0, candidate[np.maximum(parent, 0)], False)
+    maximal = np.flatnonzero(candidate & ~parent_candidate)
     chosen: set[int] = set()
     shown = set(np.unique(corpus.chunk_document[selected]).tolist())
     spent = 0
     # By relevance, ties by index; read as Python numbers once, not element by element.
     order = maximal[np.lexsort((maximal, -corpus.node_score[maximal]))]
     costs = corpus.node_cost[order] + (overheads.summary + overheads.gap)
-    for node, document, base in zip(
-        order.tolist(), corpus.node_document[order].tolist(), costs.tolist(), strict=True
+    for node, document, base, text in zip(
+        order.tolist(),
+        corpus.node_document[order].tolist(),
+        costs.tolist(),
+        texts[order].tolist(),
+        strict=True,
     ):
+        if text in taken:
+            continue
         opens = document >= 0 and document not in shown
         cost = base + int(corpus.document_cost[document]) if opens else base
         if spent + cost <= budget:
             chosen.add(node)
+            taken.add(text)
             shown.add(document)
             spent += cost
-    _refine(corpus, chosen, budget - spent, overheads)
+    _refine(corpus, chosen, budget - spent, overheads, taken)
     return chosen
 
 
-def _refine(corpus: Corpus, chosen: set[int], budget: int, overheads: Overheads) -> None:
-    """Replace the most relevant chosen summaries by their child summaries while that fits."""
+def _refine(
+    corpus: Corpus, chosen: set[int], budget: int, overheads: Overheads, taken: set[int]
+) -> None:
+    """Replace the most relevant chosen summaries by their child summaries while that fits
+    and no child's text is shown already (`taken`: the text ids in the window)."""
     children = corpus.derived("children", _Children)
+    texts = text_ids(corpus)
     heap = [(-float(corpus.node_score[node]), node) for node in chosen]
     heapq.heapify(heap)
     while heap:
@@ -138,11 +179,17 @@ def _refine(corpus: Corpus, chosen: set[int], budget: int, overheads: Overheads)
         covered = sum(int(corpus.node_last[k] - corpus.node_first[k]) for k in kids)
         if not kids or covered != corpus.node_last[node] - corpus.node_first[node]:
             continue  # its children do not tile it (e.g. one-chunk documents): keep it
+        own = int(texts[node])
+        kid_texts = [int(texts[k]) for k in kids]
+        if len(set(kid_texts)) < len(kids) or any(t in taken and t != own for t in kid_texts):
+            continue  # a child's text is in the window already: the node says it once
         extra = sum(int(corpus.node_cost[k]) + overheads.summary for k in kids)
         extra -= int(corpus.node_cost[node]) + overheads.summary
         if extra <= budget:
             chosen.discard(node)
+            taken.discard(own)
             chosen.update(kids)
+            taken.update(kid_texts)
             budget -= extra
             for kid in kids:
                 heapq.heappush(heap, (-float(corpus.node_score[kid]), kid))
@@ -160,7 +207,7 @@ def overview_cut(corpus: Corpus, budget: int, overheads: Overheads) -> list[int]
     roots = [
         n for n in roots if not any(_contains(corpus, other, n) for other in roots if other != n)
     ]
-    cut = sorted(roots, key=lambda n: (int(corpus.node_first[n]), n))
+    cut = _once(corpus, sorted(roots, key=lambda n: (int(corpus.node_first[n]), n)))
     if _cut_cost(corpus, cut, overheads) > budget:
         return []
     children = corpus.derived("children", _Children)
@@ -171,9 +218,24 @@ def overview_cut(corpus: Corpus, budget: int, overheads: Overheads) -> list[int]
             span = sum(int(corpus.node_last[k] - corpus.node_first[k]) for k in kids)
             tiles = kids and span == corpus.node_last[node] - corpus.node_first[node]
             finer.extend(kids if tiles else [node])
+        finer = _once(corpus, finer)
         if finer == cut or _cut_cost(corpus, finer, overheads) > budget:
             return cut
         cut = finer
+
+
+def _once(corpus: Corpus, cut: list[int]) -> list[int]:
+    """`cut` without a node whose text an earlier node of it has (pages that end alike)."""
+    if corpus.node_text is None:
+        return cut
+    seen: set[int] = set()
+    kept = []
+    for node in cut:
+        text = int(corpus.node_text[node])
+        if text not in seen:
+            seen.add(text)
+            kept.append(node)
+    return kept
 
 
 class _Children:

@@ -23,6 +23,11 @@ class Corpus:
 
     `node_first`/`node_last` are global chunk indices `[first, last)`; `node_parent` is a node
     index or -1; collection-level nodes span several documents (`node_document` -1).
+
+    A text is shown once in a window: `chunk_twin` marks the chunks of a document whose text
+    an earlier document has too (each names the chunk of the first such document that holds
+    its start; -1 for the rest), and `node_text` gives each node the first node of the same
+    text (itself when none came before). None: no repeated text.
     """
 
     chunk_document: IntArray
@@ -37,6 +42,11 @@ class Corpus:
     node_cost: IntArray
     node_score: FloatArray
     chunk_unit: IntArray
+    chunk_opening: IntArray | None = None
+    """By chunk: the tokens a header adds to a passage that opens there, in the header style
+    the corpus is costed in (`state.PackingState.styled`); None: `Overheads.passage` alone."""
+    chunk_twin: IntArray | None = None
+    node_text: IntArray | None = None
     memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     """What `derived` computed from the score-free arrays: shared by every scored copy of
     one corpus (`with_scores`), so a pack does not redo per question what depends on the
@@ -63,7 +73,8 @@ class Corpus:
         return replace(self, chunk_score=chunk_score, node_score=node_score)
 
     def shifted(self, *, chunks: int, nodes: int, documents: int) -> Corpus:
-        """This corpus placed after `chunks` chunks, `nodes` nodes and `documents` documents."""
+        """This corpus placed after `chunks` chunks, `nodes` nodes and `documents` documents
+        (its optional arrays given their defaults, so that corpora concatenate)."""
         return replace(
             self,
             memo={},  # the arrays change: nothing derived from them still holds
@@ -72,7 +83,43 @@ class Corpus:
             node_last=self.node_last + chunks,
             node_parent=np.where(self.node_parent >= 0, self.node_parent + nodes, -1),
             node_document=np.where(self.node_document >= 0, self.node_document + documents, -1),
+            chunk_opening=opening_costs(self),
+            chunk_twin=np.where(twins(self) >= 0, twins(self) + chunks, -1),
+            node_text=text_ids(self) + nodes,
         )
+
+    @property
+    def repeats(self) -> npt.NDArray[np.bool_] | None:
+        """The chunks a window never shows (`chunk_twin`), or None when there are none."""
+        return self.derived("repeated chunks", _repeated)
+
+
+def _repeated(corpus: Corpus) -> npt.NDArray[np.bool_] | None:
+    if corpus.chunk_twin is None:
+        return None
+    mask = corpus.chunk_twin >= 0
+    return mask if mask.any() else None
+
+
+def opening_costs(corpus: Corpus) -> IntArray:
+    """`chunk_opening`, zeros where the corpus has none."""
+    if corpus.chunk_opening is not None:
+        return corpus.chunk_opening
+    return np.zeros(corpus.chunks, dtype=np.int64)
+
+
+def twins(corpus: Corpus) -> IntArray:
+    """`chunk_twin`, all -1 where the corpus has none."""
+    if corpus.chunk_twin is not None:
+        return corpus.chunk_twin
+    return np.full(corpus.chunks, -1, dtype=np.int64)
+
+
+def text_ids(corpus: Corpus) -> IntArray:
+    """`node_text`, each node its own where the corpus has none."""
+    if corpus.node_text is not None:
+        return corpus.node_text
+    return np.arange(corpus.nodes, dtype=np.int64)
 
 
 def combined(corpora: Sequence[Corpus], documents: Sequence[int]) -> Corpus:
@@ -89,6 +136,7 @@ def combined(corpora: Sequence[Corpus], documents: Sequence[int]) -> Corpus:
         for f in fields(Corpus)
         if f.name != "memo"
     }
+    # Texts repeat within a collection only: another collection's copy of a text is its own.
     return Corpus(**arrays)
 
 

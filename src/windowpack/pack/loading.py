@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy.orm import Session, sessionmaker
 
-from windowpack.documents import section_paths
+from windowpack.documents import heading_trail, parse_heading, section_paths
 from windowpack.pack.document_texts import DocumentTexts, StoredText
 from windowpack.pack.layout import DocumentView, NodeView
 from windowpack.pack.state import PackingState, state_from_views
@@ -98,6 +98,8 @@ def _document_view(row: Any, spans: npt.NDArray[np.int64], body: str | StoredTex
     sections = [Span(start=start, end=end) for start, end in row.units or []]
     text = (body if isinstance(body, str) else body.read()) if row.kind == "markdown" else ""
     titles = section_paths(row.external_id, text, sections) if row.kind == "markdown" else []
+    trails = heading_trail(text, sections) if row.kind == "markdown" else []
+    headed = [_starts_with_heading(text, section) for section in sections] if trails else []
     # Packed arrays, not lists: a list holds a 32-byte int object for each of a 100M-token
     # collection's 650K chunk starts and ends (array('q'): 8 bytes, Python ints on reading).
     return DocumentView(
@@ -111,8 +113,18 @@ def _document_view(row: Any, spans: npt.NDArray[np.int64], body: str | StoredTex
         units=len(row.units or []),
         unit_name=_UNIT_NAMES.get(row.kind, "part"),
         unit_titles=titles,
+        unit_trails=trails,
+        unit_headed=headed,
         metadata=dict(row.meta),
         text_hash=row.text_hash,
+    )
+
+
+def _starts_with_heading(text: str, section: Span) -> bool:
+    """Whether a section's first line is a heading (the last of its trail is its own)."""
+    line_end = text.find("\n", section.start, section.end)
+    return (
+        parse_heading(text[section.start : section.end if line_end < 0 else line_end]) is not None
     )
 
 

@@ -17,6 +17,7 @@ from windowpack.pack.layout import Block
 from windowpack.pack.request import PackRequest
 from windowpack.pack.state import PackingState
 from windowpack.text import TokenCounter
+from windowpack.types import HeaderStyle
 
 ALIGNMENT = 256
 # The overview takes at most this share of the budget, and never more than the cap.
@@ -59,7 +60,7 @@ def overview(
     # Alignment pads towards the budget, so only an aligned tier depends on the budget itself.
     aligned = (request.budget, request.cache_minimum) if request.pads else None
     others = tuple((s.name, s.version) for s in states[1:])
-    key = (others, share, aligned, counter.name)
+    key = (others, share, aligned, counter.name, request.headers)
     cache = states[0].overviews
     found = cache.get(key)
     if not isinstance(found, Overview):
@@ -80,7 +81,9 @@ def _built(
     states: Sequence[PackingState], share: int, request: PackRequest, counter: TokenCounter
 ) -> Overview:
     blocks = tuple(
-        (position, block) for position, state in enumerate(states) for block in _tier(state, share)
+        (position, block)
+        for position, state in enumerate(states)
+        for block in _tier(state, share, request.headers)
     )
     if not blocks:
         return Overview(blocks=(), text="", tokens=0, block_tokens=())
@@ -92,15 +95,17 @@ def _built(
     return Overview(blocks=blocks, text=prefix, tokens=counts[0], block_tokens=tuple(counts[1:]))
 
 
-def _tier(state: PackingState, share: int) -> list[Block]:
+def _tier(state: PackingState, share: int, style: HeaderStyle) -> list[Block]:
     """One collection's tier: the finest top cut of its tree that fits `share` (the cut reads
-    no score, so the state's unscored corpus gives the same cut as any scored one)."""
-    cut = overview_cut(state.corpus, share, state.overheads) if share > 0 else []
+    no score, so the state's unscored corpus gives the same cut as any scored one), under a
+    title (none in style "none")."""
+    styled = state.styled(style)
+    cut = overview_cut(styled.corpus, share, styled.overheads) if share > 0 else []
     if not cut:
         return []
     title = f"# Overview of {state.name}: {len(state.documents)} documents"
-    blocks = [Block(kind="header", text=title)]
-    blocks.extend(rendering.summary_block(state, node, 0.0) for node in cut)
+    blocks = [] if style == "none" else [Block(kind="header", text=title)]
+    blocks.extend(rendering.summary_block(state, node, 0.0, style, listed=True) for node in cut)
     return blocks
 
 

@@ -47,7 +47,7 @@ from windowpack.rerank import Reranker
 from windowpack.search import QueryEmbeddingCache
 from windowpack.storage import repository
 from windowpack.text import TokenCounter, get_token_counter
-from windowpack.types import Window
+from windowpack.types import HEADER_STYLES, Window
 
 # Packs tried before giving up on a collection that a stream of writes keeps changing.
 _MAX_ATTEMPTS = 5
@@ -260,11 +260,11 @@ class Packer:
     ) -> Window | None:
         """The whole collection verbatim, when it fits: the same for every question, so it is
         rendered once per version and answered without embedding or searching anything."""
-        key = WindowKey.lossless(versions, counter.name)
+        key = WindowKey.lossless(versions, counter.name, request.headers)
         parts = [Part(state=state, corpus=state.corpus) for state in states]
         # The rule pack_parts applies, whatever is cached: the estimate and the exact count
         # both within the budget (the same request must give the same window everywhere).
-        if lossless_estimate(parts) > request.budget:
+        if lossless_estimate(parts, request.headers) > request.budget:
             return None
         window = self._windows.get(key)
         if window is None:
@@ -339,6 +339,8 @@ class Packer:
         texts = self._document_texts(collection_id)
         if texts is not None:
             texts.sweep(in_use)
+        # Costed in the default header style now: the load, not a reader, pays for it.
+        state.styled(HEADER_STYLES[0])
         piece_counts.count_lines_in_background(state, get_token_counter(tokenizer))
         return state
 

@@ -26,8 +26,8 @@ from windowpack.pack.layout import SEPARATOR, DocumentView
 from windowpack.pack.request import PackRequest
 from windowpack.pack.state import state_from_views
 from windowpack.pack.window import Part, pack_parts
-from windowpack.text import get_token_counter
-from windowpack.types import Window, WindowItem
+from windowpack.text import content_hash, get_token_counter
+from windowpack.types import HEADER_STYLES, HeaderStyle, Window, WindowItem
 
 # Passage-level "units": each passage gets a header of its own, "[passage 2 of 5 · ...]".
 _UNIT_NAME = "passage"
@@ -66,14 +66,23 @@ class PackedPassages:
 
 
 def pack_passages(
-    passages: Sequence[Passage], *, budget: int, tokenizer: str = "o200k_base", query: str = ""
+    passages: Sequence[Passage],
+    *,
+    budget: int,
+    tokenizer: str = "o200k_base",
+    query: str = "",
+    headers: HeaderStyle = HEADER_STYLES[0],
 ) -> PackedPassages:
-    """The best window of at most `budget` tokens of `tokenizer` from these passages.
+    """The best window of at most `budget` tokens of `tokenizer` from these passages, with
+    `headers` as in `Collection.pack` (`types.HeaderStyle`).
 
     `cacheable_prefix_tokens` is 0: which passages came back depends on the question.
-    Passages are rendered without their outer whitespace; empty ones are dropped.
+    Passages are rendered without their outer whitespace; empty ones are dropped. Documents
+    of the same passages (the same text) are shown once, under the first document's id.
     """
-    request = PackRequest(query=query, budget=budget, tokenizer=tokenizer, overview_tokens=0)
+    request = PackRequest(
+        query=query, budget=budget, tokenizer=tokenizer, overview_tokens=0, headers=headers
+    )
     counter = get_token_counter(tokenizer)
     # Outer whitespace goes: blank lines separate passages in the layout, and frameworks strip
     # the texts they join (llama-index's repacking does), which would change the bytes.
@@ -139,10 +148,12 @@ def _view(passages: list[Passage]) -> DocumentView:
         starts.append(cursor)
         ends.append(cursor + len(passage.text))
         cursor += len(passage.text) + len(SEPARATOR)
+    body = SEPARATOR.join(p.text for p in passages)
     return DocumentView(
         external_id=passages[0].document_id,
         title=passages[0].title,
-        body=SEPARATOR.join(p.text for p in passages),
+        body=body,
+        text_hash=content_hash(body),
         chunk_starts=starts,
         chunk_ends=ends,
         chunk_units=list(range(len(passages))),

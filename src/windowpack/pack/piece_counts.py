@@ -193,8 +193,8 @@ and its text) whose counts the state keeps."""
 
 
 def _plan(state: PackingState, block: Block, text: str) -> _Plan:
-    """A passage is its header line (counted now), the whole lines of its span (from the
-    state's prefix sums) and the partial lines at either end of it (kept spans); in a
+    """A passage is its header line if it has one (counted now), the whole lines of its span
+    (from the state's prefix sums) and the partial lines at either end of it (kept spans); in a
     document whose lines are not counted, its header and its span (kept). A piece that is not
     a passage, or whose span starts with white space or "/", is counted whole. Spans are cut
     from the piece itself (its text ends with the document's `[start:end]` and the tail), so
@@ -206,7 +206,8 @@ def _plan(state: PackingState, block: Block, text: str) -> _Plan:
     body = end - start
     opening = len(block.text) - body  # the header's length: the body follows it
     header = block.text[:opening]
-    if body <= 0 or not header.endswith("\n") or not _CUTTABLE.match(text, opening):
+    # A passage without a header line (a compact window's) opens with its own text.
+    if body <= 0 or (header and not header.endswith("\n")) or not _CUTTABLE.match(text, opening):
         return whole
     tail = text[len(block.text) :]
     lines = state.line_counts.get(document)

@@ -3,7 +3,9 @@ overview tier.
 
 Grouped by document in collection order: verbatim passages (consecutive chunks as one span of
 the source, byte-identical), summaries marked as such with the range they stand for, and gap
-markers saying how many tokens were left out. The pieces and their headers are `layout`'s.
+markers saying how many tokens were left out. The pieces and their headers are `layout`'s,
+in the window's header style: in "compact" and "none", the markers of a run of left-out
+pieces (the rest of a document, the documents after it) are one marker (`merged_gaps`).
 """
 
 from __future__ import annotations
@@ -11,18 +13,24 @@ from __future__ import annotations
 import bisect
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from windowpack.documents import parse_heading
 from windowpack.pack.layout import (
     Block,
     DocumentView,
     Source,
+    compact_marker,
+    compact_passage_header,
+    compact_summary_header,
     cut_marker,
-    document_header,
     gap_marker,
+    opens_block,
     passage_header,
+    styled_document_header,
     summary_header,
 )
+from windowpack.types import HeaderStyle
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,7 +97,55 @@ def choose(
     )
 
 
-def render_documents(source: Source, selection: Selection) -> list[Block]:
+def once_each(
+    source: Source, chunks: Sequence[int], shown: AbstractSet[str] = frozenset()
+) -> list[int]:
+    """`chunks` (global indices, sorted) without those whose text an earlier document among
+    them shows too: page furniture, a section pasted into several pages, shown once. A unit
+    (a section, a turn) is compared whole, so a unit is never shown in part for it: two chats
+    asking the same request differ in their replies. Repeats inside one document stay: a chat
+    asks the same request again, and each instance is its own; so does one that a summary
+    the window shows already (`shown`, the overview's) says word for word. Reads the texts of
+    the chosen chunks only (rendering reads them)."""
+    firsts = source.document_first_chunk
+    owner: dict[str, int] = {}  # a chunk's (or its unit's) text -> the document showing it
+    keys: dict[tuple[int, int], str] = {}  # by (document, unit): the unit's text
+    kept = []
+    for index in chunks:
+        position = bisect.bisect_right(firsts, index) - 1
+        key = repeat_key(source.documents[position], index - firsts[position], keys, position)
+        if key not in shown and owner.setdefault(key, position) == position:
+            kept.append(index)
+    return kept
+
+
+def repeat_key(
+    view: DocumentView,
+    ordinal: int,
+    units: dict[tuple[int, int], str] | None = None,
+    position: int = 0,
+) -> str:
+    """What tells a repeat of chunk `ordinal`: its text, or its whole unit's (kept in
+    `units` by (`position`, unit), so that a unit's chunks find it once)."""
+    unit = view.chunk_units[ordinal]
+    if unit is None:
+        return view.text[view.chunk_starts[ordinal] : view.chunk_ends[ordinal]]
+    held = units.get((position, unit)) if units is not None else None
+    if held is None:
+        first = last = ordinal
+        while first > 0 and view.chunk_units[first - 1] == unit:
+            first -= 1
+        while last + 1 < len(view.chunk_units) and view.chunk_units[last + 1] == unit:
+            last += 1
+        held = view.text[view.chunk_starts[first] : view.chunk_ends[last]]
+        if units is not None:
+            units[(position, unit)] = held
+    return held
+
+
+def render_documents(
+    source: Source, selection: Selection, style: HeaderStyle = "full"
+) -> list[Block]:
     """The query tier: chosen chunks and summaries by document, gap markers between.
 
     Only the documents something was chosen in are visited, so the cost follows the window,
@@ -105,33 +161,71 @@ def render_documents(source: Source, selection: Selection) -> list[Block]:
     for position in touched:
         if position < cursor:
             continue  # inside the documents a collection-level summary stands for
-        blocks.extend(_gap_for_documents(source, cursor, position))
+        blocks.extend(_gap_for_documents(source, cursor, position, style))
         node_index = spans.get(position)
         if node_index is not None:
-            blocks.append(summary_block(source, node_index, selection.node_score(node_index)))
+            score = selection.node_score(node_index)
+            blocks.append(summary_block(source, node_index, score, style))
             cursor = nodes[node_index].last_document
         else:
-            blocks.extend(document_blocks(source, position, selection))
+            blocks.extend(document_blocks(source, position, selection, style))
             cursor = position + 1
-    blocks.extend(_gap_for_documents(source, cursor, len(source.documents)))
-    return blocks
+    blocks.extend(_gap_for_documents(source, cursor, len(source.documents), style))
+    return merged_gaps(blocks, style)
 
 
-def _gap_for_documents(source: Source, first: int, end: int) -> list[Block]:
+def merged_gaps(blocks: list[Block], style: HeaderStyle) -> list[Block]:
+    """`blocks` with each run of consecutive gap markers as one (not in style "full"): what a
+    reader needs is that, and how much, text is missing there."""
+    if style == "full":
+        return blocks
+    merged: list[Block] = []
+    run: list[Block] = []
+    for block in [*blocks, None]:
+        if block is not None and block.kind == "gap":
+            run.append(block)
+            continue
+        if len(run) == 1:
+            merged.append(run[0])
+        elif run:
+            tokens = sum(gap.left_out for gap in run)
+            cut = (run[0].left_out, run[0].cut) if run[0].cut is not None else None
+            documents = {gap.document for gap in run}
+            merged.append(
+                Block(
+                    kind="gap",
+                    text=compact_marker(tokens, cut),
+                    document=run[0].document if len(documents) == 1 else None,
+                    left_out=tokens,
+                )
+            )
+        run = []
+        if block is not None:
+            merged.append(block)
+    return merged
+
+
+def _gap_for_documents(
+    source: Source, first: int, end: int, style: HeaderStyle = "full"
+) -> list[Block]:
     """The marker for documents `first` to `end - 1`, left out (none when the range is empty)."""
     if end <= first:
         return []
     before = source.document_tokens_before
     tokens, count = before[end] - before[first], end - first
     what = "document" if count == 1 else "documents"
-    return [Block(kind="gap", text=gap_marker(tokens, what, count))]
+    # A compact marker says how much is missing; the next document's header says where.
+    text = gap_marker(tokens, what, count) if style == "full" else compact_marker(tokens)
+    return [Block(kind="gap", text=text, left_out=tokens)]
 
 
-def document_blocks(source: Source, position: int, selection: Selection) -> list[Block]:
+def document_blocks(
+    source: Source, position: int, selection: Selection, style: HeaderStyle = "full"
+) -> list[Block]:
     """One document's header, then its passages, summaries and gaps in order."""
     view, offset = source.documents[position], source.document_first_chunk[position]
-    header = document_header(view, position, len(source.documents))
-    blocks = [Block(kind="header", text=header, document=position)]
+    header = styled_document_header(view, position, len(source.documents), style)
+    blocks = [] if header is None else [Block(kind="header", text=header, document=position)]
     chosen = selection.by_document.get(position, [])
     starts = selection.summary_starts.get(position, [])
     count, units = len(view.chunk_starts), view.chunk_units
@@ -148,7 +242,7 @@ def document_blocks(source: Source, position: int, selection: Selection) -> list
             starts[next_start] if next_start < len(starts) else count,
         )
         if upcoming > ordinal:
-            blocks.extend(_gaps(view, position, ordinal, upcoming - 1, cut))
+            blocks.extend(_gaps(view, position, ordinal, upcoming - 1, cut, style))
             ordinal = upcoming
         elif next_chosen < len(chosen) and chosen[next_chosen] == ordinal:
             last, taken = ordinal, next_chosen
@@ -163,16 +257,53 @@ def document_blocks(source: Source, position: int, selection: Selection) -> list
                 and offset + last + 1 not in excerpts
             ):
                 last, taken = last + 1, taken + 1
-            blocks.append(_passage(source, position, ordinal, last, selection))
+            # After the marker of what is missing of its own unit, a compact passage needs no
+            # header: the marker said "of this section".
+            after_cut = bool(blocks) and blocks[-1].cut_unit == units[ordinal] is not None
+            passage = _passage(source, position, ordinal, last, selection, style, after_cut)
+            blocks.append(passage)
             ordinal = last + 1
         else:
             node_index = selection.summaries[offset + ordinal]
-            blocks.append(summary_block(source, node_index, selection.node_score(node_index)))
+            score = selection.node_score(node_index)
+            blocks.append(summary_block(source, node_index, score, style))
             ordinal = max(ordinal + 1, source.nodes[node_index].last_chunk - offset)
-    return blocks
+    return _untitled(view, _summarised_whole(view, blocks)) if style == "compact" else blocks
 
 
-def _gaps(view: DocumentView, position: int, first: int, last: int, cut: set[int]) -> list[Block]:
+def _untitled(view: DocumentView, blocks: list[Block]) -> list[Block]:
+    """A compact document without its header when the first passage shown opens with the
+    document's title as its heading: the header would say it twice in a row."""
+    if not blocks or blocks[0].kind != "header" or view.title is None:
+        return blocks
+    first = next((block for block in blocks[1:] if block.kind != "gap"), None)
+    if first is None or first.kind != "chunk":
+        return blocks
+    heading = parse_heading(first.text.split("\n", 1)[0])
+    return blocks[1:] if heading is not None and heading.title == view.title else blocks
+
+
+def _summarised_whole(view: DocumentView, blocks: list[Block]) -> list[Block]:
+    """A compact document that is one summary of all of it, as one block that names it:
+    `[summary of Title]`, not its header and then a summary's header."""
+    if len(blocks) != 2 or blocks[0].kind != "header" or blocks[1].kind != "summary":
+        return blocks
+    summary = blocks[1]
+    if summary.char_start != view.chunk_starts[0] or summary.char_end != view.chunk_ends[-1]:
+        return blocks
+    text = summary.text.split("\n", 1)[1]
+    named = compact_summary_header(named=view.title or view.external_id)
+    return [replace(summary, text=f"{named}\n{text}")]
+
+
+def _gaps(
+    view: DocumentView,
+    position: int,
+    first: int,
+    last: int,
+    cut: set[int],
+    style: HeaderStyle = "full",
+) -> list[Block]:
     """Markers for chunks `first` to `last` of a document, left out: one marker, except that
     what is missing of a unit partly in the window (one of `cut`) is said on its own. Only
     the units at either end of the run can be partly in: a unit is contiguous."""
@@ -198,12 +329,38 @@ def _gaps(view: DocumentView, position: int, first: int, last: int, cut: set[int
     blocks = []
     for start, end, in_cut in pieces:
         tokens = prefix[end + 1] - prefix[start]
-        text = cut_marker(tokens, view.unit_name) if in_cut else gap_marker(tokens, "tokens")
-        blocks.append(Block(kind="gap", text=text, document=position))
+        cut_name = view.unit_name if in_cut else None
+        cut_unit = units[start] if in_cut else None
+        if style != "full":
+            text = compact_marker(tokens, (tokens, view.unit_name) if in_cut else None)
+        elif in_cut:
+            text = cut_marker(tokens, view.unit_name)
+        else:
+            text = gap_marker(tokens, "tokens")
+        blocks.append(
+            Block(
+                kind="gap",
+                text=text,
+                document=position,
+                left_out=tokens,
+                cut=cut_name,
+                cut_unit=cut_unit,
+            )
+        )
     return blocks
 
 
-def _passage(source: Source, position: int, first: int, last: int, selection: Selection) -> Block:
+def _passage(
+    source: Source,
+    position: int,
+    first: int,
+    last: int,
+    selection: Selection,
+    style: HeaderStyle = "full",
+    continues: bool = False,
+) -> Block:
+    """Chunks `first` to `last` of a document, under their header in `style` (none in a
+    compact window when the passage `continues` a unit the marker before it named)."""
     view, offset = source.documents[position], source.document_first_chunk[position]
     start, end = view.chunk_starts[first], view.chunk_ends[last]
     unit = view.chunk_units[first]
@@ -212,14 +369,21 @@ def _passage(source: Source, position: int, first: int, last: int, selection: Se
     if excerpt is not None:
         start, end = excerpt
         label = f"{label} · excerpt" if label else "excerpt"
-    header = passage_header(view, first, last, label=label, chars=(start, end))
     text = view.text
+    body = text[start:end]
+    if style == "full":
+        shown = f"{passage_header(view, first, last, label=label, chars=(start, end))}\n{body}"
+    else:
+        compact = style == "compact" and not (continues and label is None)
+        header = compact_passage_header(view, first, label) if compact else ""
+        # Without a header, the text opens the block, unless it cannot start a token there.
+        shown = f"{header}\n{body}" if header else opens_block(body)
     following = view.chunk_starts[last + 1] if last + 1 < len(view.chunk_starts) else None
     # An excerpt does not end where its chunk does: its count is not the chunk's tile.
     after = None if following is None or excerpt is not None else text[end:following]
     return Block(
         kind="chunk",
-        text=f"{header}\n{text[start:end]}",
+        text=shown,
         after=after,
         document=position,
         first_chunk=offset + first,
@@ -230,11 +394,29 @@ def _passage(source: Source, position: int, first: int, last: int, selection: Se
     )
 
 
-def summary_block(source: Source, node_index: int, score: float) -> Block:
-    """A summary node with its header: the chunks (or documents) it stands for."""
+def summary_block(
+    source: Source,
+    node_index: int,
+    score: float,
+    style: HeaderStyle = "full",
+    *,
+    listed: bool = False,
+) -> Block:
+    """A summary node with its header: the chunks (or documents) it stands for ("full"), or
+    that it is a summary (other styles: a summary always says it is one, except in a
+    compact overview, `listed`, whose title says it of all its summaries)."""
     node = source.nodes[node_index]
     view, offset = source.documents[node.anchor], source.document_first_chunk[node.anchor]
-    if node.document < 0:
+    if listed and style == "compact":
+        header = ""
+    elif style != "full":
+        if node.document < 0:
+            header = compact_summary_header(documents=node.last_document - node.first_document)
+        else:
+            prefix = view.token_prefix
+            tokens = prefix[node.last_chunk - offset] - prefix[node.first_chunk - offset]
+            header = compact_summary_header(tokens=tokens)
+    elif node.document < 0:
         header = summary_header(
             node.level, "documents", node.first_document, node.last_document - 1, -1
         ).replace(" of -1]", "]")
@@ -248,7 +430,7 @@ def summary_block(source: Source, node_index: int, score: float) -> Block:
         )
     return Block(
         kind="summary",
-        text=f"{header}\n{node.text}",
+        text=f"{header}\n{node.text}" if header else opens_block(node.text),
         document=node.document if node.document >= 0 else None,
         level=node.level,
         first_chunk=node.first_chunk,
@@ -257,4 +439,5 @@ def summary_block(source: Source, node_index: int, score: float) -> Block:
         char_end=view.chunk_ends[node.last_chunk - offset - 1] if node.document >= 0 else None,
         score=score,
         documents=(node.first_document, node.last_document - 1) if node.document < 0 else None,
+        node=node_index,
     )

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from windowpack.config import EvidenceSettings
 from windowpack.errors import InvalidArgumentError
 from windowpack.prompt_cache import cache_minimum
+from windowpack.types import HEADER_STYLES, HeaderStyle
 
 MAX_BUDGET = 10_000_000
 
@@ -30,9 +31,12 @@ class PackRequest:
     """The query-time stages run after the first look-up (the store's, unless overridden)."""
     provider: str | None = None
     """The provider whose prompt cache the stable tier must reach (`PROMPT_CACHE_MINIMUMS`)."""
+    headers: HeaderStyle = HEADER_STYLES[0]
+    """What the window says around its passages (`types.HeaderStyle`)."""
 
     def __post_init__(self) -> None:
         check_budget(self.budget)
+        check_headers(self.headers)
         overview = self.overview_tokens
         if overview is not None and (
             isinstance(overview, bool) or not isinstance(overview, int) or overview < 0
@@ -66,4 +70,12 @@ def check_budget(budget: int) -> None:
     if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= MAX_BUDGET:
         raise InvalidArgumentError(
             "budget", f"must be an integer from 1 to {MAX_BUDGET:,}, got {budget!r}"
+        )
+
+
+def check_headers(headers: object) -> None:
+    """A header style is one of `HEADER_STYLES`."""
+    if not isinstance(headers, str) or headers not in HEADER_STYLES:
+        raise InvalidArgumentError(
+            "headers", f"must be one of {', '.join(HEADER_STYLES)}, got {headers!r}"
         )

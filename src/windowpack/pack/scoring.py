@@ -31,6 +31,7 @@ from windowpack.pack.corpus import Corpus
 from windowpack.pack.evidence import PieceHits
 from windowpack.pack.request import PackRequest
 from windowpack.pack.state import PackingState
+from windowpack.pack.twins import folded
 from windowpack.pack.verbatim import mean_chunk_cost
 from windowpack.rerank import RerankBounds, Reranker
 from windowpack.search import (
@@ -80,6 +81,8 @@ def scored_corpora(
         if reranker is not None and settings.rerank_depth:
             bounds = RerankBounds(depth=settings.rerank_depth, time_ms=settings.rerank_time_ms)
             chunk_score = evidence.reranked(state, chunk_score, request.query, reranker, bounds)
+        # What is found in a document repeating another's text counts for the first one's.
+        chunk_score = folded(state.corpus.chunk_twin, chunk_score)
         floor = float(chunk_score.min()) if len(chunk_score) else 0.0
         node_score = _with_best_evidence_beneath(state, chunk_score, node_score, floor)
         corpus = state.corpus.with_scores(chunk_score, node_score)

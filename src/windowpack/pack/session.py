@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import itertools
 import json
 from collections.abc import Callable, Sequence
@@ -36,11 +37,18 @@ from windowpack.pack.piece_counts import adds_at_blocks, piece_counts, tokens_be
 from windowpack.pack.request import PackRequest
 from windowpack.pack.state import PackingState
 from windowpack.pack.verbatim import verbatim_phase
-from windowpack.pack.window import Part, lossless_estimate, window_item, with_title
+from windowpack.pack.window import (
+    Part,
+    lossless_estimate,
+    styled_overheads,
+    styled_part,
+    window_item,
+    with_title,
+)
 from windowpack.prompt_cache import Tier
 from windowpack.search import check_query
 from windowpack.text import TokenCounter
-from windowpack.types import Window, WindowItem
+from windowpack.types import HeaderStyle, Window, WindowItem
 
 FIRST_SHARE = 2
 """The first window of a session takes 1/FIRST_SHARE of the budget by default."""
@@ -83,7 +91,7 @@ class SessionPlan:
         """What a state must have been packed with to be extended under this plan."""
         r = self.request
         return (r.budget, r.tokenizer, r.provider, r.overview_tokens, r.align, self.first_tokens,
-                self.follow_up_tokens)  # fmt: skip
+                self.follow_up_tokens, r.headers)  # fmt: skip
 
     def first_request(self, query: str, budget: int) -> PackRequest:
         """The first window's request: `budget` tokens, with the overview an independent pack
@@ -252,7 +260,8 @@ def _first(sources: SessionSources, plan: SessionPlan, query: str) -> Window | N
     `first_tokens`, ending with a blank line so that a follow-up can be appended exactly."""
     parts = [Part(state=state, corpus=state.corpus) for state in sources.states]
     budget = plan.request.budget
-    target = budget if lossless_estimate(parts) <= budget else plan.first_tokens
+    fits = lossless_estimate(parts, plan.request.headers) <= budget
+    target = budget if fits else plan.first_tokens
     for _ in range(_MAX_TRIMS):
         window = sources.pack(plan.first_request(query, target))
         if window is None:
@@ -297,7 +306,7 @@ def _rebuilt(sources: SessionSources, plan: SessionPlan, state: SessionState) ->
             return None
         chosen = [np.asarray(chunks, dtype=np.int64) for chunks in tier]
         _check_chunks(sources.states, chosen)
-        window = _appended(sources, window, chosen, window.query)
+        window = _appended(sources, window, chosen, window.query, plan.request.headers)
     if window is not None:
         sources.keep(state, window)
     return window
@@ -313,17 +322,22 @@ def _extended(
     """`previous` and a tier of what `query` needs that it does not show yet (None when not
     even the question's best passage fits the room left)."""
     request = replace(plan.request, query=query)
-    parts = sources.scored(request)
+    style = request.headers
+    parts = [styled_part(part, style) for part in sources.scored(request)]
     shown = _shown(sources.states, previous)
     left = plan.request.budget - previous.tokens
     room = min(plan.follow_up_tokens, left)
     for _ in range(_MAX_TRIMS):
-        chosen = _follow_up_chunks(parts, shown, room, left, plan.request.budget)
+        chosen = _follow_up_chunks(parts, shown, room, left, plan.request.budget, style)
+        if any(len(chunks) for chunks in chosen):
+            chosen = _not_shown(sources.states, chosen, previous.text)
+            if not any(len(chunks) for chunks in chosen):
+                break  # what it needs is shown already, as another document's text
         if not any(len(chunks) for chunks in chosen):
             if sum(len(chunks) for chunks in shown) < sum(p.corpus.chunks for p in parts):
                 return None
             break  # every chunk is shown already: nothing to add
-        window = _appended(sources, previous, chosen, query, parts)
+        window = _appended(sources, previous, chosen, query, style, parts)
         if window.tokens <= plan.request.budget:
             added = tuple(tuple(int(c) for c in chunks.tolist()) for chunks in chosen)
             grown = replace(state, added=(*state.added, added))
@@ -336,7 +350,12 @@ def _extended(
 
 
 def _follow_up_chunks(
-    parts: Sequence[Part], shown: Sequence[np.ndarray], room: int, left: int, budget: int
+    parts: Sequence[Part],
+    shown: Sequence[np.ndarray],
+    room: int,
+    left: int,
+    budget: int,
+    style: HeaderStyle,
 ) -> list[np.ndarray]:
     """By part, the chunks (sorted) the verbatim phase takes for the question within `room`
     tokens, leaving out those already shown; when not even the first unit fits `room`, the
@@ -352,7 +371,7 @@ def _follow_up_chunks(
     picked = np.zeros(0, dtype=np.int64)
     while room > 0:
         chosen, _ = verbatim_phase(
-            corpus, room, parts[0].state.overheads, pins, share_of=budget, shown=mask
+            corpus, room, styled_overheads(parts, style), pins, share_of=budget, shown=mask
         )
         picked = np.flatnonzero(chosen)
         if len(picked) or room >= left:
@@ -362,6 +381,24 @@ def _follow_up_chunks(
         picked[(picked >= start) & (picked < end)] - start
         for start, end in itertools.pairwise(starts)
     ]
+
+
+def _not_shown(
+    states: Sequence[PackingState], chosen: Sequence[np.ndarray], text: str
+) -> list[np.ndarray]:
+    """`chosen` (by collection) without the chunks whose text (or unit's) the window `text`
+    shows already: a repeat of another document's, which the window left out
+    (`rendering.once_each`)."""
+    kept = []
+    for state, chunks in zip(states, chosen, strict=True):
+        firsts = state.document_first_chunk
+        keep = []
+        for index in chunks.tolist():
+            position = bisect.bisect_right(firsts, index) - 1
+            view = state.documents[position]
+            keep.append(rendering.repeat_key(view, index - firsts[position]) not in text)
+        kept.append(chunks[np.asarray(keep, dtype=bool)] if len(chunks) else chunks)
+    return kept
 
 
 def _shown(states: Sequence[PackingState], window: Window) -> list[np.ndarray]:
@@ -383,6 +420,7 @@ def _appended(
     previous: Window,
     chosen: Sequence[np.ndarray],
     query: str,
+    style: HeaderStyle,
     parts: Sequence[Part] | None = None,
 ) -> Window:
     """`previous` with a tier of the `chosen` chunks (by collection) appended."""
@@ -397,10 +435,10 @@ def _appended(
         blocks = [
             (part, block)
             for position in sorted(selection.by_document)
-            for block in rendering.document_blocks(part.state, position, selection)
+            for block in rendering.document_blocks(part.state, position, selection, style)
             if block.kind != "gap"
         ]
-        placed.extend(with_title(parts, part, blocks))
+        placed.extend(with_title(parts, part, blocks, style))
     if not placed:
         return replace(previous, query=query)
     pieces = [block.text + SEPARATOR for _, block in placed]

@@ -19,7 +19,7 @@ import functools
 import itertools
 from array import array
 from collections.abc import Hashable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -29,7 +29,20 @@ from windowpack.pack.corpus import Corpus, Overheads
 from windowpack.pack.layout import DocumentView, NodeView
 from windowpack.pack.repeats import Turn, conversation_turns
 from windowpack.pack.token_counts import SavedCounts, unit_keys
-from windowpack.text import TokenCounter
+from windowpack.pack.twins import twins_of
+from windowpack.text import TokenCounter, get_token_counter
+from windowpack.types import HeaderStyle
+
+
+@dataclass(frozen=True, kw_only=True)
+class Styled:
+    """A state's corpus costed in one header style: its document headers (`document_cost`),
+    its passage headers (`chunk_opening`), the other overheads, and the lossless window's
+    estimate in that style."""
+
+    corpus: Corpus
+    overheads: Overheads
+    lossless_cost: int
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,6 +62,21 @@ class PackingState:
     node_positions: np.ndarray
     tokenizer: str = ""
     """The counter's name: counts are reused only from a state in the same tokenizer."""
+    copies: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    """By the position of a document whose text later documents repeat, their ids
+    (`twins`): the window shows the text once, under this document."""
+
+    def styled(self, style: HeaderStyle) -> Styled:
+        """The corpus costed in header style `style`, built on first use ("full" is the
+        state's own corpus and overheads)."""
+        held = self._styles.get(style)
+        if held is None:
+            held = self._styles[style] = _styled(self, style)
+        return held
+
+    @functools.cached_property
+    def _styles(self) -> dict[str, Styled]:
+        return {}
 
     @functools.cached_property
     def document_tokens_before(self) -> list[int]:
@@ -85,7 +113,8 @@ class PackingState:
 
     @functools.cached_property
     def lossless_cost(self) -> int:
-        """The allocator's estimate of this collection's lossless window (0 when empty)."""
+        """The allocator's estimate of this collection's lossless window in the "full" header
+        style (0 when empty): `styled(style).lossless_cost` in another."""
         return lossless_cost(self.corpus, self.overheads) if self.corpus.chunks else 0
 
     @functools.cached_property
@@ -138,6 +167,7 @@ def state_from_views(
         for view, first in zip(documents, first_chunk, strict=True)
     ]
     chunk_document = [p for p, view in enumerate(documents) for _ in view.chunk_starts]
+    twins = twins_of(documents, first_chunk, nodes)
     corpus = Corpus(
         chunk_document=np.asarray(chunk_document, dtype=np.int64),
         document_cost=np.asarray(header_tokens, dtype=np.int64),
@@ -152,6 +182,8 @@ def state_from_views(
         chunk_unit=np.asarray(
             [-1 if u is None else u for d in documents for u in d.chunk_units], dtype=np.int64
         ),
+        chunk_twin=twins.chunk_twin,
+        node_text=twins.node_text,
     )
     state = PackingState(
         name=name,
@@ -166,9 +198,51 @@ def state_from_views(
         **_sorted_ids("chunk", chunk_ids),
         **_sorted_ids("node", node_ids),
         tokenizer=counter.name,
+        copies=twins.copies,
     )
     _inherit_lines(state, previous)
     return state
+
+
+def _styled(state: PackingState, style: HeaderStyle) -> Styled:
+    """`state`'s corpus costed in `style`: each document header and each passage header a
+    passage can open with counted exactly (few distinct texts: one or two per unit)."""
+    if style == "full":
+        return Styled(
+            corpus=state.corpus, overheads=state.overheads, lossless_cost=state.lossless_cost
+        )
+    counter = get_token_counter(state.tokenizer)
+    documents = state.documents
+    headers = [
+        layout.styled_document_header(view, position, len(documents), style)
+        for position, view in enumerate(documents)
+    ]
+    openings = np.zeros(state.corpus.chunks, dtype=np.int64)
+    texts: dict[str, int] = {}
+    wanted: list[tuple[int, str]] = []  # (chunk, header)
+    if style == "compact":
+        for view, offset in zip(documents, state.document_first_chunk, strict=True):
+            if not view.units:
+                continue  # prose: its passages have no header
+            for ordinal in range(len(view.chunk_starts)):
+                header = layout.compact_passage_header(view, ordinal)
+                if header:
+                    wanted.append((offset + ordinal, header))
+                    texts.setdefault(header + "\n", 0)
+    shown = [header + layout.SEPARATOR for header in headers if header is not None]
+    counts = counter.count_many([*texts, *shown]) if texts or shown else []
+    texts.update(zip(texts, counts[: len(texts)], strict=True))
+    header_costs = iter(counts[len(texts) :])
+    document_cost = np.asarray(
+        [0 if header is None else next(header_costs) for header in headers], dtype=np.int64
+    )
+    for chunk, header in wanted:
+        openings[chunk] = texts[header + "\n"]
+    corpus = replace(state.corpus, document_cost=document_cost, chunk_opening=openings, memo={})
+    most = int(state.corpus.chunk_cost.sum()) if state.corpus.chunks else 0
+    overheads = layout.overheads(counter, style, most_tokens=max(most, 1))
+    cost = lossless_cost(corpus, overheads) if corpus.chunks else 0
+    return Styled(corpus=corpus, overheads=overheads, lossless_cost=cost)
 
 
 def _sorted_ids(kind: str, ids: dict[int, int]) -> dict[str, np.ndarray]:

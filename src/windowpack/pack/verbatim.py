@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from windowpack.pack.corpus import Corpus, Overheads
+from windowpack.pack.corpus import Corpus, Overheads, twins
 
 BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]
@@ -128,6 +128,7 @@ class _Selection:
         self.document_costs = corpus.document_cost
         self.documents_of = corpus.chunk_document
         self.units_of = corpus.chunk_unit
+        self.openings = corpus.chunk_opening
         self.overheads = overheads
         self.chosen = np.zeros(corpus.chunks, dtype=bool)
         self.documents: set[int] = set()
@@ -160,7 +161,8 @@ class _Selection:
                 and self.units_of[neighbour] == unit
             ):
                 return 0
-        return int(self.overheads.passage + self.overheads.gap)
+        opening = int(self.openings[first]) if self.openings is not None else 0
+        return int(self.overheads.passage + self.overheads.gap) + opening
 
 
 def _runs(members: list[int]) -> list[tuple[int, int]]:
@@ -187,7 +189,13 @@ def pinned_cost(corpus: Corpus, pins: list[int], overheads: Overheads) -> int:
     runs = sorted({int(units.of_chunk[pin]) for pin in pins})
     documents = {int(corpus.chunk_document[pin]) for pin in pins}
     per_unit = overheads.passage + overheads.gap
-    total = sum(int(units.cost[run]) + per_unit for run in runs)
+    openings = corpus.chunk_opening
+    total = sum(
+        int(units.cost[run])
+        + per_unit
+        + (int(openings[units.start[run]]) if openings is not None else 0)
+        for run in runs
+    )
     return int(total + sum(int(corpus.document_cost[d]) for d in documents))
 
 
@@ -204,7 +212,9 @@ def verbatim_phase(
     """The chunks taken verbatim within `budget`, and the tokens they cost.
 
     `shown` marks chunks already in the window (a session's earlier material): they are
-    neither taken nor paid for, and a unit they belong to brings only its other chunks.
+    neither taken nor paid for, and a unit they belong to brings only its other chunks. A
+    chunk whose text an earlier document holds (`Corpus.repeats`) is never taken: a pin on
+    it pins the chunk it repeats.
 
     `pins` are chunk indices whose units go first, whole, in the given order (those that do
     not fit are left to the normal order with the rest). A unit may be cut when it costs more
@@ -214,6 +224,11 @@ def verbatim_phase(
     """
     units = units_of(corpus, share_of if share_of is not None else budget, whole_units=context)
     selection = _Selection(corpus, overheads)
+    repeats = corpus.repeats
+    if repeats is not None:
+        shown = repeats if shown is None else shown | repeats
+        twin = twins(corpus)
+        pins = [int(twin[pin]) if twin[pin] >= 0 else pin for pin in pins or []]
     if shown is not None:
         selection.chosen |= shown
     attempted: set[int] = set()

@@ -7,15 +7,16 @@ tier comes first, then the allocation rendered by collection and document.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
 
 from windowpack.pack import layout, rendering
-from windowpack.pack.allocate import allocate
-from windowpack.pack.corpus import Corpus, combined
+from windowpack.pack.allocate import allocate, lossless_chunks
+from windowpack.pack.corpus import Corpus, Overheads, combined
 from windowpack.pack.coverage import OVERVIEW_SHARE, excerpted
 from windowpack.pack.evidence import PieceHits
 from windowpack.pack.layout import Block
@@ -27,9 +28,13 @@ from windowpack.pack.state import PackingState
 from windowpack.pack.verbatim import pinned_cost
 from windowpack.search import is_set_question
 from windowpack.text import TokenCounter
-from windowpack.types import Span, Window, WindowItem
+from windowpack.types import HeaderStyle, Span, Window, WindowItem
 
 _MAX_TRIMS = 8
+# A window that leaves more than this many tokens, and more than 1/_REFILL_SHARE of its
+# budget, unused is allocated once more with them (`_refilled`).
+_REFILL_MIN = 8
+_REFILL_SHARE = 200
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,18 +58,19 @@ _Placed = tuple[Part, Block]
 def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounter) -> Window:
     """The window for `request` over `parts`, never over budget (empty, with a reason, when
     not even one chunk or summary fits)."""
-    budget = request.budget
+    budget, style = request.budget, request.headers
     if not any(part.corpus.chunks for part in parts):
         names = ", ".join(repr(part.state.name) for part in parts)
         return _empty(parts, request, f"nothing to pack: no documents in {names} yet")
     whole = lossless_window(parts, request, counter)
     if whole is not None and whole.tokens <= budget:
         return whole
+    parts = [styled_part(part, style) for part in parts]
     coverage = request.evidence.set_coverage and is_set_question(request.query)
     if coverage:
         parts = [_for_coverage(part, request, counter) for part in parts]
     corpus = combined([p.corpus for p in parts], [len(p.state.documents) for p in parts])
-    overheads = parts[0].state.overheads
+    overheads = styled_overheads(parts, style)
     pins = [
         chunk_offset + pin
         for part, (chunk_offset, _) in zip(parts, _offsets_of(parts), strict=True)
@@ -78,12 +84,34 @@ def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounte
         [part.state for part in parts], request, counter, yielded, share_of_budget=share
     )
     room = budget - tier.tokens
-    for attempt in range(_MAX_TRIMS):
+    offsets = _offsets_of(parts)
+    # The overview's summaries are in the window already: the question's material says
+    # something else (`allocate`, `shown_nodes`).
+    shown = [
+        offsets[position][1] + block.node
+        for position, block in tier.blocks
+        if block.node is not None
+    ]
+    # Their texts, by part: a passage that one of them says word for word is not repeated.
+    summarised: dict[int, set[str]] = {id(part): set() for part in parts}
+    for position, block in tier.blocks:
+        if block.node is not None:
+            summarised[id(parts[position])].add(parts[position].state.nodes[block.node].text)
+
+    def packed(room: int) -> Window | None:
+        """The window of an allocation of `room` tokens (None: not even one chunk or summary
+        fits)."""
         allocation = allocate(
-            corpus, room, overheads, pins, window_budget=budget, context=not coverage
+            corpus,
+            room,
+            overheads,
+            pins,
+            window_budget=budget,
+            context=not coverage,
+            shown_nodes=shown,
         )
         blocks = [(parts[position], block) for position, block in tier.blocks]
-        for part, (chunk_offset, node_offset) in zip(parts, _offsets_of(parts), strict=True):
+        for part, (chunk_offset, node_offset) in zip(parts, offsets, strict=True):
             chunks = allocation.chunks[
                 (allocation.chunks >= chunk_offset)
                 & (allocation.chunks < chunk_offset + part.corpus.chunks)
@@ -92,18 +120,58 @@ def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounte
                 (allocation.nodes >= node_offset)
                 & (allocation.nodes < node_offset + part.corpus.nodes)
             ]
-            rendered = _rendered(part, chunks - chunk_offset, nodes - node_offset)
-            blocks.extend(with_title(parts, part, rendered) if rendered else [])
+            rendered = _rendered(
+                part, chunks - chunk_offset, nodes - node_offset, style, summarised[id(part)]
+            )
+            blocks.extend(with_title(parts, part, rendered, style) if rendered else [])
         if not blocks:
-            break  # not even one chunk or summary fits
-        window = _window(parts, request, blocks, counter, prefix_blocks=len(tier.blocks), tier=tier)
+            return None
+        return _window(parts, request, blocks, counter, prefix_blocks=len(tier.blocks), tier=tier)
+
+    for attempt in range(_MAX_TRIMS):
+        window = packed(room)
+        if window is None:
+            break
         if window.tokens <= budget:
-            return window
+            return _refilled(window, packed, room, budget) if attempt == 0 else window
         # The estimate was short (rare: headers longer than measured): ask for less, by more
         # each time, and redo.
         room -= (window.tokens - budget) * (attempt + 2) + 16
     return _empty(
         parts, request, f"a budget of {budget} tokens is too small for any chunk or summary"
+    )
+
+
+def _refilled(
+    window: Window, packed: Callable[[int], Window | None], room: int, budget: int
+) -> Window:
+    """`window`, or the window of an allocation given what the estimates left unused, if
+    that one still fits: the allocator's costs are upper bounds (a gap marker's, a summary
+    header's), and what they keep back goes to the window's material."""
+    left = budget - window.tokens
+    if left <= max(_REFILL_MIN, budget // _REFILL_SHARE):
+        return window
+    fuller = packed(room + left)
+    if fuller is None or not window.tokens < fuller.tokens <= budget:
+        return window
+    return fuller
+
+
+def styled_part(part: Part, style: HeaderStyle) -> Part:
+    """`part` with its corpus costed in header style `style` (its scores kept)."""
+    if style == "full":
+        return part
+    corpus = part.state.styled(style).corpus
+    return replace(part, corpus=corpus.with_scores(part.corpus.chunk_score, part.corpus.node_score))
+
+
+def styled_overheads(parts: Sequence[Part], style: HeaderStyle) -> Overheads:
+    """The layout's overheads in `style` for every part at once: the largest of each."""
+    each = [part.state.styled(style).overheads for part in parts]
+    return Overheads(
+        passage=max(o.passage for o in each),
+        summary=max(o.summary for o in each),
+        gap=max(o.gap for o in each),
     )
 
 
@@ -118,20 +186,24 @@ def lossless_window(
 ) -> Window | None:
     """Every chunk verbatim, in order, when the estimate says it fits the budget (None when
     it does not). It depends on no score and no question: callers may keep it for others."""
-    if lossless_estimate(parts) > request.budget:
+    style = request.headers
+    if lossless_estimate(parts, style) > request.budget:
         return None
-    blocks = [block for part in parts for block in with_title(parts, part, _lossless(part))]
+    blocks = [
+        block for part in parts for block in with_title(parts, part, _lossless(part, style), style)
+    ]
     return _window(parts, request, blocks, counter, prefix_blocks=len(blocks))
 
 
-def lossless_estimate(parts: Sequence[Part]) -> float:
-    """The allocator's estimate of the lossless window's tokens (infinite when empty): the
-    window is lossless exactly when this and its exact count both fit the budget."""
+def lossless_estimate(parts: Sequence[Part], style: HeaderStyle = "full") -> float:
+    """The allocator's estimate of the lossless window's tokens in header style `style`
+    (infinite when empty): the window is lossless exactly when this and its exact count
+    both fit the budget."""
     if not any(part.state.corpus.chunks for part in parts):
         return float("inf")
     # Each collection's documents and passages are its own in the combined corpus too, so
     # the combined cost is the sum of the costs each state keeps.
-    return sum(part.state.lossless_cost for part in parts)
+    return sum(part.state.styled(style).lossless_cost for part in parts)
 
 
 def _offsets_of(parts: Sequence[Part]) -> list[tuple[int, int]]:
@@ -143,9 +215,16 @@ def _offsets_of(parts: Sequence[Part]) -> list[tuple[int, int]]:
     return offsets
 
 
-def _rendered(part: Part, chunks: np.ndarray, nodes: np.ndarray) -> list[_Placed]:
+def _rendered(
+    part: Part,
+    chunks: np.ndarray,
+    nodes: np.ndarray,
+    style: HeaderStyle,
+    summarised: AbstractSet[str] = frozenset(),
+) -> list[_Placed]:
     corpus = part.corpus
-    chunk_list, node_list = chunks.tolist(), nodes.tolist()
+    chunk_list = rendering.once_each(part.state, chunks.tolist(), summarised)
+    chunks, node_list = np.asarray(chunk_list, dtype=np.int64), nodes.tolist()
     # The chosen items' scores only: all of them as lists cost ~20 ms a pack at 100M tokens.
     scores = (
         dict(zip(chunk_list, corpus.chunk_score[chunks].tolist(), strict=True)),
@@ -154,27 +233,34 @@ def _rendered(part: Part, chunks: np.ndarray, nodes: np.ndarray) -> list[_Placed
     chosen = rendering.choose(
         part.state, chunk_list, node_list, scores, part.focus.labels, part.excerpts
     )
-    blocks = rendering.render_documents(part.state, chosen)
+    blocks = rendering.render_documents(part.state, chosen, style)
     if all(block.kind == "gap" for block in blocks):
         return []  # nothing of this collection made it in
     return [(part, block) for block in blocks]
 
 
-def with_title(parts: Sequence[Part], part: Part, blocks: list[_Placed]) -> list[_Placed]:
-    if len(parts) == 1:
+def with_title(
+    parts: Sequence[Part], part: Part, blocks: list[_Placed], style: HeaderStyle = "full"
+) -> list[_Placed]:
+    """`blocks` under their collection's title when the window has several (not in style
+    "none")."""
+    if len(parts) == 1 or style == "none":
         return blocks
     title = Block(kind="header", text=f"# Collection {part.state.name}")
     return [(part, title), *blocks]
 
 
-def _lossless(part: Part) -> list[_Placed]:
-    """Every chunk verbatim, in order: the window when the whole collection fits."""
+def _lossless(part: Part, style: HeaderStyle) -> list[_Placed]:
+    """Every chunk verbatim, in order: the window when the whole collection fits (each text
+    once: a document repeating an earlier one's text is named by its items, not shown)."""
     state = part.state
-    everything = rendering.choose(state, range(state.corpus.chunks))
+    everything = rendering.choose(
+        state, rendering.once_each(state, lossless_chunks(state.corpus).tolist())
+    )
     return [
         (part, block)
-        for position in range(len(state.documents))
-        for block in rendering.document_blocks(state, position, everything)
+        for position in sorted(everything.by_document)
+        for block in rendering.document_blocks(state, position, everything, style)
     ]
 
 
@@ -197,6 +283,9 @@ def _window(
     item its own count in the same pass.
     """
     texts = [block.text for _, block in blocks]
+    # Every block starts a token (`layout.opens_block`); were one not to, it could merge
+    # with the blank line before it, and the window would be counted whole.
+    additive = adds_at_blocks(counter) and all(map(layout.starts_a_token, texts))
     if tier is None:  # lossless: the whole window is query-independent
         pieces = _pieces(texts)
         item_counts = counter.count_many(pieces)
@@ -213,7 +302,7 @@ def _window(
         tokens = prefix_tokens + sum(body_counts)
         # Alignment padding sits at the end of the prefix, after its last block.
         offsets = _offsets(texts[:prefix_blocks], 0) + _offsets(texts[prefix_blocks:], prefix_chars)
-    if not adds_at_blocks(counter):
+    if not additive:
         # The pieces' counts are each piece's alone: the window and its prefix are counted
         # whole, as the tokenizer reads them in the window.
         tokens = counter.count(text)
@@ -262,8 +351,16 @@ def window_item(part: Part, block: Block, tokens: int, offset: int) -> WindowIte
         text=block.text,
         offset=offset,
         document_range=block.documents,
+        duplicates=_copies(part.state, block, kind),
         **_provenance(part.state, block, kind),
     )
+
+
+def _copies(state: PackingState, block: Block, kind: str) -> tuple[str, ...]:
+    """The ids of the documents that repeat the text of the item's document (`twins`)."""
+    if kind == "gap" or block.document is None or not state.copies:
+        return ()
+    return state.copies.get(block.document, ())
 
 
 def _provenance(state: PackingState, block: Block, kind: str) -> dict[str, Any]:

@@ -32,7 +32,8 @@ class WindowKey:
 
     A packed window (kind "request") answers one request. The lossless window (kind
     "lossless", the whole collection verbatim) is the same for every request it fits, so it
-    is keyed by the versions and the tokenizer alone, and rendered once for all of them.
+    is keyed by the versions, the tokenizer and the header style alone, and rendered once
+    for all of them.
     """
 
     kind: Literal["request", "lossless", "session"]
@@ -47,8 +48,10 @@ class WindowKey:
         return cls("request", versions, request=request)
 
     @classmethod
-    def lossless(cls, versions: tuple[tuple[int, int], ...], tokenizer: str) -> WindowKey:
-        return cls("lossless", versions, tokenizer=tokenizer)
+    def lossless(
+        cls, versions: tuple[tuple[int, int], ...], tokenizer: str, headers: str = "full"
+    ) -> WindowKey:
+        return cls("lossless", versions, tokenizer=f"{tokenizer} {headers}")
 
     @classmethod
     def of_session(cls, versions: tuple[tuple[int, int], ...], state: object) -> WindowKey:

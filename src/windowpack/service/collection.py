@@ -33,10 +33,12 @@ from windowpack.storage import CollectionRow, DocumentRow, repository
 from windowpack.summarizer import Summarizer, tree_node, tree_overview
 from windowpack.text import content_hash, storable
 from windowpack.types import (
+    HEADER_STYLES,
     CollectionStats,
     Document,
     DocumentInfo,
     DocumentKind,
+    HeaderStyle,
     Hit,
     IngestReport,
     Span,
@@ -207,6 +209,7 @@ class Collection:
         align: bool | int = False,
         evidence: EvidenceSettings | None = None,
         provider: str | None = None,
+        headers: HeaderStyle = HEADER_STYLES[0],
     ) -> Window:
         """The best window for `query` in at most `budget` tokens of `tokenizer` (design §4).
 
@@ -221,6 +224,12 @@ class Collection:
         docs/evidence.md). `provider` (a key of `PROMPT_CACHE_MINIMUMS`) makes the stable tier
         reach that provider's cache minimum when at most half the budget allows it;
         `window.cache_plan(provider)` then lays the window out as that provider's request.
+        `headers` is what the window says around its passages: "compact" (the default) each
+        document's title once and of a passage only the heading path its text does not show,
+        "full" every passage's document, chunks and characters, "none" nothing (the
+        provenance is in `window.items` in every style; `HeaderStyle`). A text the
+        collection holds under several document ids is shown once, under the first; its
+        items name the others (`WindowItem.duplicates`).
         """
         return self._context.pack(
             [(self.collection_id, self.name)],
@@ -231,6 +240,7 @@ class Collection:
             align=align,
             evidence=evidence,
             provider=provider,
+            headers=headers,
         )
 
     def session(

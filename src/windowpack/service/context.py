@@ -41,7 +41,7 @@ from windowpack.storage import (
 )
 from windowpack.summarizer import ExtractiveSummarizer, Summarizer
 from windowpack.text import get_token_counter
-from windowpack.types import Hit, Window
+from windowpack.types import HEADER_STYLES, HeaderStyle, Hit, Window
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -206,6 +206,7 @@ class StoreContext:
         align: bool | int,
         evidence: EvidenceSettings | None = None,
         provider: str | None = None,
+        headers: HeaderStyle = HEADER_STYLES[0],
     ) -> Window:
         """The one pack path: a window over (collection id, name) pairs, checked once here."""
         check_query(query)
@@ -217,6 +218,7 @@ class StoreContext:
             align=align,
             evidence=evidence,
             provider=provider,
+            headers=headers,
         )
         return self.packer.pack(self._sources(collections), request)
 
@@ -241,6 +243,7 @@ class StoreContext:
         evidence: EvidenceSettings | None = None,
         provider: str | None = None,
         query: str = "",
+        headers: HeaderStyle = HEADER_STYLES[0],
     ) -> PackRequest:
         """A checked request with the store's evidence settings unless `evidence` is given."""
         return PackRequest(
@@ -251,6 +254,7 @@ class StoreContext:
             align=align,
             evidence=evidence or self.config.evidence,
             provider=provider,
+            headers=headers,
         )
 
     def _sources(self, collections: Sequence[tuple[int, str]]) -> Callable[[bool], list[Source]]:

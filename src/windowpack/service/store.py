@@ -30,7 +30,9 @@ from windowpack.service.session import WindowSession, new_session
 from windowpack.storage import ApiKeys, announce_change, repository, sqlite_url
 from windowpack.summarizer import Summarizer
 from windowpack.types import (
+    HEADER_STYLES,
     CollectionStats,
+    HeaderStyle,
     Window,
 )
 
@@ -154,6 +156,7 @@ class Store:
         align: bool | int = False,
         evidence: EvidenceSettings | None = None,
         provider: str | None = None,
+        headers: HeaderStyle = HEADER_STYLES[0],
     ) -> Window:
         """One window over several collections, dividing the budget by relevance (§4.7).
 
@@ -172,6 +175,7 @@ class Store:
             align=align,
             evidence=evidence,
             provider=provider,
+            headers=headers,
         )
 
     def session(
