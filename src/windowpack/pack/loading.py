@@ -17,10 +17,7 @@ from windowpack.pack.state import PackingState, state_from_views
 from windowpack.pack.token_counts import SavedCounts
 from windowpack.storage import repository
 from windowpack.text import TokenCounter
-from windowpack.types import Span
-
-# What a window calls the units of each kind of document in its passage headers.
-_UNIT_NAMES = {"conversation": "turn", "records": "record", "markdown": "section"}
+from windowpack.types import Span, unit_name
 
 
 def load_state(
@@ -111,7 +108,7 @@ def _document_view(row: Any, spans: npt.NDArray[np.int64], body: str | StoredTex
         chunk_units=[None if unit < 0 else unit for unit in spans[:, 4].tolist()],
         chunk_tokens=[],
         units=len(row.units or []),
-        unit_name=_UNIT_NAMES.get(row.kind, "part"),
+        unit_name=unit_name(row.kind),
         unit_titles=titles,
         unit_trails=trails,
         unit_headed=headed,
