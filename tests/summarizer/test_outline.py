@@ -305,3 +305,19 @@ def test_documents_are_grouped_by_folder_and_name_prefix() -> None:
     ]
     assert document_groups(["a/x.md", "a/y.md", "b/z.md"]) == ["a/*", "a/*", "b/*"]
     assert document_groups(["x.md", "y.md"]) == ["", ""]
+
+
+def test_a_group_label_leaves_out_only_a_folder_every_group_shares() -> None:
+    """One group in an absolute folder is named by its name prefix alone (the folder names
+    no part of the collection), and ids in no folder keep their whole prefix."""
+    counter = get_token_counter("o200k_base")
+    roots = [(f"Page {n}", f"Page {n} says what page {n} holds.") for n in range(40)]
+    absolute = collection_outline(roots, ids=[f"/abs/docs/sql-{n}.html" for n in range(40)])
+    bare = collection_outline(
+        roots, ids=[f"{'sql' if n < 20 else 'tut'}-{n}.html" for n in range(40)]
+    )
+    assert absolute is not None and bare is not None
+    shown = absolute.render(0, 40, target=40, counter=counter)
+    assert shown is not None and shown.startswith("sql-* (40)"), shown
+    both = bare.render(0, 40, target=40, counter=counter)
+    assert both is not None and "sql-* (20)" in both and "tut-* (20)" in both, both

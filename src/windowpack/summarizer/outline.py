@@ -571,7 +571,8 @@ def _grouped_candidates(entries: Sequence[OutlineEntry]) -> Iterator[str]:
     groups = _groups(entries)
     # A folder every group shares says nothing about any of them.
     folders = {label.rpartition("/")[0] for label, _ in groups if label not in ("", _OTHERS)}
-    cut = len(folders.pop()) + 1 if len(folders) == 1 and len(groups) > 1 else 0
+    shared = folders.pop() if len(folders) == 1 else ""
+    cut = len(shared) + 1 if shared else 0
     groups = [(label if label == _OTHERS else label[cut:], members) for label, members in groups]
     total = len(entries)
     fewest = [len(groups), 0] if groups[0][0] else [1]
