@@ -165,3 +165,22 @@ def test_on_the_essays_a_4k_window_is_content(tmp_path: Path) -> None:
         shares = [_shares(col.pack(q, budget=4000)) for q in questions]
     assert sum(s for s, _ in shares) / len(shares) <= 0.06
     assert sum(u for _, u in shares) / len(shares) <= 0.01
+
+
+def test_a_compact_marker_is_short_even_where_it_closes_a_cut_section(
+    manual: wp.Collection,
+) -> None:
+    """A run left out that starts inside a section shown in part says so in a few words
+    (`[... 1,234 tokens, from this section on]`), not with two counts: a 4K window holds a
+    dozen or more markers."""
+    counter = get_token_counter("o200k_base")
+    questions = _questions(manual, random.Random(8), 6)
+    markers = [
+        item.text
+        for question in questions
+        for budget in (400, 600, 1000)
+        for item in manual.pack(question, budget=budget).items
+        if item.kind == "gap"
+    ]
+    assert any("this section" in marker for marker in markers)  # cut sections are here
+    assert all(counter.count(marker) <= 14 for marker in markers), max(markers, key=len)
