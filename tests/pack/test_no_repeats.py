@@ -14,8 +14,9 @@ import shutil
 from collections.abc import Iterator
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from random_corpora import SETTINGS, WORDS, chat, words
 
 import windowpack as wp
 from windowpack.config import StoreConfig
@@ -23,18 +24,6 @@ from windowpack.text.tokens import get_token_counter
 from windowpack.types import WindowItem
 
 CONFIG = StoreConfig(embedder="hash", chunk_tokens=40, fanout=3)
-WORDS = [
-    "otter",
-    "lantern",
-    "glacier",
-    "meadow",
-    "falcon",
-    "quarry",
-    "ember",
-    "tundra",
-    "harbor",
-    "saffron",
-]
 QUESTIONS = [
     "What does the FORCE option of the falcon command do?",
     "What is the default for lantern_size?",
@@ -42,32 +31,13 @@ QUESTIONS = [
     "tundra harbor meadow",
     "Which section says the glacier is an ember?",
 ]
-SETTINGS = settings(
-    max_examples=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
-
-
-def _words(rng: random.Random, low: int, high: int) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(low, high))).capitalize() + "."
-
-
-def _chat(rng: random.Random) -> list[dict[str, str]]:
-    messages = []
-    for _ in range(rng.randint(3, 10)):
-        request = rng.choice(["Write a haiku about saffron in pirate style.", _words(rng, 3, 8)])
-        messages.append({"role": "user", "content": request})
-        reply = "\n\n".join(_words(rng, 5, 30) for _ in range(rng.randint(1, 4)))
-        messages.append({"role": "assistant", "content": reply})
-    return messages
 
 
 def _sections(rng: random.Random, title: str) -> str:
     parts = [f"# {title}"]
     for section in range(rng.randint(2, 5)):
         parts.append(f"{'#' * rng.randint(2, 3)} Part {section} {rng.choice(WORDS)}")
-        parts.extend(_words(rng, 5, 40) for _ in range(rng.randint(1, 3)))
+        parts.extend(words(rng, 5, 40) for _ in range(rng.randint(1, 3)))
     # Every page ends alike, as reference pages do: the same words in many documents.
     parts.append("## See also\n\nNotes, examples, compatibility.")
     return "\n\n".join(parts)
@@ -79,16 +49,16 @@ def _definitions(rng: random.Random, title: str) -> str:
     for number in range(rng.randint(3, 7)):
         name = f"{rng.choice(WORDS)}_size_{number}"
         parts.append(f"`{name}` (`integer`)")
-        parts.append(f"    {_words(rng, 8, 30)} The default is {rng.randint(1, 64)} megabytes.")
+        parts.append(f"    {words(rng, 8, 30)} The default is {rng.randint(1, 64)} megabytes.")
     return "\n\n".join(parts)
 
 
 def _html(rng: random.Random, title: str) -> str:
     terms = "".join(
-        f"<dt><code>{rng.choice(WORDS)}_{n}</code></dt><dd><p>{_words(rng, 6, 25)}</p></dd>"
+        f"<dt><code>{rng.choice(WORDS)}_{n}</code></dt><dd><p>{words(rng, 6, 25)}</p></dd>"
         for n in range(rng.randint(2, 6))
     )
-    return f"<html><body><h1>{title}</h1><p>{_words(rng, 5, 20)}</p><dl>{terms}</dl></body></html>"
+    return f"<html><body><h1>{title}</h1><p>{words(rng, 5, 20)}</p><dl>{terms}</dl></body></html>"
 
 
 @pytest.fixture(scope="module")
@@ -106,10 +76,10 @@ def collection(tmp_path_factory: pytest.TempPathFactory) -> Iterator[wp.Collecti
     again = folder / "elsewhere" / "pages"
     shutil.copytree(pages, again)
     col.add_files([again], root=folder)
-    chat = _chat(rng)
-    col.add_conversation(chat, id="chat-0")
-    col.add_conversation(_chat(rng), id="chat-1")
-    col.add_conversation(chat, id="chat-0-again")
+    messages = chat(rng, turns=10, reply_words=30, paragraphs=4)
+    col.add_conversation(messages, id="chat-0")
+    col.add_conversation(chat(rng, turns=10, reply_words=30, paragraphs=4), id="chat-1")
+    col.add_conversation(messages, id="chat-0-again")
     documents = [
         wp.Document(text=_sections(rng, f"Guide {i}"), id=f"guide-{i}.md", kind="markdown")
         for i in range(4)
@@ -119,7 +89,7 @@ def collection(tmp_path_factory: pytest.TempPathFactory) -> Iterator[wp.Collecti
         for i in range(3)
     ]
     documents += [
-        wp.Document(text="\n\n".join(_words(rng, 10, 40) for _ in range(6)), id=f"prose-{i}")
+        wp.Document(text="\n\n".join(words(rng, 10, 40) for _ in range(6)), id=f"prose-{i}")
         for i in range(4)
     ]
     documents += [

@@ -12,8 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from random_corpora import SETTINGS, WORDS, chat, words
 
 import windowpack as wp
 from windowpack.config import StoreConfig
@@ -23,48 +24,17 @@ from windowpack.text.tokens import get_token_counter
 from windowpack.types import Span
 
 CONFIG = StoreConfig(embedder="hash", chunk_tokens=40, fanout=3)
-WORDS = [
-    "otter",
-    "lantern",
-    "glacier",
-    "meadow",
-    "falcon",
-    "quarry",
-    "ember",
-    "tundra",
-    "harbor",
-    "saffron",
-]
 QUESTIONS = [
     "What did the falcon find in the quarry?",
     "the second haiku about saffron in a pirate style",
     "Which record mentions a glacier and an ember?",
     "tundra harbor meadow",
 ]
-SETTINGS = settings(
-    max_examples=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
-
-
-def _words(rng: random.Random, low: int, high: int) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(low, high))).capitalize() + "."
-
-
-def _chat(rng: random.Random) -> list[dict[str, str]]:
-    messages = []
-    for _ in range(rng.randint(3, 12)):
-        request = rng.choice(["Write a haiku about saffron in pirate style.", _words(rng, 3, 8)])
-        messages.append({"role": "user", "content": request})
-        reply = "\n\n".join(_words(rng, 5, 40) for _ in range(rng.randint(1, 6)))
-        messages.append({"role": "assistant", "content": reply})
-    return messages
 
 
 def _records(rng: random.Random, folder: Path, index: int) -> Path:
     path = folder / f"records-{index}.jsonl"
-    rows = [{"note": _words(rng, 3, 60), "n": n} for n in range(rng.randint(2, 10))]
+    rows = [{"note": words(rng, 3, 60), "n": n} for n in range(rng.randint(2, 10))]
     path.write_text("\n".join(json.dumps(row) for row in rows), encoding="utf-8")
     return path
 
@@ -73,7 +43,7 @@ def _markdown(rng: random.Random) -> str:
     parts = []
     for section in range(rng.randint(2, 6)):
         parts.append(f"{'#' * rng.randint(1, 3)} Part {section} {rng.choice(WORDS)}")
-        parts.extend(_words(rng, 5, 50) for _ in range(rng.randint(1, 4)))
+        parts.extend(words(rng, 5, 50) for _ in range(rng.randint(1, 4)))
     return "\n\n".join(parts)
 
 
@@ -84,7 +54,7 @@ def collection(tmp_path_factory: pytest.TempPathFactory) -> Iterator[wp.Collecti
     col = store.collection("mixed")
     rng = random.Random(5)
     for index in range(3):
-        col.add_conversation(_chat(rng), id=f"chat-{index}")
+        col.add_conversation(chat(rng, turns=12, reply_words=40, paragraphs=6), id=f"chat-{index}")
     col.add_files([_records(rng, folder, index) for index in range(2)], root=folder)
     markdown = [wp.Document(text=_markdown(rng), id=f"doc-{i}", kind="markdown") for i in range(3)]
     col.add(markdown)
