@@ -171,7 +171,7 @@ def test_a_compact_marker_is_short_even_where_it_closes_a_cut_section(
     manual: wp.Collection,
 ) -> None:
     """A run left out that starts inside a section shown in part says so in a few words
-    (`[... 1,234 tokens, from this section on]`), not with two counts: a 4K window holds a
+    (`[…1,234 tokens, from this section on]`), not with two counts: a 4K window holds a
     dozen or more markers."""
     counter = get_token_counter("o200k_base")
     questions = _questions(manual, random.Random(8), 6)

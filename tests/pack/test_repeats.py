@@ -198,8 +198,8 @@ def test_a_turn_is_whole_or_absent_unless_too_big_for_its_share_then_marked(
             if reply not in item.text:  # only a turn over its share may be cut, and it says so
                 cut += 1
                 assert counter.count(reply) > UNIT_SHARE * budget, (budget, item.unit)
-                # The marker of what is missing of it: "[... 300 tokens of this turn]" or
-                # "[... 900 tokens, from this turn on]" (compact), "[... 300 tokens of this
+                # The marker of what is missing of it: "[…300 tokens of this turn]" or
+                # "[…900 tokens, from this turn on]" (compact), "[... 300 tokens of this
                 # turn left out ...]" (full).
                 assert re.search(r"tokens(?: of|, from) this turn", window.text)
     assert cut > 0  # the smallest budget does cut some turn: the check above ran

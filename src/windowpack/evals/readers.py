@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import httpx
 
 # Where a reply in a window ends: the next turn, or a windowpack header, summary or gap line.
-_REPLY_END = re.compile(r"\n\n(?:[Uu]ser: |\[(?:chunks? |turns? |summary |\.\.\. )|## |# )")
+_REPLY_END = re.compile(r"\n\n(?:[Uu]ser: |\[(?:chunks? |turns? |summary |\.\.\. |\u2026)|## |# )")
 # A windowpack summary block, up to the next block. Extracted sentences can hold a request
 # and the start of its reply; a reader copying a reply wants the verbatim turns only.
 _SUMMARY_BLOCK = re.compile(r"(?:^|\n)\[summary [^\n]*\].*?(?=\n\n(?:\[|## |# )|\Z)", re.S)

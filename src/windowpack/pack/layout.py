@@ -260,17 +260,17 @@ def cut_marker(tokens: int, unit_name: str) -> str:
 
 def compact_marker(tokens: int, cut: tuple[int, str] | None = None) -> str:
     """A compact window's one marker for a run of what was left out, `tokens` in all:
-    `[... 1,234 tokens]`; when the run starts with the rest of a unit partly in (`cut`: its
-    tokens and the unit's name), `[... 300 tokens of this section]`, or, when the run goes on
-    past the unit, `[... 1,234 tokens, from this section on]`. Short: a 4K window holds a
-    dozen or more markers, and `full` has the detail (`[... 300 tokens of this section left
-    out ...]` and a marker per piece)."""
+    `[…1,234 tokens]`; when the run starts with the rest of a unit partly in (`cut`: its
+    tokens and the unit's name), `[…300 tokens of this section]`, or, when the run goes on
+    past the unit, `[…1,234 tokens, from this section on]`. Short: a 4K window holds a dozen
+    or more markers (the ellipsis is one token where `... ` is two), and `full` has the
+    detail (`[... 300 tokens of this section left out ...]`, a marker per piece)."""
     if cut is None:
-        return f"[... {tokens:,} tokens]"
+        return f"[\u2026{tokens:,} tokens]"
     cut_tokens, unit_name = cut
     if cut_tokens >= tokens:
-        return f"[... {tokens:,} tokens of this {unit_name}]"
-    return f"[... {tokens:,} tokens, from this {unit_name} on]"
+        return f"[\u2026{tokens:,} tokens of this {unit_name}]"
+    return f"[\u2026{tokens:,} tokens, from this {unit_name} on]"
 
 
 def join_blocks(blocks: Sequence[Block]) -> str:
