@@ -229,3 +229,34 @@ def test_the_overview_yields_to_the_instances_an_ordinal_question_needs(
     assert plain.cacheable_prefix_tokens > 0  # an overview for ordinary questions
     assert all(reply in asked.text for reply in needles)  # all 8, though they need the room
     assert asked.cacheable_prefix_tokens < plain.cacheable_prefix_tokens
+
+
+@pytest.mark.parametrize("slack", [40, 80, 120, 200, 300])
+def test_compact_windows_hold_every_instance_that_room_was_yielded_for(
+    tmp_path: Path, slack: int
+) -> None:
+    """In compact windows too, the instances an ordinal question needs are all in when the
+    budget holds them and their headers with `slack` tokens to spare: the allocator counts
+    each one's label (`instance 2 of 8`), which its exactly costed compact header lacks,
+    so that the exact count does not send it round again with less room and lose one."""
+    rng = random.Random(9)
+    turns, needles = [], []
+    for index in range(40):
+        reply = " ".join(rng.choice(WORDS) for _ in range(220)) + f" (reply {index})"
+        request = "poem about tapirs" if index % 5 == 0 else f"note about item {index}"
+        turns.append(f"User: write a {request}\n\nAssistant: {reply}")
+        if index % 5 == 0:
+            needles.append(reply)
+    with wp.open(tmp_path / "store", config=CONFIG) as store:
+        col = store.collection("chat")
+        col.add_conversation("\n\n".join(turns), id="chat")
+        counter = get_token_counter("o200k_base")
+        # Each turn, its compact header ("[turn 36 of 40 · instance 8 of 8]") and the marker
+        # after it ("[…1,234 tokens]"), with the blank lines between.
+        needed = sum(
+            counter.count(f"[turn {i + 1} of 40 · instance {i // 5 + 1} of 8]\n{t}") + 10
+            for i, t in enumerate(turns)
+            if i % 5 == 0
+        )
+        asked = col.pack("the 8th poem about tapirs", budget=needed + slack)
+    assert all(reply in asked.text for reply in needles), [r in asked.text for r in needles]

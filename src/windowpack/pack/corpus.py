@@ -148,3 +148,6 @@ class Overheads:
     passage: int
     summary: int
     gap: int
+    label: int = 0
+    """What a label adds to a pinned passage's header (`· instance 2 of 4`) where `passage`
+    does not already allow for it (compact headers are costed exactly, without labels)."""

@@ -139,6 +139,10 @@ def overheads(
             passage=1,
             summary=counter.count(compact_summary_header(tokens=most_tokens) + "\n" + SEPARATOR),
             gap=counter.count(compact_marker(most_tokens) + SEPARATOR) + 1,
+            # The longest label a repeated request's instance gets, plus its merge margin.
+            label=counter.count("[turn 1000 of 2000 · instance 12 of 20]")
+            - counter.count("[turn 1000 of 2000]")
+            + 1,
         )
     # Measured on long numbers and a long title, plus a margin: the allocator must not
     # under-estimate, or the exact count sends it round again.

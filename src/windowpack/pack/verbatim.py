@@ -188,7 +188,7 @@ def pinned_cost(corpus: Corpus, pins: list[int], overheads: Overheads) -> int:
     units = units_of(corpus, 0)
     runs = sorted({int(units.of_chunk[pin]) for pin in pins})
     documents = {int(corpus.chunk_document[pin]) for pin in pins}
-    per_unit = overheads.passage + overheads.gap
+    per_unit = overheads.passage + overheads.gap + overheads.label
     openings = corpus.chunk_opening
     total = sum(
         int(units.cost[run])
@@ -242,7 +242,8 @@ def verbatim_phase(
         ]
         if not members:
             continue
-        cost = selection.cost(members)
+        # A pinned unit's header carries its label ("instance 2 of 4").
+        cost = selection.cost(members) + overheads.label * len(_runs(members))
         if selection.used + cost > budget:
             break
         selection.take(members, cost)

@@ -172,6 +172,7 @@ def styled_overheads(parts: Sequence[Part], style: HeaderStyle) -> Overheads:
         passage=max(o.passage for o in each),
         summary=max(o.summary for o in each),
         gap=max(o.gap for o in each),
+        label=max(o.label for o in each),
     )
 
 
