@@ -205,9 +205,9 @@ def test_a_turn_is_whole_or_absent_unless_too_big_for_its_share_then_marked(
     assert cut > 0  # the smallest budget does cut some turn: the check above ran
 
 
-def test_the_overview_yields_to_the_instances_an_ordinal_question_needs(
-    tmp_path: Path,
-) -> None:
+def _tapir_chat() -> tuple[list[str], list[str]]:
+    """40 turns of ~220 words; every fifth asks for a poem about tapirs: (turns, their replies
+    to those 8 requests)."""
     rng = random.Random(9)
     turns, needles = [], []
     for index in range(40):
@@ -216,6 +216,13 @@ def test_the_overview_yields_to_the_instances_an_ordinal_question_needs(
         turns.append(f"User: write a {request}\n\nAssistant: {reply}")
         if index % 5 == 0:
             needles.append(reply)
+    return turns, needles
+
+
+def test_the_overview_yields_to_the_instances_an_ordinal_question_needs(
+    tmp_path: Path,
+) -> None:
+    turns, needles = _tapir_chat()
     with wp.open(tmp_path / "store", config=CONFIG) as store:
         col = store.collection("chat")
         col.add_conversation("\n\n".join(turns), id="chat")
@@ -239,14 +246,7 @@ def test_compact_windows_hold_every_instance_that_room_was_yielded_for(
     budget holds them and their headers with `slack` tokens to spare: the allocator counts
     each one's label (`instance 2 of 8`), which its exactly costed compact header lacks,
     so that the exact count does not send it round again with less room and lose one."""
-    rng = random.Random(9)
-    turns, needles = [], []
-    for index in range(40):
-        reply = " ".join(rng.choice(WORDS) for _ in range(220)) + f" (reply {index})"
-        request = "poem about tapirs" if index % 5 == 0 else f"note about item {index}"
-        turns.append(f"User: write a {request}\n\nAssistant: {reply}")
-        if index % 5 == 0:
-            needles.append(reply)
+    turns, needles = _tapir_chat()
     with wp.open(tmp_path / "store", config=CONFIG) as store:
         col = store.collection("chat")
         col.add_conversation("\n\n".join(turns), id="chat")
