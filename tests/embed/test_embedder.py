@@ -10,14 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from windowpack.embed.embedder import (
-    _WINDOW_OVERLAP,
-    Embedder,
-    HashEmbedder,
-    _window_bounds,
-    bundled_model_path,
-    get_embedder,
-)
+from windowpack.embed.embedder import Embedder, HashEmbedder, bundled_model_path, get_embedder
+from windowpack.embed.windows import _WINDOW_OVERLAP, window_bounds
 from windowpack.errors import InvalidArgumentError
 
 FAST = settings(max_examples=80, deadline=None)
@@ -104,7 +98,7 @@ def test_get_embedder_rejects_a_blank_name_naming_the_argument(name: str) -> Non
     assert "embedder" in str(caught.value)
 
 
-# --- _window_bounds (long texts cut into overlapping windows) ------------------------------
+# --- window_bounds (long texts cut into overlapping windows) ------------------------------
 
 
 @st.composite
@@ -131,7 +125,7 @@ def _pieces_inside(offsets: list[tuple[int, int]], start: int, end: int) -> list
 def test_windows_cover_every_piece_overlap_and_respect_the_limit(
     offsets: list[tuple[int, int]], limit: int
 ) -> None:
-    bounds = _window_bounds(offsets, limit)
+    bounds = window_bounds(offsets, limit)
     assert bounds, "at least one window"
     if not offsets:
         assert bounds == [(0, 0)]
@@ -155,7 +149,7 @@ def test_windows_cover_every_piece_even_when_the_limit_is_not_above_the_overlap(
 ) -> None:
     # A model whose max_seq_length is 34 or less gives limit <= _WINDOW_OVERLAP.
     offsets = [(2 * i, 2 * i + 1) for i in range(100)]
-    bounds = _window_bounds(offsets, limit)
+    bounds = window_bounds(offsets, limit)
     inside = [_pieces_inside(offsets, start, end) for start, end in bounds]
     assert all(len(pieces) <= limit for pieces in inside)
     assert set().union(*map(set, inside)) == set(range(100))

@@ -81,3 +81,26 @@ def test_cached_texts_are_not_sent_again(sessions: sessionmaker[Session]) -> Non
         texts[20:]
     )
     np.testing.assert_allclose(vectors, HashEmbedder().embed(texts), atol=1e-7)
+
+
+class PreparingEmbedder(RecordingEmbedder):
+    """Counts when it is asked to make its question model (`prepare_queries`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.prepared = 0
+
+    def prepare_queries(self) -> None:
+        self.prepared += 1
+
+
+def test_embedding_afresh_has_the_question_model_made_and_a_cached_call_does_not(
+    sessions: sessionmaker[Session],
+) -> None:
+    texts = ["a tapir", "a second tapir"]
+    hashes = [content_hash(text) for text in texts]
+    embedder = PreparingEmbedder()
+    embed_with_cache(sessions, embedder, texts, hashes)
+    assert embedder.prepared == 1  # ingest: the model is loaded, an export is cheap now
+    embed_with_cache(sessions, embedder, texts, hashes)
+    assert embedder.prepared == 1 and len(embedder.calls) == 1  # all cached: no model

@@ -2,7 +2,9 @@
 
 `get_embedder` builds the embedder a store names (sentence-transformers over the bundled
 all-MiniLM-L6-v2, or the model-free hash embedder for tests and size benchmarks);
-`query_model` runs questions through the same model exported to ONNX Runtime; and
+`query_model` runs questions through the same model exported to ONNX Runtime, without torch
+(`query_tokenizer` cuts them into word pieces, `query_files` keeps the export and its record,
+`windows` cuts a long text as documents are cut); and
 `embed_with_cache` embeds only what the database's cache (model id, content hash) lacks.
 """
 

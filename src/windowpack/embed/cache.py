@@ -47,6 +47,8 @@ def embed_with_cache(
     if on_total is not None:
         on_total(len(missing))
     fresh = _embed_and_store(sessions, embedder, missing, on_embedded)
+    if missing:
+        _prepare_queries(embedder)
     # Asking the embedder for its dimension loads the model: avoid it when all was cached.
     if cached:
         dimension = len(next(iter(cached.values()))) // np.dtype(np.float32).itemsize
@@ -57,6 +59,16 @@ def embed_with_cache(
         blob = cached.get(text_hash)
         vectors[row] = np.frombuffer(blob, dtype=np.float32) if blob else fresh[text_hash]
     return vectors, len(missing)
+
+
+def _prepare_queries(embedder: Embedder) -> None:
+    """Have the embedder make its question model now, while its model is loaded (an ONNX
+    export needs torch, `embed.query_model`), so that the processes that later only ask
+    questions import no torch; an embedder without one (the hash embedder) has nothing to
+    make."""
+    prepare = getattr(embedder, "prepare_queries", None)
+    if callable(prepare):
+        prepare()
 
 
 def _embed_and_store(

@@ -4,7 +4,11 @@ Long texts. The bundled all-MiniLM-L6-v2 reads at most 256 word pieces and silen
 the rest. Chunks are sized for it (200 tokens by default), but a chunk may still be longer in
 word pieces (numbers, code, other scripts, a larger `chunk_tokens`). Such a text is embedded
 in overlapping windows of the model's length and the window vectors are averaged, so no
-part of a chunk vanishes from the dense index.
+part of a chunk vanishes from the dense index (`windows`).
+
+Questions go through ONNX Runtime (`query_model`) and need neither torch nor the model
+loaded: a process that only answers questions never imports torch, transformers or
+sentence-transformers once the export is kept.
 """
 
 from __future__ import annotations
@@ -21,7 +25,9 @@ import numpy as np
 import numpy.typing as npt
 
 from windowpack.config import DEFAULT_EMBEDDER
-from windowpack.embed.query_model import OnnxQueryModel, load_query_model
+from windowpack.embed.query_files import QueryModelFiles
+from windowpack.embed.query_model import OnnxQueryModel, query_model_for
+from windowpack.embed.windows import SPECIAL_TOKENS, window_bounds
 from windowpack.errors import InvalidArgumentError, MissingDependencyError
 from windowpack.shared_setting import SharedSetting
 
@@ -31,7 +37,6 @@ if TYPE_CHECKING:
 Vectors = npt.NDArray[np.float32]
 
 HASH_EMBEDDER = "hash"
-_WINDOW_OVERLAP = 32
 
 
 class Embedder(Protocol):
@@ -102,6 +107,12 @@ class SentenceTransformerEmbedder:
 
     @property
     def dimension(self) -> int:
+        """The vectors' length: the question model's while the model is not loaded (asking
+        the model would import torch on a question's path)."""
+        if self._model is None:
+            query_model = self._onnx_query_model()
+            if query_model is not None:
+                return query_model.dimension
         dimension = self._loaded().get_embedding_dimension()
         if dimension is None:
             raise InvalidArgumentError("embedder", f"model {self._name!r} has no fixed dimension")
@@ -117,28 +128,31 @@ class SentenceTransformerEmbedder:
         return _normalise(vectors)
 
     def embed_query(self, text: str) -> Vectors:
-        """One question, tokenised once and through the model's modules directly: `encode`'s
-        own work around the forward pass (sorting, batching, a second tokenisation for the
-        windows) was ~2 ms of a ~12 ms query. Through ONNX Runtime when it can be
-        (`query_model`: the same vector, ~2.5x sooner); else torch on one intra-op thread: a
-        forward pass over a dozen word pieces gains nothing from a second one, and torch's
-        threads spinning beside the rest of a pack (or another process) made it 20x slower
-        on a loaded 2-core machine (~25 ms alone; 0.5-0.7 s with two threads under a load of
-        3, 21-31 ms with one). A question longer than the model reads is embedded in windows,
-        as `embed` cuts them."""
-        model = self._loaded()
-        features = model.preprocess([text])
-        if int(features["input_ids"].shape[1]) >= int(model.max_seq_length or 512):
-            with _one_torch_thread():
-                return np.asarray(self.embed([text])[0], dtype=np.float32)
+        """One question, through ONNX Runtime when it can be (`query_model`: the same vector,
+        ~2.5x sooner, and neither torch nor the model is loaded); else through the model's
+        modules directly: `encode`'s own work around the forward pass (sorting, batching, a
+        second tokenisation for the windows) was ~2 ms of a ~12 ms query. Torch runs on one
+        intra-op thread: a forward pass over a dozen word pieces gains nothing from a second
+        one, and torch's threads spinning beside the rest of a pack (or another process) made
+        it 20x slower on a loaded 2-core machine (~25 ms alone; 0.5-0.7 s with two threads
+        under a load of 3, 21-31 ms with one). A question longer than the model reads is
+        embedded in windows, as `embed` cuts them."""
         query_model = self._onnx_query_model()
         if query_model is not None:
-            vector = query_model.embed(features)
-        else:
-            with _one_torch_thread():
-                vector = _torch_forward(model, features)
+            return query_model.embed_text(text)
+        model = self._loaded()
+        features = model.preprocess([text])
+        with _one_torch_thread():
+            if int(features["input_ids"].shape[1]) >= int(model.max_seq_length or 512):
+                return np.asarray(self.embed([text])[0], dtype=np.float32)
+            vector = _torch_forward(model, features)
         normalised: Vectors = _normalise(vector.reshape(1, -1))[0]
         return normalised
+
+    def prepare_queries(self) -> None:
+        """Make the ONNX export for questions now if none is kept, for a caller that has
+        loaded the model anyway (ingest): a later process then answers without torch."""
+        self._onnx_query_model()
 
     def _encode(self, texts: list[str]) -> Vectors:
         vectors = self._loaded().encode(
@@ -153,14 +167,14 @@ class SentenceTransformerEmbedder:
     def _split_into_windows(self, texts: Sequence[str]) -> tuple[list[str], npt.NDArray[np.intp]]:
         """Cut texts longer than the model reads into overlapping windows of word pieces."""
         model = self._loaded()
-        limit = int(model.max_seq_length or 512) - 2  # room for [CLS] and [SEP]
+        limit = int(model.max_seq_length or 512) - SPECIAL_TOKENS
         encoded = model.tokenizer(
             list(texts), add_special_tokens=False, return_offsets_mapping=True, verbose=False
         )
         pieces: list[str] = []
         owners: list[int] = []
         for index, (text, offsets) in enumerate(zip(texts, encoded["offset_mapping"], strict=True)):
-            for start, end in _window_bounds(offsets, limit):
+            for start, end in window_bounds(offsets, limit):
                 pieces.append(text[start:end])
                 owners.append(index)
         return pieces, np.asarray(owners, dtype=np.intp)
@@ -170,11 +184,14 @@ class SentenceTransformerEmbedder:
         None keeps them on torch."""
         query_model = self._query_model
         if query_model is False:
-            model = self._loaded()
             # One load (an export takes seconds) however many questions arrive at once.
             with self._query_lock:
                 if self._query_model is False:
-                    self._query_model = load_query_model(model, self._name)
+                    self._query_model = query_model_for(
+                        QueryModelFiles.of(self._name, _model_path(self._name)),
+                        self._name,
+                        self._loaded,
+                    )
                 query_model = self._query_model
         assert query_model is not True
         return query_model
@@ -220,26 +237,12 @@ def _torch_forward(model: SentenceTransformer, features: dict[str, Any]) -> Vect
     return vector
 
 
-def _window_bounds(offsets: Sequence[tuple[int, int]], limit: int) -> list[tuple[int, int]]:
-    """Char ranges of windows of at most `limit` word pieces, overlapping by a few pieces."""
-    if len(offsets) <= limit:
-        return [(0, offsets[-1][1] if offsets else 0)] if offsets else [(0, 0)]
-    step = max(1, limit - min(_WINDOW_OVERLAP, limit // 2))
-    bounds = []
-    for first in range(0, len(offsets), step):
-        last = min(first + limit, len(offsets)) - 1
-        bounds.append((offsets[first][0], offsets[last][1]))
-        if last == len(offsets) - 1:
-            break
-    return bounds
-
-
 def _load_sentence_transformer(name: str) -> SentenceTransformer:
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError as error:  # pragma: no cover - it is a core dependency
         raise MissingDependencyError("sentence-transformers", "default") from error
-    path = bundled_model_path() if name == DEFAULT_EMBEDDER else name
+    path = _model_path(name)
     # The bundled model lives in site-packages: never reach for the hub.
     if name == DEFAULT_EMBEDDER:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -251,6 +254,11 @@ def _load_sentence_transformer(name: str) -> SentenceTransformer:
         return SentenceTransformer(path, device="cpu")
     except (OSError, ValueError) as error:
         raise InvalidArgumentError("embedder", f"cannot load model {name!r}: {error}") from error
+
+
+def _model_path(name: str) -> str:
+    """Where the model called `name` loads from: the bundled folder for the default name."""
+    return bundled_model_path() if name == DEFAULT_EMBEDDER else name
 
 
 def bundled_model_path() -> str:
