@@ -285,3 +285,13 @@ def test_compact_lengths_hold_every_length_in_the_smallest_type() -> None:
     assert small.compact_lengths.dtype == np.uint8
     ids, _ = index.search("tapir", 2)
     assert ids.tolist() == [1, 2], "the short sentence first: its one tapir weighs more"
+
+
+def test_the_stop_words_are_bm25s_english_ones() -> None:
+    from bm25s.stopwords import STOPWORDS_EN
+
+    from windowpack.index import lexical
+
+    lexical._stop_words.cache_clear()
+    assert lexical._stop_words() == frozenset(STOPWORDS_EN)
+    assert {"the", "and", "of"} <= lexical._stop_words()

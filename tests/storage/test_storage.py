@@ -11,7 +11,13 @@ from sqlalchemy import Engine, inspect, select
 import windowpack as wp
 from windowpack.ingest import pipeline as ingest_module
 from windowpack.storage import repository
-from windowpack.storage.database import create_database_engine, current_revision, migrate
+from windowpack.storage.database import (
+    MIGRATIONS_DIR,
+    create_database_engine,
+    current_revision,
+    head_revision,
+    migrate,
+)
 from windowpack.storage.schema import ChunkRow, DocumentRow
 
 
@@ -41,6 +47,43 @@ def test_migrating_twice_is_a_no_op(tmp_path: Path) -> None:
     migrate(engine)
     migrate(engine)
     assert current_revision(engine) == "0005"
+
+
+def test_the_head_read_from_the_revision_files_is_alembics() -> None:
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    assert head_revision() == ScriptDirectory.from_config(config).get_current_head()
+
+
+def test_migrating_a_database_at_head_leaves_alembic_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from alembic import command
+
+    engine = create_database_engine(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    migrate(engine)
+    upgrades: list[str] = []
+    real = command.upgrade
+    monkeypatch.setattr(command, "upgrade", lambda *a, **k: upgrades.append("x") or real(*a, **k))
+    migrate(engine)  # at head: one query, no upgrade
+    assert upgrades == []
+    with engine.begin() as connection:  # as a database left one revision behind
+        connection.exec_driver_sql("UPDATE alembic_version SET version_num = '0004'")
+        connection.exec_driver_sql("DROP TABLE jobs")
+    migrate(engine)
+    assert upgrades == ["x"] and current_revision(engine) == head_revision()
+    assert "jobs" in inspect(engine).get_table_names()
+
+
+def test_a_database_never_migrated_has_no_revision(tmp_path: Path) -> None:
+    engine = create_database_engine(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    assert current_revision(engine) is None
+    with engine.begin() as connection:  # alembic's table made, no revision stamped yet
+        connection.exec_driver_sql("CREATE TABLE alembic_version (version_num VARCHAR(32))")
+    assert current_revision(engine) is None
 
 
 def test_replicas_migrating_a_new_postgresql_database_at_once_all_succeed(

