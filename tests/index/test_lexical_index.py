@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from windowpack.errors import StorageError
 from windowpack.index import segments as bm25_segments
 from windowpack.index.lexical import Bm25Index
-from windowpack.index.segments import Segment
+from windowpack.index.segments import CompressedArrays, Segment
 
 # Non-contiguous, unordered chunk ids, as after deletes and upserts.
 IDS = [904, 12, 5077, 33, 1_000_001, 8]
@@ -114,8 +117,32 @@ def test_a_saved_segment_loads_mapped_from_its_file_with_the_same_matrices(
     for matrix in ("rows", "columns"):
         mine, theirs = getattr(segment, matrix), getattr(loaded, matrix)
         assert _mapped(theirs.data) and _mapped(theirs.indices)  # the file's pages, no copy
-        assert (mine != theirs).nnz == 0 and mine.shape == theirs.shape
+        _assert_same_arrays(mine, theirs)
     assert loaded.words == segment.words and np.array_equal(loaded.owners, segment.owners)
+
+
+def _assert_same_arrays(mine: Any, theirs: Any) -> None:
+    """Two compressed matrices (scipy's, or `CompressedArrays`) hold the same arrays."""
+    assert tuple(mine.shape) == tuple(theirs.shape)
+    for name in ("data", "indices", "indptr"):
+        np.testing.assert_array_equal(getattr(mine, name), getattr(theirs, name))
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    matrix=st.lists(st.lists(st.integers(0, 3), min_size=5, max_size=5), min_size=1, max_size=9),
+    picks=st.lists(st.integers(0, 8), max_size=12),
+)
+def test_compressed_arrays_take_rows_as_scipy_does(
+    matrix: list[list[int]], picks: list[int]
+) -> None:
+    from scipy import sparse
+
+    dense = np.asarray(matrix, dtype=np.float32)
+    rows = np.asarray([pick % len(matrix) for pick in picks], dtype=np.intp)
+    csr = sparse.csr_matrix(dense)
+    arrays = CompressedArrays(csr.data, csr.indices, csr.indptr, csr.shape)
+    _assert_same_arrays(arrays[rows], csr[rows])
 
 
 def _mapped(array: np.ndarray) -> bool:
@@ -143,7 +170,7 @@ def test_a_segment_file_without_columns_still_loads(index: Bm25Index, tmp_path: 
         words=np.asarray(segment.words, dtype=str),
     )
     loaded = Segment.load(path)
-    assert (loaded.columns != segment.columns).nnz == 0
+    _assert_same_arrays(loaded.columns, segment.columns)
 
 
 def test_a_segment_file_cut_short_is_refused(index: Bm25Index, tmp_path: Path) -> None:
@@ -285,13 +312,3 @@ def test_compact_lengths_hold_every_length_in_the_smallest_type() -> None:
     assert small.compact_lengths.dtype == np.uint8
     ids, _ = index.search("tapir", 2)
     assert ids.tolist() == [1, 2], "the short sentence first: its one tapir weighs more"
-
-
-def test_the_stop_words_are_bm25s_english_ones() -> None:
-    from bm25s.stopwords import STOPWORDS_EN
-
-    from windowpack.index import lexical
-
-    lexical._stop_words.cache_clear()
-    assert lexical._stop_words() == frozenset(STOPWORDS_EN)
-    assert {"the", "and", "of"} <= lexical._stop_words()

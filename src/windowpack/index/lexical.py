@@ -22,8 +22,6 @@ manifest and the live masks: saving a version writes only what the write changed
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 import itertools
 import re
 import zipfile
@@ -34,7 +32,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from windowpack.errors import MissingDependencyError, StorageError
+from windowpack.errors import StorageError
 from windowpack.index.base import Ids, Scores
 from windowpack.index.folders import (
     fresh_temporary,
@@ -49,7 +47,7 @@ from windowpack.index.segments import (
     merge_segments,
     score_segment,
 )
-from windowpack.text import split_sentences
+from windowpack.text import bm25s_stop_words, split_sentences
 
 _FORMAT = "bm25-segments-1"
 _LIVE_FILE = "live.npz"
@@ -65,38 +63,9 @@ _MAX_DEAD_SHARE = 0.3
 Mask = npt.NDArray[np.bool_]
 
 
-@functools.cache
 def _stop_words() -> frozenset[str]:
-    """bm25s's English stop words, so that this index drops what the one it replaced did.
-
-    Read from bm25s's `stopwords` module file alone: importing `bm25s.stopwords` runs
-    bm25s's own `__init__` (tqdm, its retrievers; ~55 ms of a ~1.5 s cold CLI `pack`) for
-    one tuple of words."""
-    spec = importlib.util.find_spec("bm25s")
-    for location in spec.submodule_search_locations or [] if spec else []:
-        words = _module_file_names(Path(location) / "stopwords.py", "STOPWORDS_EN")
-        if words is not None:
-            return frozenset(words)
-    try:  # a bm25s laid out otherwise
-        from bm25s.stopwords import STOPWORDS_EN
-    except ImportError as error:  # pragma: no cover - a core dependency
-        raise MissingDependencyError("bm25s", "default") from error
-    return frozenset(STOPWORDS_EN)
-
-
-def _module_file_names(path: Path, name: str) -> tuple[str, ...] | None:
-    """The tuple of strings `name` in the module file at `path`, run alone; None when it
-    is not there or needs its package."""
-    spec = importlib.util.spec_from_file_location(f"_windowpack_{path.stem}", path)
-    if spec is None or spec.loader is None or not path.is_file():
-        return None
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except ImportError:
-        return None
-    found = getattr(module, name, None)
-    return tuple(found) if isinstance(found, tuple | list) else None
+    """bm25s's English stop words, so that this index drops what the one it replaced did."""
+    return bm25s_stop_words("STOPWORDS_EN")
 
 
 def _stemmer() -> Any:

@@ -27,6 +27,7 @@ from typing import Any
 
 from windowpack.documents import message_starts
 from windowpack.pack.layout import DocumentView
+from windowpack.text import bm25s_stop_words
 
 _WORDS = re.compile(r"\w+")
 _ORDINAL_WORDS = [
@@ -225,9 +226,7 @@ def _request(text: str, start: int, end: int) -> str:
 
 @functools.cache
 def _stop_words() -> frozenset[str]:
-    from bm25s.stopwords import STOPWORDS_EN_PLUS
-
-    return frozenset(STOPWORDS_EN_PLUS) | _STOP_EXTRA
+    return bm25s_stop_words("STOPWORDS_EN_PLUS") | _STOP_EXTRA
 
 
 @functools.cache

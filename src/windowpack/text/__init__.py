@@ -3,8 +3,8 @@
 Pure functions over strings, no database and no models: `tokens` (offline tiktoken,
 Hugging Face tokenizers and GGUF vocabularies, which `gguf` opens with llama.cpp),
 `hashing` (the cache key of every derived artefact) and `sentences` (the one sentence
-splitter the chunker, BM25 and the summarizer share) and `names` (whether a text names
-someone, by form).
+splitter the chunker, BM25 and the summarizer share), `names` (whether a text names
+someone, by form) and `stop_words` (bm25s's stop word lists, without importing bm25s).
 """
 
 from __future__ import annotations
@@ -15,12 +15,14 @@ from windowpack.text.gguf import load_llama
 from windowpack.text.hashing import content_hash
 from windowpack.text.names import names_a_person
 from windowpack.text.sentences import append_trimmed, split_sentences
+from windowpack.text.stop_words import bm25s_stop_words
 from windowpack.text.tokens import TIKTOKEN_ENCODINGS, TokenCounter, get_token_counter
 
 __all__ = [
     "TIKTOKEN_ENCODINGS",
     "TokenCounter",
     "append_trimmed",
+    "bm25s_stop_words",
     "content_hash",
     "get_token_counter",
     "load_llama",
