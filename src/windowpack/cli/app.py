@@ -38,7 +38,9 @@ from windowpack.cli.output import (
     print_node,
     print_report,
     print_tree,
+    window_json,
 )
+from windowpack.cli.questions import QuestionsOption, pack_questions, read_questions
 from windowpack.cli.serve_command import serve, worker
 from windowpack.config import DEFAULT_COLLECTION, DEFAULT_STORE
 from windowpack.errors import InvalidArgumentError, WindowpackError
@@ -141,8 +143,17 @@ def search(
 
 @app.command()
 def pack(
-    query: Annotated[str, typer.Argument(help="The question the window is for.")],
-    budget: Annotated[int, typer.Option("--budget", "-b", help="Token budget (1 to 10M).")],
+    query: Annotated[
+        str | None, typer.Argument(help="The question the window is for (or --questions).")
+    ] = None,
+    budget: Annotated[
+        int | None,
+        typer.Option(
+            "--budget",
+            "-b",
+            help="Token budget (1 to 10M); with --questions, for lines that give none.",
+        ),
+    ] = None,
     store: StoreOption = DEFAULT_STORE,
     index_dir: IndexDirOption = None,
     collection: CollectionOption = "default",
@@ -166,14 +177,29 @@ def pack(
     ] = False,
     headers: HeadersOption = "compact",
     embedder: EmbedderOption = None,
+    questions: QuestionsOption = None,
 ) -> None:
     """Pack the best window for QUERY in at most --budget tokens and print it."""
     if cache_control and not messages:
         raise InvalidArgumentError("--cache-control", "needs --messages")
     if not include_question and not messages:
         raise InvalidArgumentError("--no-include-question", "needs --messages")
-    col = read_collection(store, index_dir, embedder, collection)
+    if query is not None and questions is not None:
+        raise InvalidArgumentError("--questions", "is instead of QUERY: give one or the other")
+    if query is None and questions is None:
+        raise InvalidArgumentError("QUERY", "is required (or --questions FILE: many questions)")
     aligned: bool | int = align_to if align_to is not None else align
+    shown_as = {"messages": messages, "cache_control": cache_control}
+    shown_as["include_question"] = include_question
+    if questions is not None:
+        asked = read_questions(questions, budget_given=budget is not None)  # before the store
+        options = {"budget": budget, "tokenizer": tokenizer, "headers": headers, "align": aligned}
+        col = read_collection(store, index_dir, embedder, collection)
+        pack_questions(col, asked, options, shown_as)
+        return
+    if budget is None or query is None:
+        raise InvalidArgumentError("--budget", "is required: the window's size in tokens")
+    col = read_collection(store, index_dir, embedder, collection)
     window = col.pack(
         query,
         budget=budget,
@@ -183,9 +209,7 @@ def pack(
     )
     chat = window.messages(cache_control=cache_control, include_question=include_question)
     if as_json:
-        shown = {**asdict(window), "prefix_cache": window.prefix_cache()}
-        shown |= {"messages": chat} if messages else {}
-        print(json.dumps(shown, ensure_ascii=False, indent=2))
+        print(json.dumps(window_json(window, **shown_as), ensure_ascii=False, indent=2))
     else:
         print(json.dumps(chat, ensure_ascii=False, indent=2) if messages else window.text)
     errors.print(

@@ -168,3 +168,17 @@ def _unit_label(hit: Hit) -> str:
 
     label = f"{hit.unit_name or 'part'} {(hit.unit or 0) + 1}"
     return f"{label}: {PATH_SEPARATOR.join(hit.heading_path)}" if hit.heading_path else label
+
+
+def window_json(
+    window: Window, *, messages: bool, cache_control: bool, include_question: bool
+) -> dict[str, object]:
+    """What `pack --json` prints of a window: its fields, `prefix_cache`, and with
+    `messages` its chat messages."""
+    from dataclasses import asdict
+
+    shown = {**asdict(window), "prefix_cache": window.prefix_cache()}
+    if messages:
+        chat = window.messages(cache_control=cache_control, include_question=include_question)
+        shown["messages"] = chat
+    return shown
