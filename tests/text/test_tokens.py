@@ -45,6 +45,7 @@ def tiktoken_reference(name: str) -> tiktoken.Encoding:
         patch.setenv("TIKTOKEN_CACHE_DIR", str(cache_dir))
         return tiktoken.get_encoding(name)
 
+
 ascii_prose = st.text(
     alphabet=st.sampled_from("abcdefghij KLMNOP qrstuvwxyz .,;!?'\"()-\n\t0123456789"),
     max_size=400,

@@ -3,10 +3,10 @@
 `get_token_counter("cl100k_base" | "o200k_base")` uses the real `tiktoken`; its BPE tables
 are seeded into tiktoken's cache from the copies shipped by the `bpe-openai` package, so no
 download happens and tiktoken still checks each table's sha256; the parsed table is kept
-beside it (`marshal`, under its own sha256), so later processes skip the parse. Any other name must be the
-path of a local Hugging Face `tokenizer.json` (or a folder holding one), or of a local GGUF
-model file (`.gguf`), whose own vocabulary llama.cpp loads (the `reader` extra): the counts
-an inference engine serving that model gets.
+beside it (`marshal`, under its own sha256), so later processes skip the parse. Any other
+name must be the path of a local Hugging Face `tokenizer.json` (or a folder holding one), or
+of a local GGUF model file (`.gguf`), whose own vocabulary llama.cpp loads (the `reader`
+extra): the counts an inference engine serving that model gets.
 
 tiktoken, tokenizers and llama_cpp are imported inside functions so that importing this
 module is cheap.
