@@ -30,6 +30,7 @@ EXPECTED = {
     "ann_vectors": "'vectors': (",
     "api": "results: ",
     "chat_pack": "Figures written to",
+    "cli_start": "Figures written to",
     "crash": "every check passed",
     "index_writes": "results: ",
     "ingest": "Figures written to",
