@@ -39,7 +39,7 @@ from windowpack.cli.output import (
     print_report,
     print_tree,
 )
-from windowpack.cli.serve_command import serve, worker
+from windowpack.cli.serve_command import mcp, serve, worker
 from windowpack.config import DEFAULT_COLLECTION, DEFAULT_STORE
 from windowpack.errors import InvalidArgumentError, WindowpackError
 from windowpack.types import TreeNode
@@ -260,6 +260,7 @@ _DEMO_BUDGET = 700
 app.command(name="eval")(eval_)
 app.command()(serve)
 app.command()(worker)
+app.command()(mcp)
 app.add_typer(keys, name="keys")
 app.add_typer(collections, name="collections")
 
