@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -61,13 +61,16 @@ def live_mcp(store: wp.Store) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
 
 
-def http_client(url: str, *, key: str | None = None) -> Client:
-    """The SDK's client over streamable HTTP to `url`'s /mcp, sending `key` as a bearer token."""
+@asynccontextmanager
+async def http_client(url: str, *, key: str | None = None) -> AsyncIterator[Client]:
+    """The SDK's client, connected over streamable HTTP to `url`'s /mcp, sending `key` as a
+    bearer token."""
     headers = {"Authorization": f"Bearer {key}"} if key is not None else {}
-    transport = streamable_http_client(
-        f"{url}/mcp", http_client=httpx2.AsyncClient(headers=headers, timeout=60)
-    )
-    return Client(transport)
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client,
+    ):
+        yield client
 
 
 def stdio_client(store_folder: Path, *options: str) -> Client:

@@ -17,6 +17,9 @@ from mcp_helpers import FERRY, OWLS, SEALS, answer_of, local_client, text_of, to
 
 import windowpack as wp
 from windowpack.mcp_server import DEFAULT_MAX_TOKENS
+from windowpack.mcp_server.resources import _node_answer
+from windowpack.text import get_token_counter
+from windowpack.types import TreeChild, TreeNode
 
 TOOLS = {"pack", "search", "add", "collections"}
 
@@ -112,6 +115,7 @@ async def test_search_hits_over_max_tokens_are_left_out_and_counted(filled: wp.S
         ("search", {"question": "x", "collection": "nope"}, "nope"),
         ("add", {"collection": "default"}, "text"),
         ("add", {"text": "x", "files": ["a.txt"]}, "files"),
+        ("add", {"files": ["a.txt"], "title": "Notes"}, "'title'"),
         ("add", {"text": "x", "metadata": {"note": "a\x00b"}}, "metadata.note"),
         ("collections", {"max_tokens": "lots"}, "max_tokens"),
     ],
@@ -208,3 +212,21 @@ async def test_resource_errors_name_what_is_wrong(filled: wp.Store) -> None:
 
 def _tree(collection: str) -> str:
     return f"windowpack://collections/{collection}/tree"
+
+
+def test_a_node_whose_text_alone_is_over_max_tokens_is_cut_at_a_token_boundary() -> None:
+    text = "The ferry to the island leaves at seven and returns at noon. " * 40
+    children = [
+        TreeChild(kind="chunk", node_id=None, document_id="ferry", ordinal=i, tokens=12)
+        for i in range(30)
+    ]
+    node = TreeNode(
+        id=7, level=1, document_id="ferry", parent_id=None, leaf_start=0, leaf_end=30,
+        char_start=0, char_end=len(text), text=text, tokens=480, summarizer="test",
+        children=children,
+    )  # fmt: skip
+    answer = _node_answer("default", node, get_token_counter("o200k_base"), 200)
+    shown = json.loads(answer)
+    assert tokens(answer) <= 200
+    assert shown["text_cut"] is True and text.startswith(shown["text"]) and shown["text"]
+    assert shown["children"] == [] and shown["note"].startswith("30 children left out")

@@ -184,11 +184,13 @@ async def test_replicas_answer_requests_without_session_affinity(store_folder: P
             _wait_until_up(port, replica)
         for mode in ("legacy", "auto"):  # the 2025 handshake, then per-request 2026 calls
             balancer = RoundRobin(ports)
-            transport = streamable_http_client(
-                f"http://127.0.0.1:{ports[0]}/mcp",
-                http_client=httpx2.AsyncClient(transport=balancer, timeout=60),
-            )
-            async with Client(transport, mode=mode) as client:
+            async with (
+                httpx2.AsyncClient(transport=balancer, timeout=60) as http,
+                Client(
+                    streamable_http_client(f"http://127.0.0.1:{ports[0]}/mcp", http_client=http),
+                    mode=mode,
+                ) as client,
+            ):
                 listed = await client.list_tools()
                 first = answer_of(await client.call_tool("search", {"question": "ferry"}))
                 second = answer_of(await client.call_tool("collections", {}))
@@ -197,8 +199,7 @@ async def test_replicas_answer_requests_without_session_affinity(store_folder: P
             assert set(balancer.sent_to) == set(ports), balancer.sent_to  # both answered
     finally:
         for replica in replicas:
-            replica.terminate()
-            replica.wait(timeout=30)
+            _stop(replica)
 
 
 async def test_serve_mcp_answers_rest_and_mcp_in_one_process(
@@ -222,8 +223,7 @@ async def test_serve_mcp_answers_rest_and_mcp_in_one_process(
         async with http_client(url) as client:
             window = await client.call_tool("pack", {"question": "ferry", "max_tokens": 200})
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        _stop(server)
     assert rest.status_code == 200 and "ferry" in rest.json()["text"]
     assert text_of(window) == rest.json()["text"]  # one facade, one window
 
@@ -285,3 +285,10 @@ def _wait_until_up(port: int, process: subprocess.Popen[str]) -> None:
             time.sleep(0.1)
         assert process.poll() is None, process.stdout.read() if process.stdout else ""
     raise AssertionError(f"port {port} did not answer within 60 s")
+
+
+def _stop(process: subprocess.Popen[str]) -> None:
+    process.terminate()
+    process.wait(timeout=30)
+    if process.stdout is not None:
+        process.stdout.close()

@@ -73,8 +73,9 @@ def fit(
     return counted[fits]
 
 
-def left_out_note(left_out: int, what: str, max_tokens: int) -> str | None:
-    """What an answer says when it shows fewer items than it found, for the agent to act on."""
+def left_out_note(left_out: int, what: str, max_tokens: int) -> dict[str, str]:
+    """What an answer adds when it shows fewer items than it found: a note for the agent to
+    act on (`{"note": "3 hits left out to stay within max_tokens=500"}`), else nothing."""
     if not left_out:
-        return None
-    return f"{left_out:,} {what} left out to stay within max_tokens={max_tokens:,}"
+        return {}
+    return {"note": f"{left_out:,} {what} left out to stay within max_tokens={max_tokens:,}"}

@@ -89,7 +89,9 @@ def create_app(
     from `settings.store`, and closed with the app).
 
     Refuses (`InvalidArgumentError` naming `host`) to serve beyond loopback without keys,
-    as the REST API does; beyond loopback keys stay required even if all are revoked.
+    as the REST API does; beyond loopback keys stay required even if all are revoked. Under
+    `uvicorn --factory` the settings come from `WINDOWPACK_*` alone: `WINDOWPACK_HOST` must
+    be the address uvicorn listens on, since the key rules depend on it.
     """
     settings = settings or ApiSettings()
     if not settings.loopback_only:

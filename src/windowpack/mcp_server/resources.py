@@ -114,7 +114,7 @@ def _tree_answer(name: str, overview: TreeOverview, counter: TokenCounter, limit
 
     def render(shown: int) -> str:
         note = left_out_note(len(levels) - shown, "levels", limit)
-        return dumps({**head, "levels": levels[:shown], **({"note": note} if note else {})})
+        return dumps({**head, "levels": levels[:shown], **note})
 
     return fit(render, len(levels), counter=counter, max_tokens=limit).text
 
@@ -126,8 +126,7 @@ def _node_answer(name: str, node: TreeNode, counter: TokenCounter, limit: int) -
 
     def render(shown: int) -> str:
         note = left_out_note(len(children) - shown, "children", limit)
-        noted = {"note": note} if note else {}
-        return dumps({**head, "text": node.text, "children": children[:shown], **noted})
+        return dumps({**head, "text": node.text, "children": children[:shown], **note})
 
     if counter.count(render(0)) <= limit:
         return fit(render, len(children), counter=counter, max_tokens=limit).text
@@ -137,6 +136,6 @@ def _node_answer(name: str, node: TreeNode, counter: TokenCounter, limit: int) -
     def render_cut(pieces: int) -> str:
         note = left_out_note(len(children), "children", limit)
         text = node.text[: cuts[pieces]]
-        return dumps({**head, "text": text, "text_cut": True, "children": [], "note": note})
+        return dumps({**head, "text": text, "text_cut": True, "children": [], **note})
 
     return fit(render_cut, len(cuts) - 1, counter=counter, max_tokens=limit).text

@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import Annotated, Any, ParamSpec, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -42,8 +41,7 @@ CollectionName = Annotated[
     Field(
         min_length=1,
         max_length=64,
-        description="Collection name (the `collections` tool lists them); 'default' unless "
-        "the store's owner said otherwise.",
+        description="Collection name (the `collections` tool lists them).",
     ),
 ]
 Tokenizer = Annotated[
@@ -95,9 +93,14 @@ def tool_errors(function: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-def answer(fitted: Fitted, tokenizer: str, **meta: Any) -> CallToolResult:
-    """One text block; its exact size (and what else the host may want) in `_meta`."""
-    details = {"windowpack/tokens": fitted.tokens, "windowpack/tokenizer": tokenizer, **meta}
+def answer(fitted: Fitted, tokenizer: str, *, budget: int | None = None) -> CallToolResult:
+    """One text block; its exact size (and a window's budget) in `_meta`, for the host."""
+    details: dict[str, Any] = {
+        "windowpack/tokens": fitted.tokens,
+        "windowpack/tokenizer": tokenizer,
+    }
+    if budget is not None:
+        details["windowpack/budget"] = budget
     return CallToolResult(content=[TextContent(type="text", text=fitted.text)], _meta=details)
 
 
@@ -162,7 +165,7 @@ def register_tools(server: MCPServer[Any], context: McpContext) -> None:
         else:
             reason = f"(an empty window: {window.reason or 'nothing to pack'})"
             fitted = fit(lambda _shown: reason, 0, counter=counter, max_tokens=max_tokens)
-        return answer(fitted, tokenizer, **{"windowpack/budget": window_budget})
+        return answer(fitted, tokenizer, budget=window_budget)
 
     @tool_errors
     def search(
@@ -190,7 +193,7 @@ def register_tools(server: MCPServer[Any], context: McpContext) -> None:
 
         def render(shown: int) -> str:
             note = left_out_note(len(hits) - shown, "hits", max_tokens)
-            return dumps({"hits": hits[:shown], "found": len(hits), **_noted(note)})
+            return dumps({"hits": hits[:shown], "found": len(hits), **note})
 
         return answer(fit(render, len(hits), counter=counter, max_tokens=max_tokens), tokenizer)
 
@@ -236,6 +239,11 @@ def register_tools(server: MCPServer[Any], context: McpContext) -> None:
         if files is not None:
             if text is not None:
                 raise InvalidArgumentError("files", "give `text` or `files`, not both")
+            for name, value in (("id", id), ("title", title), ("metadata", metadata)):
+                if value is not None:
+                    raise InvalidArgumentError(
+                        name, "describes `text`; with `files` each file's id is its path"
+                    )
             if not context.local:
                 raise InvalidArgumentError(
                     "files",
@@ -254,7 +262,7 @@ def register_tools(server: MCPServer[Any], context: McpContext) -> None:
         def render(shown: int) -> str:
             note = left_out_note(len(notes) - shown, "notes", max_tokens)
             shown_notes = {"notes": notes[:shown]} if notes else {}
-            return dumps({**summary, **shown_notes, **_noted(note)})
+            return dumps({**summary, **shown_notes, **note})
 
         return answer(fit(render, len(notes), counter=counter, max_tokens=max_tokens), tokenizer)
 
@@ -283,7 +291,7 @@ def register_tools(server: MCPServer[Any], context: McpContext) -> None:
 
         def render(shown: int) -> str:
             note = left_out_note(len(listed) - shown, "collections", max_tokens)
-            return dumps({"collections": listed[:shown], **_noted(note)})
+            return dumps({"collections": listed[:shown], **note})
 
         return answer(fit(render, len(listed), counter=counter, max_tokens=max_tokens), tokenizer)
 
@@ -317,9 +325,8 @@ def _hit(hit: Hit) -> dict[str, Any]:
 
 
 def _report_counts(report: IngestReport) -> dict[str, int]:
-    counts = asdict(report)
     names = ("added", "replaced", "unchanged", "chunks", "tokens", "summaries", "index_version")
-    return {name: counts[name] for name in names}
+    return {name: getattr(report, name) for name in names}
 
 
 def _report_notes(report: IngestReport) -> list[dict[str, str]]:
@@ -329,7 +336,3 @@ def _report_notes(report: IngestReport) -> list[dict[str, str]]:
         *({"summary_failed": name, "why": why} for name, why in report.summary_failures.items()),
         *({"duplicate": name, "of": first} for name, first in report.duplicates.items()),
     ]
-
-
-def _noted(note: str | None) -> dict[str, str]:
-    return {"note": note} if note else {}
