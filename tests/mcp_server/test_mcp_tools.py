@@ -16,8 +16,11 @@ from mcp.shared.exceptions import MCPError
 from mcp_helpers import FERRY, OWLS, SEALS, answer_of, local_client, text_of, tokens
 
 import windowpack as wp
+from windowpack.errors import InvalidArgumentError
+from windowpack.filters import parse_filter
 from windowpack.mcp_server import DEFAULT_MAX_TOKENS
 from windowpack.mcp_server.resources import _node_answer
+from windowpack.mcp_server.where import where_keyword
 from windowpack.text import get_token_counter
 from windowpack.types import TreeChild, TreeNode
 
@@ -230,3 +233,16 @@ def test_a_node_whose_text_alone_is_over_max_tokens_is_cut_at_a_token_boundary()
     assert tokens(answer) <= 200
     assert shown["text_cut"] is True and text.startswith(shown["text"]) and shown["text"]
     assert shown["children"] == [] and shown["note"].startswith("30 children left out")
+
+
+def test_a_filter_goes_to_the_facade_as_where_or_is_refused() -> None:
+    parsed = parse_filter({"team": "ops"}, "filter")
+
+    def filtering(query: str, k: int, *, where: object = None) -> None: ...
+
+    def unfiltered(query: str, k: int) -> None: ...
+
+    assert where_keyword(filtering, parsed) == {"where": parsed}
+    assert where_keyword(filtering, None) == where_keyword(unfiltered, None) == {}
+    with pytest.raises(InvalidArgumentError, match="'filter'"):
+        where_keyword(unfiltered, parsed)
