@@ -39,6 +39,17 @@ def bearer(secret: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {secret}"}
 
 
+def wait_for_job(client: TestClient, job_id: str) -> dict[str, object]:
+    """`GET /v1/jobs/{job_id}` once the job has ended (failing the test after 60 s)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        job = client.get(f"/v1/jobs/{job_id}").json()
+        if job["status"] in {"succeeded", "failed"}:
+            return dict(job)
+        time.sleep(0.05)
+    raise AssertionError(f"job {job_id} did not end")
+
+
 def error_code(response: object) -> str:
     """The error code of a response, checking it has exactly the one error shape."""
     body = response.json()  # type: ignore[attr-defined]
