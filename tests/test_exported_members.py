@@ -19,6 +19,7 @@ def test_all_is_pinned() -> None:
             "CollectionNotFoundError",
             "CollectionStats",
             "ConflictError",
+            "EmbedderMismatchError",
             "Document",
             "DocumentInfo",
             "DocumentNotFoundError",

@@ -45,6 +45,19 @@ items whatever the style:
 HEADER_STYLES: tuple[HeaderStyle, ...] = ("compact", "full", "none")
 """The header styles, the default first."""
 
+MIN_BUDGET = 1
+MAX_BUDGET = 1 << 20
+"""The budgets a window may be asked for, in every surface (library, CLI, REST, MCP): whole
+numbers of tokens from `MIN_BUDGET` to `MAX_BUDGET`, 1,048,576, which is 1M as model context
+windows are counted. Nothing between is an error: a budget too small for anything gives an
+empty window whose `reason` says so (design §4.1); windows are built to be useful from about
+1K up."""
+BUDGET_RULE = (
+    f"from {MIN_BUDGET} to {MAX_BUDGET:,} tokens (1M); a budget too small for anything gives "
+    "an empty window whose reason says so"
+)
+"""The budget rule in words: what every surface's help, schema and error says."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class Span:

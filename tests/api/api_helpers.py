@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,6 +36,17 @@ def local_client(app: FastAPI) -> TestClient:
 
 def bearer(secret: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {secret}"}
+
+
+def wait_for_job(client: TestClient, job_id: str) -> dict[str, object]:
+    """`GET /v1/jobs/{job_id}` once the job has ended (failing the test after 60 s)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        job = client.get(f"/v1/jobs/{job_id}").json()
+        if job["status"] in {"succeeded", "failed"}:
+            return dict(job)
+        time.sleep(0.05)
+    raise AssertionError(f"job {job_id} did not end")
 
 
 def error_code(response: object) -> str:

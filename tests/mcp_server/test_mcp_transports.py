@@ -156,10 +156,11 @@ async def test_over_http_a_key_scoped_to_another_collection_cannot_read_or_write
     for answer in (read, searched):  # the 404 REST gives: 'default' is not named
         assert answer.is_error and "collection 'default' does not exist" in text_of(answer)
         assert "collections here: 'birds'" in text_of(answer)
-    # A write creates what is missing, so it is REST's answer to a create out of scope: the
-    # same 403 whether the collection exists ('default') or not ('new').
+    # A write out of the key's scope gets REST's answer (`Access.add_target`): the same 404
+    # whether the collection exists ('default') or not ('new'), naming only 'birds'.
     for answer, name in ((wrote, "default"), (created, "new")):
-        assert answer.is_error and f"may not create collection '{name}'" in text_of(answer)
+        assert answer.is_error and f"collection '{name}' does not exist" in text_of(answer)
+        assert "collections here: 'birds'" in text_of(answer)
     assert own["added"] == 1
     assert not allowed.is_error
     assert refused.is_error and "may read collection 'default' but not write" in text_of(refused)

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from windowpack.prompt_cache import MINIMUMS_CHECKED, PROMPT_CACHE_MINIMUMS, Tier
 from windowpack.text import storable
 from windowpack.types import (
+    BUDGET_RULE,
     HEADER_STYLES,
+    MAX_BUDGET,
+    MIN_BUDGET,
     Document,
     DocumentInfo,
     DocumentKind,
@@ -29,6 +32,7 @@ from windowpack.types import (
     WindowItem,
 )
 
+_V = TypeVar("_V")
 _QUERY = Field(min_length=1, max_length=20_000, description="The question or keywords.")
 Tokenizer = Literal["o200k_base", "cl100k_base"]
 """Over HTTP only the bundled encodings: a server must not open files a client names (the
@@ -39,10 +43,11 @@ a few characters each, so a long session at a large budget stays far below it.""
 _NAME = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", description="Collection name.")
 
 
-def _checked(check: Callable[[str], str | None]) -> Callable[[str], str]:
-    """A pydantic validator from a `text.storable` check: the library's rule, named by field."""
+def _checked(check: Callable[[_V], str | None]) -> Callable[[_V], _V]:
+    """A pydantic validator from a library check (`text.storable`'s, the budget's): the
+    library's rule in its words, named by field."""
 
-    def validate(value: str) -> str:
+    def validate(value: _V) -> _V:
         problem = check(value)
         if problem is not None:
             raise ValueError(problem)
@@ -62,6 +67,29 @@ LookupDocumentId = Annotated[str, AfterValidator(_checked(storable.lookup_id_pro
 """An id looked up: anything a stored document could have."""
 
 
+def _metadata_problem(metadata: dict[str, Any]) -> str | None:
+    found = storable.metadata_problem(metadata)
+    return None if found is None else f"{found[0]}: {found[1]}"
+
+
+StorableMetadata = Annotated[dict[str, Any], AfterValidator(_checked(_metadata_problem))]
+"""A document's metadata: what a database holds faithfully (see `text.storable`)."""
+
+
+def _budget_problem(budget: int) -> str | None:
+    return None if MIN_BUDGET <= budget <= MAX_BUDGET else f"must be a whole number {BUDGET_RULE}"
+
+
+Budget = Annotated[
+    int,
+    Field(
+        description=f"Most tokens the window may hold, in `tokenizer`: {BUDGET_RULE}.",
+        json_schema_extra={"minimum": MIN_BUDGET, "maximum": MAX_BUDGET},
+    ),
+    AfterValidator(_checked(_budget_problem)),  # the library's rule, in its words
+]
+
+
 class _Body(BaseModel):
     # An unknown field is a typo the client should hear about, not something to ignore; and
     # strict types, so that `"budget": true` or `"k": 2.5` is an error, not 1 or 2.
@@ -79,35 +107,57 @@ class ErrorBody(BaseModel):
     error: ErrorDetail
 
 
+CHUNK_TOKENS = (16, 100_000)
+"""The chunk sizes a new collection may be given over HTTP (least, most)."""
+
+
 class CollectionCreate(_Body):
     name: str = _NAME
     tokenizer: Tokenizer | None = None
-    chunk_tokens: int | None = Field(default=None, ge=16, le=100_000)
+    chunk_tokens: int | None = Field(default=None, ge=CHUNK_TOKENS[0], le=CHUNK_TOKENS[1])
 
 
 class CollectionList(BaseModel):
     collections: list[str]
 
 
+class UnitIn(_Body):
+    """A unit of a document: the characters `[start, end)` of its text."""
+
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+
 class DocumentUpsert(_Body):
-    """The document stored under the id in the path."""
+    """The document stored under the id in the path: the library's `Document`."""
 
     text: StorableText = Field(min_length=1)
     title: StorableText | None = Field(default=None, max_length=storable.MAX_TITLE_CHARS)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: StorableMetadata = Field(default_factory=dict)
     kind: DocumentKind = "text"
-
-    @field_validator("metadata")
-    @classmethod
-    def _storable_metadata(cls, metadata: dict[str, Any]) -> dict[str, Any]:
-        found = storable.metadata_problem(metadata)
-        if found is not None:
-            raise ValueError(f"{found[0]}: {found[1]}")
-        return metadata
+    units: list[UnitIn] | None = Field(
+        default=None,
+        description="Its units (a chat's turns, a file's records or sections) as character "
+        "ranges of `text`, in order, not overlapping: chunks never cross one, and a window "
+        "holds one whole, summarised or left out. Default: the kind's own (a conversation's "
+        "turns from its `User:` lines, a markdown document's sections).",
+    )
+    source: StorableText | None = Field(
+        default=None,
+        max_length=storable.MAX_ID_CHARS,
+        description="Where it came from, such as a file's name.",
+    )
 
     def to_document(self, id: str | None) -> Document:
+        units = None if self.units is None else [Span(start=u.start, end=u.end) for u in self.units]
         return Document(
-            text=self.text, title=self.title, id=id, metadata=self.metadata, kind=self.kind
+            text=self.text,
+            title=self.title,
+            id=id,
+            metadata=self.metadata,
+            kind=self.kind,
+            units=units,
+            source=self.source,
         )
 
 
@@ -121,13 +171,53 @@ class DocumentsIn(_Body):
     documents: list[DocumentIn] = Field(min_length=1, max_length=100_000)
 
 
+class Message(BaseModel):
+    """One message of a chat; other fields a chat export carries (`name`, ...) are ignored,
+    as the library ignores them."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    role: StorableText = Field(min_length=1, max_length=64)
+    content: StorableText
+
+
+class ConversationIn(_Body):
+    """A chat added as one document whose units are its turns (`Collection.add_conversation`)."""
+
+    messages: list[Message] | StorableText = Field(
+        description="The chat: a list of `{role, content}` messages, or one transcript text "
+        "whose messages start lines with their role (`User: ...`, `Assistant: ...`).",
+    )
+    id: NewDocumentId | None = None
+    title: StorableText | None = Field(default=None, max_length=storable.MAX_TITLE_CHARS)
+    metadata: StorableMetadata = Field(default_factory=dict)
+
+    def chat(self) -> list[dict[str, str]] | str:
+        """The messages as the library takes them."""
+        if isinstance(self.messages, str):
+            return self.messages
+        return [{"role": m.role, "content": m.content} for m in self.messages]
+
+    @property
+    def size(self) -> int:
+        """Characters of text, for the background threshold."""
+        if isinstance(self.messages, str):
+            return len(self.messages)
+        return sum(len(m.content) for m in self.messages)
+
+
 class DocumentOut(BaseModel):
+    """A stored document: the library's `Document`."""
+
     id: str | None
     title: str | None
     text: str
     kind: str
     metadata: dict[str, Any]
     source: str | None
+    units: list[Span] | None = Field(
+        default=None, description="Its units as character ranges of `text` (see `units` in)."
+    )
 
     @classmethod
     def of(cls, document: Document) -> DocumentOut:
@@ -138,6 +228,7 @@ class DocumentOut(BaseModel):
             kind=document.kind,
             metadata=document.metadata,
             source=document.source,
+            units=document.units,
         )
 
 
@@ -151,7 +242,7 @@ class WindowOptions(_Body):
     """What a pack and a session pack both take: the question, the budget, the format."""
 
     query: str = _QUERY
-    budget: int = Field(ge=1, description="Most tokens the window may hold, in `tokenizer`.")
+    budget: Budget
     tokenizer: Tokenizer = "o200k_base"
     provider: str | None = Field(
         default=None,

@@ -1,9 +1,10 @@
 """The `windowpack` command line: thin commands over the service facade.
 
-This module holds the app, the everyday commands (ingest, search, pack, tree, demo) and the
-entry point; `eval`, `serve`, `keys` and `collections` live in `eval_command`, `serve_command`,
-`key_commands` and `collection_commands`, the options they share in `options`. Each imports
-what is heavy inside its command, so `windowpack --help` stays cheap.
+This module holds the app, the everyday commands (ingest, search, pack, tree, rebuild-tree,
+demo) and the entry point; `eval`, `serve`, `keys` and `collections` live in `eval_command`,
+`serve_command`, `key_commands` and `collection_commands`, the options they share in
+`options`, how help reads in `help_format`. Each imports what is heavy inside its command, so
+`windowpack --help` stays cheap.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import typer
 
 from windowpack.cli.collection_commands import collections
 from windowpack.cli.eval_command import eval_
+from windowpack.cli.help_format import MAX_HELP_WIDTH, HelpGroup
 from windowpack.cli.key_commands import keys
 from windowpack.cli.options import (
     CollectionOption,
@@ -41,19 +43,21 @@ from windowpack.cli.output import (
 )
 from windowpack.cli.serve_command import mcp, serve, worker
 from windowpack.config import DEFAULT_COLLECTION, DEFAULT_STORE
-from windowpack.errors import InvalidArgumentError, WindowpackError
-from windowpack.types import TreeNode
+from windowpack.errors import EmbedderMismatchError, InvalidArgumentError, WindowpackError
+from windowpack.types import BUDGET_RULE, TreeNode
 
 if TYPE_CHECKING:
     from windowpack.service import Collection
     from windowpack.types import HeaderStyle, IngestProgress, IngestReport
 
 app = typer.Typer(
+    cls=HelpGroup,
     help="windowpack: the best context window for one question, at any token budget.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,  # plain help, wrapped at the terminal's width (cli.help_format)
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": MAX_HELP_WIDTH},
 )
 
 
@@ -130,9 +134,13 @@ def search(
     collection: CollectionOption = "default",
     as_json: Annotated[bool, typer.Option("--json", help="Print hits as JSON.")] = False,
     embedder: EmbedderOption = None,
+    include_summaries: Annotated[
+        bool, typer.Option("--include-summaries", help="Let summary-tree nodes compete too.")
+    ] = False,
 ) -> None:
     """Print the k most relevant verbatim chunks."""
-    hits = read_collection(store, index_dir, embedder, collection).search(query, k=k)
+    col = read_collection(store, index_dir, embedder, collection)
+    hits = col.search(query, k=k, include_summaries=include_summaries)
     if as_json:
         print(json.dumps([asdict(hit) for hit in hits], ensure_ascii=False, indent=2))
     else:
@@ -142,7 +150,7 @@ def search(
 @app.command()
 def pack(
     query: Annotated[str, typer.Argument(help="The question the window is for.")],
-    budget: Annotated[int, typer.Option("--budget", "-b", help="Token budget (1 to 10M).")],
+    budget: Annotated[int, typer.Option("--budget", "-b", help=f"Token budget: {BUDGET_RULE}.")],
     store: StoreOption = DEFAULT_STORE,
     index_dir: IndexDirOption = None,
     collection: CollectionOption = "default",
@@ -166,6 +174,13 @@ def pack(
     ] = False,
     headers: HeadersOption = "compact",
     embedder: EmbedderOption = None,
+    overview_tokens: Annotated[
+        int | None,
+        typer.Option(
+            help="Cap on the query-independent overview tier (default: an eighth of the "
+            "budget, at most 4,096)."
+        ),
+    ] = None,
 ) -> None:
     """Pack the best window for QUERY in at most --budget tokens and print it."""
     if cache_control and not messages:
@@ -178,12 +193,15 @@ def pack(
         query,
         budget=budget,
         tokenizer=tokenizer,
+        overview_tokens=overview_tokens,
         align=aligned,
         headers=cast("HeaderStyle", headers),  # checked by the pack
     )
     chat = window.messages(cache_control=cache_control, include_question=include_question)
     if as_json:
+        # The REST answer's shapes: `index_versions` a mapping, not pairs.
         shown = {**asdict(window), "prefix_cache": window.prefix_cache()}
+        shown["index_versions"] = dict(window.index_versions)
         shown |= {"messages": chat} if messages else {}
         print(json.dumps(shown, ensure_ascii=False, indent=2))
     else:
@@ -214,6 +232,27 @@ def tree(
         print_node(shown)
     else:
         print_tree(shown)
+
+
+@app.command("rebuild-tree")
+def rebuild_tree(
+    store: StoreOption = DEFAULT_STORE,
+    index_dir: IndexDirOption = None,
+    collection: CollectionOption = "default",
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the report as JSON (warnings on stderr).")
+    ] = False,
+    embedder: EmbedderOption = None,
+) -> None:
+    """Rebuild every summary node of the collection with the store's summarizer (extractive),
+    atomically: readers see the old tree until the new one is written."""
+    col = read_collection(store, index_dir, embedder, collection)
+    report = _add_with_progress(col, lambda callback: col.rebuild_tree(progress=callback))
+    if as_json:
+        print(json.dumps(asdict(report), ensure_ascii=False, indent=2))
+        print_duplicates(report)
+    else:
+        print_report(report)
 
 
 @app.command()
@@ -282,6 +321,8 @@ def main() -> None:
     try:
         app()
     except WindowpackError as error:
+        if isinstance(error, EmbedderMismatchError) and error.built_with is not None:
+            error = error.fixed_by(f"pass --embedder {error.built_with}")  # the CLI's fix
         # soft_wrap: one line whatever the terminal width, as scripts and logs expect.
         errors.print(f"[red]error:[/] {error.message}", highlight=False, soft_wrap=True)
         sys.exit(2)

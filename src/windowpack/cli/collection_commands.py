@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from windowpack.cli.help_format import HelpGroup
 from windowpack.cli.options import IndexDirOption, StoreOption, open_store
 from windowpack.cli.output import errors
 from windowpack.config import DEFAULT_COLLECTION, DEFAULT_STORE
@@ -18,7 +19,10 @@ if TYPE_CHECKING:
     from windowpack.types import CollectionStats
 
 collections = typer.Typer(
-    help="The store's collections: list, stats, delete.", no_args_is_help=True
+    help="The store's collections: list, stats, delete.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    cls=HelpGroup,
 )
 
 

@@ -11,7 +11,6 @@ from mcp.server.mcpserver import Context
 
 from windowpack.api import Access
 from windowpack.errors import (
-    CollectionNotFoundError,
     InvalidArgumentError,
     StorageError,
     WindowpackError,
@@ -58,12 +57,8 @@ class McpContext:
 
     def writable(self, access: Access, name: str) -> Collection:
         """The collection `name` to write to, created by the write when it is new (as the
-        library does) if the caller may create it."""
-        try:
-            return access.write(name)
-        except CollectionNotFoundError:
-            access.require_create(name)
-            return self.store.collection(name)
+        library does) if the caller may create it: REST's rule (`Access.add_target`)."""
+        return access.add_target(name)
 
 
 def dumps(value: Any) -> str:

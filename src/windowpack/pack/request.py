@@ -7,9 +7,7 @@ from dataclasses import dataclass, field
 from windowpack.config import EvidenceSettings
 from windowpack.errors import InvalidArgumentError
 from windowpack.prompt_cache import cache_minimum
-from windowpack.types import HEADER_STYLES, HeaderStyle
-
-MAX_BUDGET = 10_000_000
+from windowpack.types import BUDGET_RULE, HEADER_STYLES, MAX_BUDGET, MIN_BUDGET, HeaderStyle
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,10 +64,15 @@ class PackRequest:
 
 
 def check_budget(budget: int) -> None:
-    """A budget is an integer from 1 to `MAX_BUDGET` tokens (not a bool: `True` is not 1)."""
-    if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= MAX_BUDGET:
+    """A budget is a whole number of tokens `types.BUDGET_RULE` allows (not a bool: `True` is
+    not 1)."""
+    if (
+        isinstance(budget, bool)
+        or not isinstance(budget, int)
+        or not MIN_BUDGET <= budget <= MAX_BUDGET
+    ):
         raise InvalidArgumentError(
-            "budget", f"must be an integer from 1 to {MAX_BUDGET:,}, got {budget!r}"
+            "budget", f"must be a whole number {BUDGET_RULE}; got {budget!r}"
         )
 
 

@@ -178,6 +178,7 @@ class Collection:
         id: str | None = None,
         title: str | None = None,
         metadata: dict[str, Any] | None = None,
+        progress: ProgressCallback | None = None,
     ) -> IngestReport:
         """Add a chat as one document; each turn (request and its reply) is one unit.
 
@@ -188,7 +189,7 @@ class Collection:
             document = transcript_document(messages, id=id, title=title, metadata=metadata)
         else:
             document = conversation_document(messages, id=id, title=title, metadata=metadata)
-        return self._ingest([document], progress=None)
+        return self._ingest([document], progress=progress)
 
     def search(self, query: str, k: int = 10, *, include_summaries: bool = False) -> list[Hit]:
         """The k most relevant verbatim chunks, best first (dense + BM25, fused by z-scores).
@@ -368,12 +369,20 @@ class Collection:
         skipped: dict[str, str] | None = None,
     ) -> IngestReport:
         with self._context.write_lock:
+            created = False
             if self._known_id is None:  # the first write creates the collection
-                self._adopt(
-                    self._context.row_for_write(self.name, self.tokenizer, self.chunk_tokens)
+                row, created = self._context.row_for_write(
+                    self.name, self.tokenizer, self.chunk_tokens
                 )
-            target = self._ingest_target()
-            return ingest_documents(documents, target, progress=progress, skipped=skipped)
+                self._adopt(row)
+            try:
+                target = self._ingest_target()
+                return ingest_documents(documents, target, progress=progress, skipped=skipped)
+            except BaseException:
+                if created:  # a failed first write leaves no empty collection behind
+                    self._context.drop_unwritten(self.collection_id, self.name)
+                    self._known_id = None
+                raise
 
     def _ingest_target(self, summarizer: Summarizer | None = None) -> IngestTarget:
         return self._context.ingest_target(

@@ -18,7 +18,12 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from windowpack.config import EvidenceSettings, StoreConfig
 from windowpack.embed import Embedder, get_embedder
-from windowpack.errors import CollectionNotFoundError, ConflictError, StoreNotFoundError
+from windowpack.errors import (
+    CollectionNotFoundError,
+    ConflictError,
+    EmbedderMismatchError,
+    StoreNotFoundError,
+)
 from windowpack.index import IndexStore, VersionWatcher
 from windowpack.ingest import IngestExecutor, IngestTarget, make_executor
 from windowpack.pack import (
@@ -33,6 +38,7 @@ from windowpack.rerank import get_reranker
 from windowpack.search import QueryEmbeddingCache, check_query, check_search, hybrid_search
 from windowpack.storage import (
     CollectionRow,
+    announce_change,
     create_database_engine,
     current_revision,
     migrate,
@@ -152,15 +158,34 @@ class StoreContext:
             raise CollectionNotFoundError(name, existing=self.collection_names())
         return row
 
-    def row_for_write(self, name: str, tokenizer: str, chunk_tokens: int) -> CollectionRow:
-        """The collection's row, created now if this is its first write (caller holds the
-        write lock)."""
+    def row_for_write(
+        self, name: str, tokenizer: str, chunk_tokens: int
+    ) -> tuple[CollectionRow, bool]:
+        """The collection's row, and whether it was created now, by this first write (caller
+        holds the write lock)."""
         with self.sessions.begin() as session:
             row = repository.get_collection(session, name)
+            created = row is None
             if row is None:
                 row = self.create_collection_row(session, name, tokenizer, chunk_tokens)
             self.check_settings(row, tokenizer, chunk_tokens)
-            return row
+            return row, created
+
+    def drop_unwritten(self, collection_id: int, name: str) -> None:
+        """Delete the collection a first write created and then failed to fill, so a failed
+        first write leaves no empty collection behind; one that anything was written to
+        since (another process's write: a version, a document) is kept (caller holds the
+        write lock)."""
+        with self.sessions.begin() as session:
+            row = session.get(CollectionRow, collection_id)
+            if row is None or row.name != name or row.index_version != 0:
+                return
+            if repository.count_documents(session, collection_id) != 0:
+                return
+            session.delete(row)
+            announce_change(session, collection_id)
+        self.indexes.forget(collection_id)
+        self.packer.forget(collection_id)
 
     def create_collection_row(
         self, session: Session, name: str, tokenizer: str | None, chunk_tokens: int | None
@@ -186,10 +211,7 @@ class StoreContext:
     ) -> None:
         """An existing collection asked for with settings: they must be its own."""
         if row.embedder != self.embedder.model_id:
-            raise ConflictError(
-                f"collection {row.name!r} was built with embedder {row.embedder!r}; "
-                f"open the store with StoreConfig(embedder={row.embedder!r})"
-            )
+            raise EmbedderMismatchError(row.name, row.embedder)
         if tokenizer is not None and tokenizer != row.tokenizer:
             raise ConflictError(f"collection {row.name!r} uses tokenizer {row.tokenizer!r}")
         if chunk_tokens is not None and chunk_tokens != row.chunk_tokens:
