@@ -19,6 +19,7 @@ def test_all_is_pinned() -> None:
             "CollectionNotFoundError",
             "CollectionStats",
             "ConflictError",
+            "DeleteReport",
             "Document",
             "DocumentInfo",
             "DocumentNotFoundError",
