@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
-from windowpack.cli.collection_commands import collections
+from windowpack.cli.collection_commands import collections, delete_documents
 from windowpack.cli.eval_command import eval_
 from windowpack.cli.key_commands import keys
 from windowpack.cli.options import (
@@ -26,7 +26,9 @@ from windowpack.cli.options import (
     HeadersOption,
     IndexDirOption,
     StoreOption,
+    WhereOption,
     open_store,
+    parse_where,
     read_collection,
 )
 from windowpack.cli.output import (
@@ -130,9 +132,13 @@ def search(
     collection: CollectionOption = "default",
     as_json: Annotated[bool, typer.Option("--json", help="Print hits as JSON.")] = False,
     embedder: EmbedderOption = None,
+    where: WhereOption = None,
 ) -> None:
     """Print the k most relevant verbatim chunks."""
-    hits = read_collection(store, index_dir, embedder, collection).search(query, k=k)
+    matching = parse_where(where)
+    hits = read_collection(store, index_dir, embedder, collection).search(
+        query, k=k, where=matching
+    )
     if as_json:
         print(json.dumps([asdict(hit) for hit in hits], ensure_ascii=False, indent=2))
     else:
@@ -166,8 +172,10 @@ def pack(
     ] = False,
     headers: HeadersOption = "compact",
     embedder: EmbedderOption = None,
+    where: WhereOption = None,
 ) -> None:
     """Pack the best window for QUERY in at most --budget tokens and print it."""
+    matching = parse_where(where)
     if cache_control and not messages:
         raise InvalidArgumentError("--cache-control", "needs --messages")
     if not include_question and not messages:
@@ -180,6 +188,7 @@ def pack(
         tokenizer=tokenizer,
         align=aligned,
         headers=cast("HeaderStyle", headers),  # checked by the pack
+        where=matching,
     )
     chat = window.messages(cache_control=cache_control, include_question=include_question)
     if as_json:
@@ -262,6 +271,7 @@ app.command()(serve)
 app.command()(worker)
 app.add_typer(keys, name="keys")
 app.add_typer(collections, name="collections")
+app.command(name="delete")(delete_documents)
 
 
 def _add_with_progress(

@@ -13,10 +13,11 @@ from typing import Any, Literal, TypeVar, overload
 import httpx
 
 from windowpack.client import _calls
-from windowpack.client._calls import Call
+from windowpack.client._calls import Call, Where
 from windowpack.errors import CollectionNotFoundError, ConflictError, ServerUnavailableError
 from windowpack.types import (
     CollectionStats,
+    DeleteReport,
     Document,
     DocumentInfo,
     HeaderStyle,
@@ -110,10 +111,14 @@ class AsyncClient:
         align: bool | int = False,
         provider: str | None = None,
         headers: HeaderStyle | None = None,
+        where: Where = None,
     ) -> Window:
         """One window over several collections, the budget following relevance (`headers`
-        as in `Collection.pack`; None: the server's default)."""
-        options = _calls.pack_options(budget, tokenizer, overview_tokens, align, provider, headers)
+        as in `Collection.pack`; None: the server's default); `where` filters the documents
+        of every collection named."""
+        options = _calls.pack_options(
+            budget, tokenizer, overview_tokens, align, provider, headers, where
+        )
         return await self.send(_calls.pack(list(collections), query, options))
 
     def session(
@@ -127,6 +132,7 @@ class AsyncClient:
         first_tokens: int | None = None,
         follow_up_tokens: int | None = None,
         token: str | None = None,
+        where: Where = None,
     ) -> AsyncRemoteSession:
         """A session of follow-up questions over several collections, as `Store.session`:
         each `pack(question)` window extends the last one while the budget allows. The
@@ -138,6 +144,7 @@ class AsyncClient:
             overview_tokens=overview_tokens,
             first_tokens=first_tokens,
             follow_up_tokens=follow_up_tokens,
+            where=where,
         )
         return AsyncRemoteSession(self, list(collections), options, token)
 
@@ -256,10 +263,12 @@ class AsyncRemoteCollection:
         return await self._ingest(_calls.add_files(self.name, paths, background), background)
 
     async def search(
-        self, query: str, k: int = 10, *, include_summaries: bool = False
+        self, query: str, k: int = 10, *, include_summaries: bool = False, where: Where = None
     ) -> list[Hit]:
-        """The k most relevant verbatim chunks (and summaries, if asked), best first."""
-        return await self._client.send(_calls.search(self.name, query, k, include_summaries))
+        """The k most relevant verbatim chunks (and summaries, if asked), best first; with
+        `where`, of the documents that metadata filter keeps (as `Collection.search`)."""
+        call = _calls.search(self.name, query, k, include_summaries, where)
+        return await self._client.send(call)
 
     async def pack(
         self,
@@ -271,11 +280,15 @@ class AsyncRemoteCollection:
         align: bool | int = False,
         provider: str | None = None,
         headers: HeaderStyle | None = None,
+        where: Where = None,
     ) -> Window:
         """The best window for `query` within `budget` tokens, as `Collection.pack`; with a
         `provider`, `window.cache_plan(provider)` lays it out as that provider's request.
-        `headers` (compact, full, none) as in `Collection.pack`; None: the server's default."""
-        options = _calls.pack_options(budget, tokenizer, overview_tokens, align, provider, headers)
+        `headers` (compact, full, none) as in `Collection.pack`; None: the server's default.
+        `where` packs only the documents that metadata filter keeps."""
+        options = _calls.pack_options(
+            budget, tokenizer, overview_tokens, align, provider, headers, where
+        )
         return await self._client.send(_calls.pack(self.name, query, options))
 
     def session(
@@ -288,6 +301,7 @@ class AsyncRemoteCollection:
         first_tokens: int | None = None,
         follow_up_tokens: int | None = None,
         token: str | None = None,
+        where: Where = None,
     ) -> AsyncRemoteSession:
         """A session of follow-up questions whose windows extend each other, as
         `Collection.session`. The server keeps nothing; `token` (a session's `token`) resumes
@@ -299,6 +313,7 @@ class AsyncRemoteCollection:
             overview_tokens=overview_tokens,
             first_tokens=first_tokens,
             follow_up_tokens=follow_up_tokens,
+            where=where,
         )
         return AsyncRemoteSession(self._client, self.name, options, token)
 
@@ -323,8 +338,13 @@ class AsyncRemoteCollection:
             found.extend(page)
         return found
 
-    async def delete(self, document_id: str) -> None:
-        await self._client.send(_calls.delete(self.name, document_id))
+    async def delete(
+        self, ids: str | Sequence[str] | None = None, *, where: Where = None
+    ) -> DeleteReport:
+        """Delete documents by id, by metadata filter, or both, in one index version, as
+        `Collection.delete` (one id not stored is a `DocumentNotFoundError`; in a list it is
+        reported in `missing`)."""
+        return await self._client.send(_calls.delete(self.name, ids, where))
 
     async def stats(self) -> CollectionStats:
         return await self._client.send(_calls.stats(self.name))
