@@ -286,3 +286,44 @@ def test_a_filter_keeping_one_percent_fills_the_window_from_that_one_percent(
         window = collection.pack(QUESTION, budget=budget, where={"kept": True})
         assert NEEDLE in window.text and window.tokens <= budget
         assert {item.document_id for item in window.items if item.kind != "gap"} == {"weak"}
+
+
+def test_a_filter_follows_the_writes_of_each_new_version(tmp_path: Any) -> None:
+    with wp.open(tmp_path / "store", config=CONFIG) as opened:
+        collection = opened.collection("c")
+        collection.add(_corpus(9, 12))
+        where = {"team": "ops"}
+        before = set(_kept(collection, where))
+        assert _markers(collection.pack(QUESTION, budget=50_000, where=where).text) == before
+        assert {hit.document_id for hit in collection.search(QUESTION, k=50, where=where)} <= before
+        moved = next(iter(sorted(before)))
+        document = collection.get(moved)
+        changed = {**document.metadata, "team": "infra"}
+        collection.add([wp.Document(text=document.text, id=moved, metadata=changed)])
+        collection.add([wp.Document(text="Otter lantern glacier mk99.", id="d99", metadata=where)])
+        after = (before - {moved}) | {"d99"}
+        assert set(_kept(collection, where)) == after
+        window = collection.pack(QUESTION, budget=50_000, where=where)
+        assert _markers(window.text) == after
+        hits = collection.search(QUESTION, k=50, where=where)
+        assert {hit.document_id for hit in hits} == after
+
+
+@pytest.mark.model
+def test_with_the_real_model_a_filter_finds_its_documents_fact_and_nothing_else(
+    tmp_path: Any,
+) -> None:
+    from windowpack.demo import PLANTED, demo_documents
+
+    with wp.open(tmp_path / "demo") as opened:
+        collection = opened.collection("demo")
+        collection.add(demo_documents())
+        fact = PLANTED[1]  # Cinder Bay's beacon
+        where = {"station": {"$in": ["Cinder Bay", "Frostmere"]}}
+        hits = collection.search(fact.question, k=5, where=where)
+        assert hits[0].document_id == fact.document_id and fact.sentence in hits[0].text
+        assert {hit.document_id for hit in hits} <= {fact.document_id, "reports/frostmere.txt"}
+        window = collection.pack(fact.question, budget=400, where=where)
+        assert fact.sentence in window.text and window.tokens <= 400
+        elsewhere = collection.search(fact.question, k=5, where={"station": "Aurora"})
+        assert {hit.document_id for hit in elsewhere} == {"reports/aurora.txt"}

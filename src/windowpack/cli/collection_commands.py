@@ -92,7 +92,7 @@ def _stats_of(store: Store, name: str) -> CollectionStats:
 
 def delete_documents(
     ids: Annotated[
-        list[str] | None, typer.Argument(help="Ids of the documents to delete.", metavar="[IDS]...")
+        list[str] | None, typer.Argument(help="Ids of the documents to delete.", metavar="IDS")
     ] = None,
     where: WhereOption = None,
     store: StoreOption = DEFAULT_STORE,

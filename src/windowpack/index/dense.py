@@ -186,17 +186,18 @@ class FaissIndex:
     def select(self, ids: Ids) -> Selection:
         """What `search(..., selection=)` takes to search only `ids` (stored ids, sorted).
 
-        How, by measurement (`benchmarks/filtered_pack.py`; 384 dims, k = 2,048 pieces as a
-        pack at 8K asks, one thread): an exact pass over just the kept vectors, read where
-        FAISS stores them (`fvec_inner_products_by_idx`: no copy), costs ~0.2 us a kept
-        vector (0.7 ms for 5K, 5.5 ms for 25K). HNSW limited by an `IDSelector` instead
-        finds few of them at its own beam width (recall@2048 0.02 with 1% kept, 0.09 with
-        30%): the beam must grow as the share kept shrinks (k / share: 0.97 at 30% in 20 ms,
-        0.94 at 50% in 11 ms, where the exact pass over 25K took 5.5 ms). So: the exact
-        pass over the kept vectors of a flat or HNSW base up to `BY_POSITION_MAX` of them (a
-        flat one up to half its vectors, past which one pass over all of them with a mask
-        is cheaper), and past that the index's own search with a selector and a beam (HNSW)
-        or lists visited (IVF, which stores no vector by position) grown by 1 / share.
+        Why, measured (50K clustered vectors of 384 dims, HNSW32 at efSearch 256, k = 2,048
+        as a pack at 8K asks for pieces, one thread): an exact pass over just the kept
+        vectors, read where FAISS stores them (`fvec_inner_products_by_idx`, no copy), costs
+        ~0.2 us a kept vector (0.7 ms for 5K, 3.2 ms for 15K, 5.5 ms for 25K), and a copy
+        of them searched by numpy was no faster. HNSW limited by an `IDSelector` finds few
+        of the kept vectors at its own beam (recall@2048 0.02 with 1% kept, 0.04 with 10%,
+        0.09 with 30%): its beam must grow by 1 / share (0.99 with 10% kept, but in 99 ms;
+        0.97 with 30% in 20 ms; 0.94 with 50% in 11 ms). So a flat or HNSW base is searched
+        by that exact pass up to `BY_POSITION_MAX` kept vectors (~25 ms; a flat one up to
+        half its vectors, past which one pass over all of them with a mask costs less), and
+        past it by the index's own search with a selector and a beam (HNSW) or lists visited
+        (IVF, which keeps no vector by position) grown by 1 / share, capped.
         """
         share = len(ids) / max(1, self.size)
         if self.kind != "ivf" and len(ids) <= (
@@ -225,15 +226,16 @@ class FaissIndex:
         assert positions is not None
         vector = np.ascontiguousarray(query, dtype=np.float32).reshape(-1)
         scores = np.empty(len(positions), dtype=np.float32)
-        faiss.fvec_inner_products_by_idx(
-            faiss.swig_ptr(scores),
-            faiss.swig_ptr(vector),
-            storage.get_xb(),
-            faiss.swig_ptr(positions),
-            self.dimension,
-            1,
-            len(positions),
-        )
+        with _one_openmp_thread(faiss):  # as a search: its threads' start cost more than it
+            faiss.fvec_inner_products_by_idx(
+                faiss.swig_ptr(scores),
+                faiss.swig_ptr(vector),
+                storage.get_xb(),
+                faiss.swig_ptr(positions),
+                self.dimension,
+                1,
+                len(positions),
+            )
         ids = selection.ids
         top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
         top = top[np.lexsort((ids[top], -scores[top]))]

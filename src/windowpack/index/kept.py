@@ -40,17 +40,22 @@ class KeptUnits:
     computes from the set (keyed by that index, so that two indexes never share an entry).
     """
 
-    def __init__(self, ids: Ids) -> None:
+    def __init__(self, ids: Ids, *, cacheable: bool = True) -> None:
         self.ids = ids
+        self.cacheable = cacheable
+        """False for a set read at another version than the one it is asked for (a write
+        landed meanwhile): used once, never cached under that version."""
         self._derived: dict[Hashable, Any] = {}
         self._lock = threading.Lock()
 
     @classmethod
-    def of(cls, chunk_ids: npt.ArrayLike, node_ids: npt.ArrayLike) -> KeptUnits:
+    def of(
+        cls, chunk_ids: npt.ArrayLike, node_ids: npt.ArrayLike, *, cacheable: bool = True
+    ) -> KeptUnits:
         """The units of these chunk ids and summary node ids (database ids, not index ids)."""
         chunks = np.asarray(chunk_ids, dtype=np.int64).reshape(-1)
         nodes = np.asarray(node_ids, dtype=np.int64).reshape(-1) + NODE_ID_OFFSET
-        return cls(np.unique(np.concatenate([chunks, nodes])))
+        return cls(np.unique(np.concatenate([chunks, nodes])), cacheable=cacheable)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -108,13 +113,16 @@ class KeptCache:
         return len(self._entries)
 
     def get(self, key: Hashable, build: Callable[[], KeptUnits]) -> KeptUnits:
-        """The set under `key`, built by `build()` when not held."""
+        """The set under `key`, built by `build()` when not held (and kept, unless the set
+        says it may not be: `KeptUnits.cacheable`)."""
         with self._lock:
             found = self._entries.get(key)
             if found is not None:
                 self._entries.move_to_end(key)
                 return found
         built = build()
+        if not built.cacheable:
+            return built
         with self._lock:
             self._entries[key] = built
         self.trim(keep=key)

@@ -415,6 +415,8 @@ class Packer:
                 if cid == collection_id
                 for view in held_state.documents
             ]
+        # The units filters keep at versions before the previous one are no longer searched.
+        self._kept.discard_if(lambda k: _older(k, collection_id, version - 1))
         texts = self._document_texts(collection_id)
         if texts is not None:
             texts.sweep(in_use)
@@ -455,3 +457,9 @@ class Packer:
 
     def _version(self, collection_id: int, name: str) -> int:
         return repository.index_version_now(self._sessions, collection_id, name)
+
+
+def _older(key: object, collection_id: int, version: int) -> bool:
+    """Whether a `KeptCache` key ((collection id, version, filter key)) is of this collection
+    at a version before `version`."""
+    return isinstance(key, tuple) and key[0] == collection_id and key[1] < version

@@ -303,7 +303,7 @@ class StoreContext:
                 collection_id,
                 indexes.version,
                 kept_filter,
-                lambda: self._stored_kept_units(collection_id, kept_filter),
+                lambda: self._stored_kept_units(collection, indexes.version, kept_filter),
             )
         return hybrid_search(
             query,
@@ -318,9 +318,11 @@ class StoreContext:
             sentences=self.config.evidence.sentences,
         )
 
-    def _stored_kept_units(self, collection_id: int, where: Filter) -> KeptUnits:
+    def _stored_kept_units(
+        self, collection: tuple[int, str], version: int, where: Filter
+    ) -> KeptUnits:
         with self.sessions() as session:
-            return stored_kept_units(session, collection_id, where)
+            return stored_kept_units(session, collection, version, where)
 
     def ingest_target(
         self,
