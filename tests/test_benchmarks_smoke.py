@@ -31,6 +31,7 @@ EXPECTED = {
     "api": "results: ",
     "chat_pack": "Figures written to",
     "crash": "every check passed",
+    "filtered_pack": "Figures written to",
     "index_writes": "results: ",
     "ingest": "Figures written to",
     "jobs": "results: ",

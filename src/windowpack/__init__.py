@@ -41,6 +41,7 @@ from windowpack.errors import (
 from windowpack.prompt_cache import PROMPT_CACHE_MINIMUMS
 from windowpack.types import (
     CollectionStats,
+    DeleteReport,
     Document,
     DocumentInfo,
     Hit,
@@ -70,6 +71,7 @@ __all__ = [
     "CollectionNotFoundError",
     "CollectionStats",
     "ConflictError",
+    "DeleteReport",
     "Document",
     "DocumentInfo",
     "DocumentNotFoundError",

@@ -305,6 +305,18 @@ class IngestReport:
     duplicates: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, kw_only=True)
+class DeleteReport:
+    """What one `Collection.delete` call did: the ids of the documents deleted (in
+    collection order), the ids asked for that the collection does not hold (`missing`), and
+    the index version after it (one new version for the whole call; unchanged when nothing
+    was deleted)."""
+
+    deleted: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+    index_version: int = 0
+
+
 @dataclass(kw_only=True)
 class IngestProgress:
     """Running totals of an ingest for progress callbacks.

@@ -7,7 +7,6 @@ tokenizer; a cut answer says how much it left out.
 
 from __future__ import annotations
 
-import inspect
 import json
 from pathlib import Path
 
@@ -16,11 +15,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_helpers import FERRY, OWLS, SEALS, answer_of, local_client, text_of, tokens
 
 import windowpack as wp
-from windowpack.errors import InvalidArgumentError
-from windowpack.filters import parse_filter
 from windowpack.mcp_server import DEFAULT_MAX_TOKENS
 from windowpack.mcp_server.resources import _node_answer
-from windowpack.mcp_server.where import where_keyword
 from windowpack.text import get_token_counter
 from windowpack.types import TreeChild, TreeNode
 
@@ -161,16 +157,22 @@ async def test_over_stdio_files_are_added_by_path(hash_store: wp.Store, tmp_path
 
 
 async def test_a_filter_keeps_only_matching_documents(filled: wp.Store) -> None:
+    question = "ferry owls seals"
     async with local_client(filled) as client:
         result = await client.call_tool(
-            "search", {"question": "ferry owls seals", "k": 20, "filter": {"team": "birds"}}
+            "search", {"question": question, "k": 20, "filter": {"team": "birds"}}
         )
-    if "where" not in inspect.signature(wp.Collection.search).parameters:
-        # Until the facade takes `where=` (issue 27, item 2) a filter is refused, never ignored.
-        assert result.is_error and "invalid argument 'filter'" in text_of(result)
-        return
+        packed = await client.call_tool(
+            "pack", {"question": question, "budget": 2000, "filter": {"team": {"$ne": "birds"}}}
+        )
     hits = answer_of(result)["hits"]
     assert hits and {hit["document_id"] for hit in hits} <= {"owls", "seals"}
+    window = text_of(packed)
+    expected = filled.collection("default").pack(
+        question, budget=2000, where={"team": {"$ne": "birds"}}
+    )
+    assert window == expected.text and "Ferry" in window
+    assert OWLS[:40] not in window and SEALS[:40] not in window
 
 
 async def test_the_tree_and_its_nodes_are_resources(filled: wp.Store) -> None:
@@ -233,16 +235,3 @@ def test_a_node_whose_text_alone_is_over_max_tokens_is_cut_at_a_token_boundary()
     assert tokens(answer) <= 200
     assert shown["text_cut"] is True and text.startswith(shown["text"]) and shown["text"]
     assert shown["children"] == [] and shown["note"].startswith("30 children left out")
-
-
-def test_a_filter_goes_to_the_facade_as_where_or_is_refused() -> None:
-    parsed = parse_filter({"team": "ops"}, "filter")
-
-    def filtering(query: str, k: int, *, where: object = None) -> None: ...
-
-    def unfiltered(query: str, k: int) -> None: ...
-
-    assert where_keyword(filtering, parsed) == {"where": parsed}
-    assert where_keyword(filtering, None) == where_keyword(unfiltered, None) == {}
-    with pytest.raises(InvalidArgumentError, match="'filter'"):
-        where_keyword(unfiltered, parsed)

@@ -232,10 +232,29 @@ class DocumentOut(BaseModel):
         )
 
 
+_WHERE = Field(
+    default=None,
+    description="Only documents whose metadata matches this filter, in Chroma's `where` shape: "
+    '`{"team": "ops"}`, `{"year": {"$gte": 2020}}`, `{"$or": [...]}` (docs/library.md). A '
+    "malformed one is an error naming `where` and the path inside it.",
+)
+
+
 class SearchIn(_Body):
     query: str = _QUERY
     k: int = Field(default=10, ge=1)
     include_summaries: bool = False
+    where: dict[str, Any] | None = _WHERE
+
+
+class DocumentsDeleteIn(_Body):
+    """Documents to delete in one call and one index version: by id, by filter, or both (the
+    listed documents the filter keeps)."""
+
+    ids: list[LookupDocumentId] | None = Field(
+        default=None, max_length=100_000, description="Ids; those not stored are reported."
+    )
+    where: dict[str, Any] | None = _WHERE
 
 
 class WindowOptions(_Body):
@@ -266,6 +285,7 @@ class WindowOptions(_Body):
     include_question: bool = Field(
         default=True, description="With format=messages: the question as the last user message."
     )
+    where: dict[str, Any] | None = _WHERE
 
 
 class PackOptions(WindowOptions):
@@ -293,6 +313,7 @@ class PackOptions(WindowOptions):
             "align": self.align,
             "provider": self.provider,
             "headers": self.headers,
+            "where": self.where,
         }
 
 
@@ -334,6 +355,7 @@ class SessionOptions(WindowOptions):
             "first_tokens": self.first_tokens,
             "follow_up_tokens": self.follow_up_tokens,
             "token": self.session,
+            "where": self.where,
         }
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
-from windowpack.cli.collection_commands import collections
+from windowpack.cli.collection_commands import collections, delete_documents
 from windowpack.cli.eval_command import eval_
 from windowpack.cli.help_format import MAX_HELP_WIDTH, HelpGroup
 from windowpack.cli.key_commands import keys
@@ -28,7 +28,9 @@ from windowpack.cli.options import (
     HeadersOption,
     IndexDirOption,
     StoreOption,
+    WhereOption,
     open_store,
+    parse_where,
     read_collection,
 )
 from windowpack.cli.output import (
@@ -137,10 +139,12 @@ def search(
     include_summaries: Annotated[
         bool, typer.Option("--include-summaries", help="Let summary-tree nodes compete too.")
     ] = False,
+    where: WhereOption = None,
 ) -> None:
     """Print the k most relevant verbatim chunks."""
+    matching = parse_where(where)
     col = read_collection(store, index_dir, embedder, collection)
-    hits = col.search(query, k=k, include_summaries=include_summaries)
+    hits = col.search(query, k=k, include_summaries=include_summaries, where=matching)
     if as_json:
         print(json.dumps([asdict(hit) for hit in hits], ensure_ascii=False, indent=2))
     else:
@@ -181,8 +185,10 @@ def pack(
             "budget, at most 4,096)."
         ),
     ] = None,
+    where: WhereOption = None,
 ) -> None:
     """Pack the best window for QUERY in at most --budget tokens and print it."""
+    matching = parse_where(where)
     if cache_control and not messages:
         raise InvalidArgumentError("--cache-control", "needs --messages")
     if not include_question and not messages:
@@ -196,6 +202,7 @@ def pack(
         overview_tokens=overview_tokens,
         align=aligned,
         headers=cast("HeaderStyle", headers),  # checked by the pack
+        where=matching,
     )
     chat = window.messages(cache_control=cache_control, include_question=include_question)
     if as_json:
@@ -302,6 +309,7 @@ app.command()(worker)
 app.command()(mcp)
 app.add_typer(keys, name="keys")
 app.add_typer(collections, name="collections")
+app.command(name="delete")(delete_documents)
 
 
 def _add_with_progress(

@@ -19,15 +19,18 @@ from pydantic import TypeAdapter
 from windowpack.errors import (
     CollectionDeletedError,
     CollectionNotFoundError,
+    DocumentNotFoundError,
     InputPathNotFoundError,
     InvalidArgumentError,
     ServerUnavailableError,
     from_code,
     from_wire,
 )
+from windowpack.filters import Filter, parse_filter
 from windowpack.prompt_cache import Tier
 from windowpack.types import (
     CollectionStats,
+    DeleteReport,
     Document,
     DocumentInfo,
     Hit,
@@ -258,8 +261,22 @@ def rebuild_tree(name: str, summarizer: object, background: bool | None) -> Call
     )
 
 
-def search(name: str, query: str, k: int, include_summaries: bool) -> Call[list[Hit]]:
-    body = {"query": query, "k": k, "include_summaries": include_summaries}
+Where = Mapping[str, Any] | Filter | None
+"""A metadata filter as the library takes it (`filters`): Chroma's shape, or parsed."""
+
+
+def where_body(where: Where) -> dict[str, Any]:
+    """`{"where": ...}` for a request body, checked here as the library checks it (an error
+    names `where` and the path inside it); {} for no filter, so that a server from before
+    filters is not sent a field it does not know."""
+    parsed = parse_filter(where)
+    return {} if parsed is None else {"where": dict(parsed.where)}
+
+
+def search(
+    name: str, query: str, k: int, include_summaries: bool, where: Where = None
+) -> Call[list[Hit]]:
+    body = {"query": query, "k": k, "include_summaries": include_summaries, **where_body(where)}
     path = f"/v1/collections/{_name(name)}/search"
     return Call(method="POST", path=path, json=body, parse=_adapter(list[Hit]))
 
@@ -370,9 +387,24 @@ def documents(name: str, offset: int, limit: int) -> Call[tuple[list[DocumentInf
     return Call(method="GET", path=path, params={"offset": offset, "limit": limit}, parse=parse)
 
 
-def delete(name: str, document_id: str) -> Call[None]:
-    path = f"/v1/collections/{_name(name)}/documents/{quote(document_id, safe='/')}"
-    return Call(method="DELETE", path=path, parse=lambda _body: None)
+def delete(name: str, ids: str | Sequence[str] | None, where: Where) -> Call[DeleteReport]:
+    """Documents deleted by id, by filter or both, in one call (`Collection.delete`): one id
+    not stored is a `DocumentNotFoundError`, as in the library; in a list, it is reported."""
+    listed = [ids] if isinstance(ids, str) else None if ids is None else list(ids)
+    body: dict[str, Any] = {**where_body(where)}
+    if listed is not None:
+        body["ids"] = listed
+    if not body:
+        raise InvalidArgumentError("ids", "name documents to delete, or give where (or both)")
+
+    def parse(answer: Any) -> DeleteReport:
+        report: DeleteReport = _delete_report(answer)
+        if isinstance(ids, str) and report.missing:
+            raise DocumentNotFoundError(ids, name)
+        return report
+
+    path = f"/v1/collections/{_name(name)}/documents:delete"
+    return Call(method="POST", path=path, json=body, parse=parse, headers=write_headers())
 
 
 def job(job_id: str) -> Call[JobState]:
@@ -403,6 +435,7 @@ def window(body: Any, query: str) -> Window:
 
 
 _item = _adapter(WindowItem)
+_delete_report = _adapter(DeleteReport)
 _job_state = _adapter(JobState)
 
 
@@ -490,15 +523,17 @@ def pack_options(
     align: bool | int,
     provider: str | None = None,
     headers: str | None = None,
+    where: Where = None,
 ) -> dict[str, Any]:
-    """A pack request's options; `headers` only when asked for (a server from before the
-    option answers without it, in its own style)."""
+    """A pack request's options; `headers` and `where` only when asked for (a server from
+    before the option answers without it, in its own style)."""
     options: dict[str, Any] = {
         "budget": budget,
         "tokenizer": tokenizer,
         "overview_tokens": overview_tokens,
         "align": align,
         "provider": provider,
+        **where_body(where),
     }
     if headers is not None:
         options["headers"] = headers
@@ -513,6 +548,7 @@ def session_options(
     overview_tokens: int | None,
     first_tokens: int | None,
     follow_up_tokens: int | None,
+    where: Where = None,
 ) -> dict[str, Any]:
     return {
         "budget": budget,
@@ -521,4 +557,5 @@ def session_options(
         "overview_tokens": overview_tokens,
         "first_tokens": first_tokens,
         "follow_up_tokens": follow_up_tokens,
+        **where_body(where),
     }

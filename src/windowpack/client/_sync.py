@@ -11,10 +11,11 @@ from typing import Any, Literal, TypeVar, overload
 import httpx
 
 from windowpack.client import _calls
-from windowpack.client._calls import Call
+from windowpack.client._calls import Call, Where
 from windowpack.errors import CollectionNotFoundError, ServerUnavailableError
 from windowpack.types import (
     CollectionStats,
+    DeleteReport,
     Document,
     DocumentInfo,
     HeaderStyle,
@@ -117,10 +118,14 @@ class Client:
         align: bool | int = False,
         provider: str | None = None,
         headers: HeaderStyle | None = None,
+        where: Where = None,
     ) -> Window:
         """One window over several collections, the budget following relevance (`headers`
-        as in `Collection.pack`; None: the server's default)."""
-        options = _calls.pack_options(budget, tokenizer, overview_tokens, align, provider, headers)
+        as in `Collection.pack`; None: the server's default); `where` filters the documents
+        of every collection named."""
+        options = _calls.pack_options(
+            budget, tokenizer, overview_tokens, align, provider, headers, where
+        )
         return self._send(_calls.pack(list(collections), query, options))
 
     def session(
@@ -134,6 +139,7 @@ class Client:
         first_tokens: int | None = None,
         follow_up_tokens: int | None = None,
         token: str | None = None,
+        where: Where = None,
     ) -> RemoteSession:
         """A session of follow-up questions over several collections, as `Store.session`:
         each `pack(question)` window extends the last one while the budget allows. The
@@ -145,6 +151,7 @@ class Client:
             overview_tokens=overview_tokens,
             first_tokens=first_tokens,
             follow_up_tokens=follow_up_tokens,
+            where=where,
         )
         return RemoteSession(self, list(collections), options, token)
 
@@ -375,9 +382,13 @@ class RemoteCollection(_calls.CollectionFields):
         summarizer of your own runs through the library, where the store is)."""
         return self._ingest(_calls.rebuild_tree(self.name, summarizer, background), background)
 
-    def search(self, query: str, k: int = 10, *, include_summaries: bool = False) -> list[Hit]:
-        """The k most relevant verbatim chunks (and summaries, if asked), best first."""
-        return self._send(_calls.search(self.name, query, k, include_summaries))
+    def search(
+        self, query: str, k: int = 10, *, include_summaries: bool = False, where: Where = None
+    ) -> list[Hit]:
+        """The k most relevant verbatim chunks (and summaries, if asked), best first; with
+        `where`, of the documents that metadata filter keeps (as `Collection.search`)."""
+        call = _calls.search(self.name, query, k, include_summaries, where)
+        return self._send(call)
 
     def pack(
         self,
@@ -389,11 +400,15 @@ class RemoteCollection(_calls.CollectionFields):
         align: bool | int = False,
         provider: str | None = None,
         headers: HeaderStyle | None = None,
+        where: Where = None,
     ) -> Window:
         """The best window for `query` within `budget` tokens, as `Collection.pack`; with a
         `provider`, `window.cache_plan(provider)` lays it out as that provider's request.
-        `headers` (compact, full, none) as in `Collection.pack`; None: the server's default."""
-        options = _calls.pack_options(budget, tokenizer, overview_tokens, align, provider, headers)
+        `headers` (compact, full, none) as in `Collection.pack`; None: the server's default.
+        `where` packs only the documents that metadata filter keeps."""
+        options = _calls.pack_options(
+            budget, tokenizer, overview_tokens, align, provider, headers, where
+        )
         return self._send(_calls.pack(self.name, query, options))
 
     def session(
@@ -406,6 +421,7 @@ class RemoteCollection(_calls.CollectionFields):
         first_tokens: int | None = None,
         follow_up_tokens: int | None = None,
         token: str | None = None,
+        where: Where = None,
     ) -> RemoteSession:
         """A session of follow-up questions whose windows extend each other, as
         `Collection.session`. The server keeps nothing; `token` (a session's `token`) resumes
@@ -417,6 +433,7 @@ class RemoteCollection(_calls.CollectionFields):
             overview_tokens=overview_tokens,
             first_tokens=first_tokens,
             follow_up_tokens=follow_up_tokens,
+            where=where,
         )
         return RemoteSession(self._client, self.name, options, token)
 
@@ -442,9 +459,13 @@ class RemoteCollection(_calls.CollectionFields):
             found.extend(page)
         return found
 
-    def delete(self, document_id: str) -> None:
-        """Delete one document by its id (its summaries go, the collection levels regroup)."""
-        self._send(_calls.delete(self.name, document_id))
+    def delete(
+        self, ids: str | Sequence[str] | None = None, *, where: Where = None
+    ) -> DeleteReport:
+        """Delete documents by id, by metadata filter, or both, in one index version, as
+        `Collection.delete` (one id not stored is a `DocumentNotFoundError`; in a list it is
+        reported in `missing`)."""
+        return self._send(_calls.delete(self.name, ids, where))
 
     def stats(self) -> CollectionStats:
         """Settings and size of the collection: documents, chunks, tokens, index version."""

@@ -29,7 +29,6 @@ from windowpack.mcp_server.fit import (
     fit,
     left_out_note,
 )
-from windowpack.mcp_server.where import where_keyword
 from windowpack.types import Document, HeaderStyle, Hit, IngestReport
 
 Question = Annotated[
@@ -158,7 +157,7 @@ def register_tools(server: MCPServer[Any], context: McpContext) -> None:
             budget=window_budget,
             tokenizer=tokenizer,
             headers=headers,
-            **where_keyword(store.pack, where),
+            where=where,
         )
         if window.text:  # counted exactly by the packer, within window_budget <= max_tokens
             fitted = Fitted(window.text, len(window.items), window.tokens)
@@ -187,9 +186,7 @@ def register_tools(server: MCPServer[Any], context: McpContext) -> None:
         counter = context.counter(tokenizer)
         where = parse_filter(filter, "filter")
         found = context.access(ctx).read(collection)
-        hits = [
-            _hit(hit) for hit in found.search(question, k, **where_keyword(found.search, where))
-        ]
+        hits = [_hit(hit) for hit in found.search(question, k, where=where)]
 
         def render(shown: int) -> str:
             note = left_out_note(len(hits) - shown, "hits", max_tokens)

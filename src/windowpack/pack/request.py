@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from windowpack.config import EvidenceSettings
 from windowpack.errors import InvalidArgumentError
+from windowpack.filters import Filter
 from windowpack.prompt_cache import cache_minimum
 from windowpack.types import BUDGET_RULE, HEADER_STYLES, MAX_BUDGET, MIN_BUDGET, HeaderStyle
 
@@ -31,10 +32,15 @@ class PackRequest:
     """The provider whose prompt cache the stable tier must reach (`PROMPT_CACHE_MINIMUMS`)."""
     headers: HeaderStyle = HEADER_STYLES[0]
     """What the window says around its passages (`types.HeaderStyle`)."""
+    where: Filter | None = None
+    """The documents packed: those whose metadata this filter keeps (`filters`); None: all.
+    Filters are equal by their canonical key, so the request still keys the window cache."""
 
     def __post_init__(self) -> None:
         check_budget(self.budget)
         check_headers(self.headers)
+        if self.where is not None and not isinstance(self.where, Filter):
+            raise InvalidArgumentError("where", "must be a parsed filter (filters.parse_filter)")
         overview = self.overview_tokens
         if overview is not None and (
             isinstance(overview, bool) or not isinstance(overview, int) or overview < 0

@@ -106,9 +106,9 @@ def _fused_scores(
     query, budget, settings = request.query, request.budget, request.evidence
     vector_of = query_vectors.get_soon(query)  # the model runs beside the lexical searches
     searched = [(indexes, _candidates(state, budget)) for state, indexes in sources]
-    lexical = [indexes.lexical.search(query, k) for indexes, k in searched]
+    lexical = [indexes.lexical.search(query, k, within=indexes.kept) for indexes, k in searched]
     vector = vector_of()
-    dense = [indexes.dense.search(vector, k) for indexes, k in searched]
+    dense = [indexes.dense.search(vector, k, within=indexes.kept) for indexes, k in searched]
     person = settings.answer_types and asks_for_person(query)
     pieces = [_pieces(indexes, vector, k, person) for indexes, k in searched if settings.sentences]
     piece_list = _merged(pieces) if pieces else _empty()
@@ -123,7 +123,7 @@ def _pieces(indexes: CollectionIndexes, vector: Vectors, k: int, person: bool) -
     that name someone score `PERSON_BONUS` more (the answer type: `search.answer_kinds`)."""
     if indexes.sentences is None:
         return _empty()
-    ids, scores = indexes.sentences.search_pieces(vector, k * PIECES_PER_CHUNK)
+    ids, scores = indexes.sentences.search_pieces(vector, k * PIECES_PER_CHUNK, within=indexes.kept)
     if person and len(ids):
         scores = scores + PERSON_BONUS * indexes.sentences.named(ids)
     return ids, scores

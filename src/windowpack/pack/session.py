@@ -90,8 +90,11 @@ class SessionPlan:
     def key(self) -> tuple[object, ...]:
         """What a state must have been packed with to be extended under this plan."""
         r = self.request
-        return (r.budget, r.tokenizer, r.provider, r.overview_tokens, r.align, self.first_tokens,
-                self.follow_up_tokens, r.headers)  # fmt: skip
+        key = (r.budget, r.tokenizer, r.provider, r.overview_tokens, r.align, self.first_tokens,
+               self.follow_up_tokens, r.headers)  # fmt: skip
+        # A filtered session's windows hold other documents: its filter is part of the plan
+        # (an unfiltered plan's key is what it was before filters, so its tokens still hold).
+        return key if r.where is None else (*key, r.where.key)
 
     def first_request(self, query: str, budget: int) -> PackRequest:
         """The first window's request: `budget` tokens, with the overview an independent pack

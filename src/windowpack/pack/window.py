@@ -61,6 +61,9 @@ def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounte
     budget, style = request.budget, request.headers
     if not any(part.corpus.chunks for part in parts):
         names = ", ".join(repr(part.state.name) for part in parts)
+        if request.where is not None:
+            reason = f"nothing to pack: no document in {names} matches where {request.where.key}"
+            return _empty(parts, request, reason)
         return _empty(parts, request, f"nothing to pack: no documents in {names} yet")
     whole = lossless_window(parts, request, counter)
     if whole is not None and whole.tokens <= budget:

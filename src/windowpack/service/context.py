@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
@@ -24,7 +25,8 @@ from windowpack.errors import (
     EmbedderMismatchError,
     StoreNotFoundError,
 )
-from windowpack.index import IndexStore, VersionWatcher
+from windowpack.filters import Filter, parse_filter
+from windowpack.index import IndexStore, KeptUnits, VersionWatcher
 from windowpack.ingest import IngestExecutor, IngestTarget, make_executor
 from windowpack.pack import (
     Packer,
@@ -35,7 +37,13 @@ from windowpack.pack import (
     Source,
 )
 from windowpack.rerank import get_reranker
-from windowpack.search import QueryEmbeddingCache, check_query, check_search, hybrid_search
+from windowpack.search import (
+    QueryEmbeddingCache,
+    check_query,
+    check_search,
+    hybrid_search,
+    stored_kept_units,
+)
 from windowpack.storage import (
     CollectionRow,
     announce_change,
@@ -48,6 +56,9 @@ from windowpack.storage import (
 from windowpack.summarizer import ExtractiveSummarizer, Summarizer
 from windowpack.text import get_token_counter
 from windowpack.types import HEADER_STYLES, HeaderStyle, Hit, Window
+
+Where = Mapping[str, Any] | Filter | None
+"""A metadata filter as callers give it: Chroma's `where` shape, or one parsed already."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -229,6 +240,7 @@ class StoreContext:
         evidence: EvidenceSettings | None = None,
         provider: str | None = None,
         headers: HeaderStyle = HEADER_STYLES[0],
+        where: Where = None,
     ) -> Window:
         """The one pack path: a window over (collection id, name) pairs, checked once here."""
         check_query(query)
@@ -241,6 +253,7 @@ class StoreContext:
             evidence=evidence,
             provider=provider,
             headers=headers,
+            where=where,
         )
         return self.packer.pack(self._sources(collections), request)
 
@@ -266,9 +279,12 @@ class StoreContext:
         provider: str | None = None,
         query: str = "",
         headers: HeaderStyle = HEADER_STYLES[0],
+        where: Where = None,
     ) -> PackRequest:
-        """A checked request with the store's evidence settings unless `evidence` is given."""
+        """A checked request with the store's evidence settings unless `evidence` is given;
+        `where` (a metadata filter, `filters.parse_filter`) is checked here."""
         return PackRequest(
+            where=parse_filter(where),
             query=query,
             budget=budget,
             tokenizer=tokenizer,
@@ -289,15 +305,33 @@ class StoreContext:
         return sources
 
     def search(
-        self, collection: tuple[int, str], query: str, k: int, *, include_summaries: bool
+        self,
+        collection: tuple[int, str],
+        query: str,
+        k: int,
+        *,
+        include_summaries: bool,
+        where: Where = None,
     ) -> list[Hit]:
-        """The one search path over (collection id, name), checked once here."""
+        """The one search path over (collection id, name), checked once here; with `where`,
+        within the documents that metadata filter keeps."""
         check_search(query, k)
+        kept_filter = parse_filter(where)
         collection_id, name = collection
+        indexes = self.indexes.current(collection_id, name=name)
+        kept = None
+        if kept_filter is not None:
+            kept = self.packer.kept_units(
+                collection_id,
+                indexes.version,
+                kept_filter,
+                lambda: self._stored_kept_units(collection, indexes.version, kept_filter),
+            )
         return hybrid_search(
             query,
             k,
-            indexes=self.indexes.current(collection_id, name=name),
+            indexes=indexes,
+            kept=kept,
             query_vectors=self.query_vectors,
             sessions=self.sessions,
             include_summaries=include_summaries,
@@ -305,6 +339,12 @@ class StoreContext:
             sentence_weight=self.config.evidence.sentence_weight,
             sentences=self.config.evidence.sentences,
         )
+
+    def _stored_kept_units(
+        self, collection: tuple[int, str], version: int, where: Filter
+    ) -> KeptUnits:
+        with self.sessions() as session:
+            return stored_kept_units(session, collection, version, where)
 
     def ingest_target(
         self,

@@ -15,6 +15,7 @@ from windowpack.api.schemas import (
     ConversationIn,
     DocumentOut,
     DocumentPage,
+    DocumentsDeleteIn,
     DocumentsIn,
     DocumentUpsert,
     JobOut,
@@ -23,7 +24,7 @@ from windowpack.api.schemas import (
 )
 from windowpack.api.uploads import save_uploads
 from windowpack.jobs import ConversationInput, DocumentsInput, FilesInput, TreeInput, request_hash
-from windowpack.types import IngestReport
+from windowpack.types import DeleteReport, IngestReport
 
 router = APIRouter(tags=["documents"])
 DocumentId = Annotated[
@@ -220,6 +221,16 @@ async def upsert_document(
         )
 
     return await api.ingest(prepare, idempotency_key)
+
+
+@router.post("/collections/{name}/documents:delete")
+def delete_documents(
+    name: CollectionName, body: DocumentsDeleteIn, access: AccessDep
+) -> DeleteReport:
+    """Delete documents by `ids`, by `where` filter, or both (the listed documents the filter
+    keeps), in one transaction and one index version; ids not stored are reported, not an
+    error, and a call that deletes nothing leaves the version as it was."""
+    return access.write(name).delete(body.ids, where=body.where)
 
 
 @router.delete("/collections/{name}/documents/{document_id:path}", status_code=204)
