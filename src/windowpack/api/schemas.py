@@ -17,6 +17,7 @@ from windowpack.prompt_cache import MINIMUMS_CHECKED, PROMPT_CACHE_MINIMUMS, Tie
 from windowpack.text import storable
 from windowpack.types import (
     HEADER_STYLES,
+    WHY,
     Document,
     DocumentInfo,
     DocumentKind,
@@ -25,6 +26,7 @@ from windowpack.types import (
     JobState,
     JobStatus,
     Span,
+    Why,
     Window,
     WindowItem,
 )
@@ -281,6 +283,12 @@ class PackItem(BaseModel):
         description="The collection's other documents with this document's text: a window "
         "shows a text once, under the first document that has it.",
     )
+    why: Why | None = Field(
+        default=None,
+        description="Why the item is in the window, one of: "
+        + "; ".join(f"{code}: {meaning}" for code, meaning in WHY.items())
+        + " (`windowpack.types.WHY`).",
+    )
 
     @classmethod
     def of(cls, item: WindowItem) -> PackItem:
@@ -305,6 +313,7 @@ class PackItem(BaseModel):
             metadata=item.metadata,
             document_range=item.document_range,
             duplicates=list(item.duplicates),
+            why=item.why,
         )
 
 
