@@ -100,12 +100,13 @@ def _at_or_above_mean(scores: npt.NDArray[np.floating]) -> npt.NDArray[np.bool_]
 
 def _folded(state: PackingState, positions: IntArray) -> IntArray:
     """`positions` with each chunk repeating an earlier document's text as the chunk it
-    repeats, sorted (np.sort, not np.unique: a few thousand ids, and unique costs several
-    times more; a repeat does no harm to a look-up)."""
+    repeats, sorted (not unique: np.unique costs several times more, and a repeat does no
+    harm to a look-up; a stable sort, as positions read in id order are mostly in order
+    already, and timsort merges such runs in linear time)."""
     twin = state.corpus.chunk_twin
     if twin is not None and len(positions):
         positions = np.where(twin[positions] >= 0, twin[positions], positions)
-    return np.sort(positions).astype(np.int64)
+    return np.sort(positions, kind="stable").astype(np.int64)
 
 
 # Each chunk's reason as flags, and what a passage of chunks with these flags says: found by
@@ -120,8 +121,11 @@ def chunk_reasons(corpus: Corpus, found: Found, chunks: IntArray) -> dict[int, i
         return {}
     flags = _WORDS * _members(found.words, chunks) + _MEANING * _members(found.meaning, chunks)
     flags += _LINKED * _members(found.linked, chunks)
-    hits = np.sort(np.concatenate((found.words, found.meaning, found.linked)))
-    flags += _CONTEXT * _near_a_hit(corpus, chunks, hits)
+    rest = flags == 0  # neither found nor linked: context around a hit, or room
+    if rest.any():
+        # Three sorted runs: a stable sort (timsort) merges them in linear time.
+        hits = np.sort(np.concatenate((found.words, found.meaning, found.linked)), kind="stable")
+        flags[rest] = _CONTEXT * _near_a_hit(corpus, chunks[rest], hits)
     return dict(zip(chunks.tolist(), flags.tolist(), strict=True))
 
 
