@@ -20,6 +20,7 @@ from windowpack.types import (
     HEADER_STYLES,
     MAX_BUDGET,
     MIN_BUDGET,
+    WHY,
     Document,
     DocumentInfo,
     DocumentKind,
@@ -28,6 +29,7 @@ from windowpack.types import (
     JobState,
     JobStatus,
     Span,
+    Why,
     Window,
     WindowItem,
 )
@@ -394,6 +396,12 @@ class PackItem(BaseModel):
         description="The collection's other documents with this document's text: a window "
         "shows a text once, under the first document that has it.",
     )
+    why: Why | None = Field(
+        default=None,
+        description="Why the item is in the window, one of: "
+        + "; ".join(f"{code}: {meaning}" for code, meaning in WHY.items())
+        + " (`windowpack.types.WHY`).",
+    )
 
     @classmethod
     def of(cls, item: WindowItem) -> PackItem:
@@ -418,6 +426,7 @@ class PackItem(BaseModel):
             metadata=item.metadata,
             document_range=item.document_range,
             duplicates=list(item.duplicates),
+            why=item.why,
         )
 
 

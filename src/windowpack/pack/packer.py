@@ -160,6 +160,7 @@ class Packer:
                     corpus=found.corpus,
                     pieces=found.pieces,
                     focus=focus(state.turns, request.query),
+                    found=found.found,
                 )
                 for (state, _), found in zip(states, scored, strict=True)
             ]
@@ -206,6 +207,7 @@ class Packer:
                     corpus=result.corpus,
                     pieces=result.pieces,
                     focus=focus(loaded.turns, request.query),
+                    found=result.found,
                 )
                 for (loaded, _), result in zip(held, found, strict=True)
             ]

@@ -433,8 +433,9 @@ def _appended(
     for part, chunks in zip(parts, chosen, strict=True):
         if not len(chunks):
             continue
-        # No labels: a tier must render the same when the state is rebuilt, with no question.
-        selection = rendering.choose(part.state, chunks.tolist())
+        # No labels, no reasons: a tier must render the same when the state is rebuilt, with
+        # no question.
+        selection = rendering.choose(part.state, chunks.tolist(), reason="follow_up")
         blocks = [
             (part, block)
             for position in sorted(selection.by_document)
