@@ -421,6 +421,25 @@ def essay_corpus(
     return EssayCorpus(documents=documents, description=description, tokens=total, sources=sources)
 
 
+def large_plan(
+    folder: Path, *, tokens: int, questions: int, seed: int, smoke: bool, counter: TokenCounter
+) -> tuple[list[tuple[list[Document], str]], list[str]]:
+    """What `large.py` (and `filtered_pack.py`) build: the essay variants up to `tokens`, in
+    batches (none when `folder` holds a finished build, which is reused), and `questions`
+    distinct questions drawn from the corpus's sentences."""
+    corpus = essay_corpus(
+        counter,
+        target_tokens=0,
+        max_bytes=64 << 20,
+        source_tokens=SMOKE_TOKENS // 2 if smoke else None,
+    )
+    sentences = corpus_sentences([doc.text for doc, _ in corpus.sources])
+    asked = make_questions(sentences, questions, seed)
+    finished = (folder / BUILD_RECORD).exists()
+    batches = [] if finished else variant_batches(corpus, sentences, tokens, counter)
+    return batches, asked
+
+
 def variant_batches(
     corpus: EssayCorpus, sentences: list[str], target: int, counter: TokenCounter
 ) -> list[tuple[list[Document], str]]:

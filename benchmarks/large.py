@@ -57,17 +57,13 @@ from pathlib import Path
 from typing import Any
 
 from bench_common import (
-    BUILD_RECORD,
     SMOKE_TOKENS,
     add_smoke_option,
     build_collection,
-    corpus_sentences,
-    essay_corpus,
+    large_plan,
     latency_stats,
     machine_info,
-    make_questions,
     reusable_store_folder,
-    variant_batches,
     write_results,
 )
 
@@ -128,17 +124,14 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def _build(folder: Path, args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
     """Build the collection (unless the folder holds a finished build) and the questions."""
-    counter = get_token_counter(TOKENIZER)
-    corpus = essay_corpus(
-        counter,
-        target_tokens=0,
-        max_bytes=64 << 20,
-        source_tokens=SMOKE_TOKENS // 2 if args.smoke else None,
+    batches, questions = large_plan(
+        folder,
+        tokens=args.tokens,
+        questions=len(BUDGETS) * args.questions + 1,
+        seed=args.seed,
+        smoke=args.smoke,
+        counter=get_token_counter(TOKENIZER),
     )
-    sentences = corpus_sentences([doc.text for doc, _ in corpus.sources])
-    questions = make_questions(sentences, len(BUDGETS) * args.questions + 1, args.seed)
-    finished = (folder / BUILD_RECORD).exists()
-    batches = [] if finished else variant_batches(corpus, sentences, args.tokens, counter)
     with wp.open(folder, config=CONFIG) as store:
         build = build_collection(
             print, folder, batches, store.collection(COLLECTION), args.build_limit

@@ -20,7 +20,9 @@ Building the stores takes minutes, so keep them with `--store`/`--big-store` and
    the cold packs themselves): query embedding, first look-up (BM25, chunk and sentence
    vectors, fusion), second hop, rerank, scatter (the rest of scoring), allocate, render
    (layout, overview tier, joining, items), count (exact count of the pieces) and other
-   (window cache, state lookup, version check). The question is embedded
+   (window cache, state lookup, version check); apart, what saying why each item is in costs
+   (`why_ms_per_pack`: reading which lists found each chunk, and each chosen chunk's reason,
+   part of scatter and render). The question is embedded
    in a worker thread beside the BM25 search, so the parts may add up to more than the wall
    time. The non-embedding total is timed apart: N more new questions per budget whose vectors
    are embedded first (everything a cold pack does but the model), p50/p95.
@@ -136,6 +138,8 @@ _TIMED = (
     "window",
     "count",
     "lossless render",
+    "why found",
+    "why chosen",
 )
 # The split of a cold pack, in the issue's words; "other" is what none of them holds (the
 # window cache, state lookup, focus, the lossless check, building the Window).
@@ -321,12 +325,14 @@ def _measure(
         first_s, first_window = _timed_pack(collection, asked[0], budget)
         windows, cold, llama, llama_used, ran_out = [first_window], [], [], [], 0
         splits: list[dict[str, float]] = []
+        whys: list[float] = []  # why each item is in (`WindowItem.why`), inside scatter and render
         with CallTimer(timed) as timer:
             for question in asked[1:]:
                 before = dict(timer.seconds)
                 seconds, window = _timed_pack(collection, question, budget)
                 inside = {k: (v - before[k]) * 1000.0 for k, v in timer.seconds.items()}
                 splits.append(_split(inside, seconds * 1000.0))
+                whys.append(inside["why found"] + inside["why chosen"])
                 cold.append(seconds)
                 windows.append(window)
                 if baseline is not None:  # interleaved: both see the machine as it is
@@ -355,6 +361,7 @@ def _measure(
             "max_tokens": max(counted),
             "used_fraction": spread([count / budget for count in counted]),
             "split_ms_per_pack": {k: float(np.mean([s[k] for s in splits])) for k in SPLIT},
+            "why_ms_per_pack": float(np.mean(whys)) if whys else 0.0,
             "timed_calls_per_pack": {k: v / len(splits) for k, v in timer.calls.items()},
             "empty_windows": {w.query: w.reason for w in windows if not w.text},
             "mean_items": {
@@ -375,7 +382,8 @@ def _measure(
         results["budgets"][str(budget)] = row
         console.print(
             f"  B={budget:,}: cold p50 {row['cold']['p50_ms']:.1f} ms, non-embedding p50 "
-            f"{row['non_embedding']['p50_ms']:.1f} ms"
+            f"{row['non_embedding']['p50_ms']:.1f} ms, "
+            f"items' reasons {row['why_ms_per_pack']:.2f} ms"
         )
     results["state_load_first_call_ms"] = results["budgets"][str(BUDGETS[0])]["first_call_ms"]
     if args.profile:

@@ -32,6 +32,7 @@ EXPECTED = {
     "chat_pack": "Figures written to",
     "cli_start": "Figures written to",
     "crash": "every check passed",
+    "filtered_pack": "Figures written to",
     "index_writes": "results: ",
     "ingest": "Figures written to",
     "jobs": "results: ",

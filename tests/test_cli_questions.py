@@ -107,6 +107,23 @@ def test_a_bad_line_is_named_and_nothing_is_packed(
     assert "'--questions'" in err and problem in err
 
 
+def test_a_line_may_filter_and_cap_its_overview_as_the_options_do(pack: Pack) -> None:
+    where = {"station": "Cinder Bay"}
+    line = {"question": BEACON, "where": where, "overview_tokens": 0}
+    code, out, err = pack("--questions", "-", "-b", "500", stdin=json.dumps(line))
+    assert code == 0, err
+    (found,) = _objects(out)
+    options = ["--where", json.dumps(where), "--overview-tokens", "0", "--json"]
+    code, single, _ = pack(BEACON, "-b", "500", *options)
+    assert {k: v for k, v in found.items() if k != "line"} == json.loads(single)
+
+
+def test_a_bad_filter_on_a_line_is_named_with_its_line(pack: Pack) -> None:
+    stdin = BEACON + "\n" + json.dumps({"question": BEACON, "where": {"year": {"$gt": "x"}}})
+    code, out, err = pack("--questions", "-", "-b", "500", stdin=stdin)
+    assert code == 2 and out == "" and "--questions line 2: where" in err
+
+
 def test_a_line_without_a_budget_needs_budget_given(
     pack: Pack,
 ) -> None:

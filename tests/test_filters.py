@@ -103,6 +103,15 @@ def test_the_key_is_canonical_and_the_filter_owns_its_copy() -> None:
     assert one.matches({"team": "ops", "year": 2})
 
 
+def test_filters_are_equal_and_hash_alike_by_their_key() -> None:
+    one = parse_filter({"team": "ops", "year": {"$gt": 1}})
+    two = parse_filter({"year": {"$gt": 1}, "team": "ops"})
+    other = parse_filter({"team": "infra"})
+    assert one == two and hash(one) == hash(two)
+    assert one != other and one != one.key
+    assert len({one, two, other}) == 2
+
+
 def test_the_argument_named_is_the_callers() -> None:
     with pytest.raises(InvalidArgumentError) as raised:
         parse_filter({"a": {"$bad": 1}}, argument="--where")

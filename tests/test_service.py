@@ -190,6 +190,27 @@ def test_duplicate_ids_in_one_add_are_refused(empty_collection: wp.Collection) -
     assert len(empty_collection) == 0
 
 
+def test_a_failed_first_write_leaves_no_empty_collection_behind(hash_store: wp.Store) -> None:
+    handle = hash_store.collection("new", chunk_tokens=32)
+    twice = [wp.Document(text="a", id="same"), wp.Document(text="b", id="same")]
+    with pytest.raises(wp.InvalidInputError, match="'same'"):
+        handle.add(twice)
+    with pytest.raises(wp.InvalidInputError):
+        handle.add_conversation([])
+    assert hash_store.collections() == []
+    with pytest.raises(wp.CollectionNotFoundError):
+        handle.stats()
+    assert handle.add(["Harbour seals rest on sandbanks."]).added == 1  # the handle still works
+    assert hash_store.collections() == ["new"] and handle.stats().chunk_tokens == 32
+
+
+def test_a_failed_write_keeps_a_collection_that_existed(empty_collection: wp.Collection) -> None:
+    twice = [wp.Document(text="a", id="same"), wp.Document(text="b", id="same")]
+    with pytest.raises(wp.InvalidInputError):
+        empty_collection.add(twice)
+    assert empty_collection.stats().documents == 0  # created before: kept, empty as it was
+
+
 def test_a_url_without_index_dir_is_refused() -> None:
     with pytest.raises(wp.InvalidArgumentError, match="'index_dir'"):
         wp.open("postgresql+psycopg://localhost/test")

@@ -3,11 +3,11 @@ test uses, so that nobody has to remember to mark one.
 
 A test is slow when its body, its fixtures or the test-side helpers they call (anything
 defined under tests/, followed name by name) use one of `SLOW_NAMES`: a live uvicorn server,
-a subprocess, forked processes and kill -9, Ray, Chromium, the real embedding model,
-llama.cpp with a GGUF model (`Llama`, `LlamaEngine`, `LlamaCppReader`), a whole eval grid
-(a `GridEval`, or the `windowpack eval` command); when its module drives schemathesis or
-playwright; when it reaches PostgreSQL; or when it carries `model` or `shared` or reads the
-real essays (`essays_text`: hundreds of thousands of tokens).
+a subprocess (the MCP client's too), forked processes and kill -9, Ray, Chromium, the real
+embedding model, llama.cpp with a GGUF model (`Llama`, `LlamaEngine`, `LlamaCppReader`), a
+whole eval grid (a `GridEval`, or the `windowpack eval` command); when its module drives
+schemathesis or playwright; when it reaches PostgreSQL; or when it carries `model` or
+`shared` or reads the real essays (`essays_text`: hundreds of thousands of tokens).
 
 PostgreSQL is reached through the `postgres_url` fixture (requested, or fetched with
 `getfixturevalue`) or a fixture parameter "postgres"; such a test is marked `postgres` too,
@@ -32,6 +32,7 @@ SLOW_NAMES = frozenset(
     {
         "uvicorn",  # a live server on a loopback port
         "subprocess",  # a child interpreter: the CLI, a server process, an import check
+        "StdioServerParameters",  # the MCP client's child process (`windowpack mcp` on stdio)
         "multiprocessing",  # forked writers, and the kill -9 crash rounds
         "SIGKILL",
         "ray",

@@ -21,6 +21,7 @@ from windowpack.errors import (
     CollectionNotFoundError,
     ConflictError,
     DocumentNotFoundError,
+    EmbedderMismatchError,
     EmptyDocumentError,
     FileTooLargeError,
     InputPathNotFoundError,
@@ -40,6 +41,7 @@ from windowpack.errors import (
 from windowpack.prompt_cache import PROMPT_CACHE_MINIMUMS
 from windowpack.types import (
     CollectionStats,
+    DeleteReport,
     Document,
     DocumentInfo,
     Hit,
@@ -69,9 +71,11 @@ __all__ = [
     "CollectionNotFoundError",
     "CollectionStats",
     "ConflictError",
+    "DeleteReport",
     "Document",
     "DocumentInfo",
     "DocumentNotFoundError",
+    "EmbedderMismatchError",
     "EmptyDocumentError",
     "EvidenceSettings",
     "FileTooLargeError",

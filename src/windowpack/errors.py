@@ -21,6 +21,7 @@ to, so one handler turns any of them into `{"error": {"code", "message"}}`.
     │   ├── JobNotFoundError         404  an ingest job id this server does not know
     │   └── InputPathNotFoundError   404  a path given to ingest does not exist
     ├── ConflictError                409  e.g. a collection opened with other settings
+    │   └── EmbedderMismatchError    409  a collection built with another embedder (says the fix)
     ├── MissingDependencyError       500  an optional extra is not installed (names the extra)
     ├── StorageError                 503  the database or index files could not be used
     ├── JobInterruptedError          503  a job whose worker stopped too many times
@@ -225,6 +226,27 @@ class ConflictError(WindowpackError):
 
     code = "conflict"
     http_status = 409
+
+
+class EmbedderMismatchError(ConflictError):
+    """A collection was built with another embedding model than the store was opened with:
+    its vectors and a question's would not compare. The message ends with the fix in the
+    terms of the caller's surface (`fixed_by`): the library's `StoreConfig(embedder=...)`,
+    the CLI's `--embedder`, the server's setting."""
+
+    code = "embedder_mismatch"
+    collection: str | None = None
+    built_with: str | None = None
+
+    def __init__(self, collection: str, built_with: str, *, fix: str | None = None) -> None:
+        fix = fix or f"open the store with StoreConfig(embedder={built_with!r})"
+        super().__init__(f"collection {collection!r} was built with embedder {built_with!r}; {fix}")
+        self.collection, self.built_with = collection, built_with
+
+    def fixed_by(self, fix: str) -> EmbedderMismatchError:
+        """The same error, its fix said as `fix` (for a surface whose user changes
+        something else than a `StoreConfig`)."""
+        return EmbedderMismatchError(str(self.collection), str(self.built_with), fix=fix)
 
 
 class MissingDependencyError(WindowpackError, ImportError):

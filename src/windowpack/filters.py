@@ -55,11 +55,12 @@ _MAX_DEPTH = 32
 _MAX_LIST = 10_000
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Filter:
     """A checked metadata filter (`parse_filter`): `matches(metadata)` says whether a
     document with that metadata is kept; `key` is its canonical JSON, equal for filters
-    that say the same thing in the same words (key order aside)."""
+    that say the same thing in the same words (key order aside). Filters are equal, and
+    hash alike, by `key`, so a request holding one can key a cache."""
 
     where: Mapping[str, Any]
     key: str
@@ -68,6 +69,12 @@ class Filter:
     def matches(self, metadata: Mapping[str, Any]) -> bool:
         """Whether a document with this metadata passes the filter."""
         return self._test(metadata)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Filter) and other.key == self.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
 
     def __repr__(self) -> str:
         return f"Filter({self.key})"

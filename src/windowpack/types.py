@@ -30,6 +30,40 @@ def unit_name(kind: str) -> str:
     return UNIT_NAMES.get(kind, "part")
 
 
+Why = Literal[
+    "words",
+    "meaning",
+    "words_and_meaning",
+    "linked",
+    "repeat",
+    "context",
+    "room",
+    "whole",
+    "follow_up",
+    "overview",
+    "summary",
+    "gap",
+]
+"""Why an item is in a window (`WindowItem.why`): one of a closed set, each meaning one line
+of `WHY` says. Read from what the packer knew when it chose the item, never from its text."""
+
+WHY: Mapping[Why, str] = {
+    "words": "matched the question's words (BM25 ranked it high)",
+    "meaning": "matched the question's meaning (its vector or a sentence's ranked it high)",
+    "words_and_meaning": "matched both the question's words and its meaning",
+    "linked": "linked to a hit by a name or rare term the hit adds (the second hop)",
+    "repeat": "an instance of the repeated request the question asks about",
+    "context": "context around a hit: the rest of its section, turn or record, or next to it",
+    "room": "ranked low or not at all: in because the budget had room left for it",
+    "whole": "the whole collection fits the budget: every chunk is in, whatever the question",
+    "follow_up": "added for a follow-up question of the session",
+    "overview": "the collection overview: the top of the summary tree, the same for every question",
+    "summary": "a summary standing for a part of the corpus not shown word for word",
+    "gap": "a marker of what was left out, and how much",
+}
+"""What each `Why` code means, in one line: the inspector, the CLI and the docs say these."""
+
+
 HeaderStyle = Literal["full", "compact", "none"]
 """What a window says around its passages (`pack(headers=...)`), provenance being in its
 items whatever the style:
@@ -44,6 +78,19 @@ items whatever the style:
 """
 HEADER_STYLES: tuple[HeaderStyle, ...] = ("compact", "full", "none")
 """The header styles, the default first."""
+
+MIN_BUDGET = 1
+MAX_BUDGET = 1 << 20
+"""The budgets a window may be asked for, in every surface (library, CLI, REST, MCP): whole
+numbers of tokens from `MIN_BUDGET` to `MAX_BUDGET`, 1,048,576, which is 1M as model context
+windows are counted. Nothing between is an error: a budget too small for anything gives an
+empty window whose `reason` says so (design §4.1); windows are built to be useful from about
+1K up."""
+BUDGET_RULE = (
+    f"from {MIN_BUDGET} to {MAX_BUDGET:,} tokens (1M); a budget too small for anything gives "
+    "an empty window whose reason says so"
+)
+"""The budget rule in words: what every surface's help, schema and error says."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -144,6 +191,10 @@ class WindowItem:
     duplicates: tuple[str, ...] = ()
     """The ids of the collection's other documents whose text is this item's document's: a
     window shows a text once, under the first document (in collection order) that has it."""
+    why: Why | None = None
+    """Why the item is in the window, as a code of `WHY` (words, meaning, repeat, context,
+    overview, summary, gap, ...): the packer names one for every item it makes (None only on
+    an item built by hand). It is not in the window's text."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -292,6 +343,18 @@ class IngestReport:
     duplicates: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, kw_only=True)
+class DeleteReport:
+    """What one `Collection.delete` call did: the ids of the documents deleted (in
+    collection order), the ids asked for that the collection does not hold (`missing`), and
+    the index version after it (one new version for the whole call; unchanged when nothing
+    was deleted)."""
+
+    deleted: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+    index_version: int = 0
+
+
 @dataclass(kw_only=True)
 class IngestProgress:
     """Running totals of an ingest for progress callbacks.
@@ -419,15 +482,24 @@ class TreeOverview:
         return self.summary_tokens / self.chunk_tokens if self.chunk_tokens else 0.0
 
 
+TREE_LABEL_CHARS = 80
+"""The longest `TreeChild.label`: the first words of a text, cut at a word boundary."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class TreeChild:
-    """A child of a node: another node, a chunk (level 0) or a document's only chunk."""
+    """A child of a node: another node, a chunk (level 0) or a document's only chunk.
+
+    `label` names it for people: a document's title (its id when untitled) for the root of a
+    document under a collection node, else the first words of its text (a section's heading,
+    a turn's request, a summary's subject), at most `TREE_LABEL_CHARS` characters."""
 
     kind: Literal["node", "chunk"]
     node_id: int | None
     document_id: str | None
     ordinal: int | None
     tokens: int
+    label: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

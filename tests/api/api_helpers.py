@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,6 +11,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 import windowpack as wp
+from live_uvicorn import served
 from windowpack.api import ApiSettings
 
 LOCAL = "http://127.0.0.1"
@@ -39,6 +38,17 @@ def bearer(secret: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {secret}"}
 
 
+def wait_for_job(client: TestClient, job_id: str) -> dict[str, object]:
+    """`GET /v1/jobs/{job_id}` once the job has ended (failing the test after 60 s)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        job = client.get(f"/v1/jobs/{job_id}").json()
+        if job["status"] in {"succeeded", "failed"}:
+            return dict(job)
+        time.sleep(0.05)
+    raise AssertionError(f"job {job_id} did not end")
+
+
 def error_code(response: object) -> str:
     """The error code of a response, checking it has exactly the one error shape."""
     body = response.json()  # type: ignore[attr-defined]
@@ -53,23 +63,10 @@ def live_server(store: wp.Store, tmp_path: Path, **overrides: object) -> Iterato
     In this process (on a thread), so a test can fill the store directly and check what the
     server answers over HTTP. Stops when the block ends.
     """
-    import uvicorn
-
     from windowpack.api import create_app
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
-    app = create_app(settings_for(tmp_path, port=port, **overrides), store=store)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
-    try:
+    def app_on(port: int) -> FastAPI:
+        return create_app(settings_for(tmp_path, port=port, **overrides), store=store)
+
+    with served(app_on) as port:
         yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)

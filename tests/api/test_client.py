@@ -56,7 +56,8 @@ def test_search_pack_and_tree_equal_the_library(client: wp.Client, hash_store: w
 
     assert remote.search(question, k=3) == local.search(question, k=3)
     window = remote.pack(question, budget=300, align=True)
-    assert window == local.pack(question, budget=300, align=True)
+    assert window == local.pack(question, budget=300, align=True)  # each item's `why` too
+    assert all(item.why is not None for item in window.items)
     assert [window.text[i.offset : i.offset + len(i.text)] for i in window.items] == [
         i.text for i in window.items
     ]

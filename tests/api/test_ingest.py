@@ -3,27 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from api_helpers import OWLS, SEALS, error_code, local_client, settings_for
+from api_helpers import OWLS, SEALS, error_code, local_client, settings_for, wait_for_job
 from fastapi.testclient import TestClient
 
 import windowpack as wp
 from windowpack.api import create_app
 from windowpack.api.schemas import JobOut
 from windowpack.types import JobState
-
-
-def _wait_for(client: TestClient, job_id: str) -> dict[str, object]:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        job = client.get(f"/v1/jobs/{job_id}").json()
-        if job["status"] in {"succeeded", "failed"}:
-            return dict(job)
-        time.sleep(0.05)
-    raise AssertionError(f"job {job_id} did not finish")
 
 
 def _snapshot(client: TestClient) -> tuple[object, object]:
@@ -37,14 +26,50 @@ def test_uploaded_files_keep_their_names_as_ids(filled_client: TestClient) -> No
     files = [
         ("files", ("notes/seals.txt", SEALS.encode(), "text/plain")),
         ("files", ("owls.md", f"# Owls\n\n{OWLS}".encode(), "text/markdown")),
+        ("files", ("/home/me/ferry.txt", b"The ferry leaves at seven.", "text/plain")),
     ]
     response = filled_client.post("/v1/collections/docs/files", files=files)
     assert response.status_code == 200, response.text
-    assert response.json()["added"] == 2
+    assert response.json()["added"] == 3
     ids = [
         item["id"] for item in filled_client.get("/v1/collections/docs/documents").json()["items"]
     ]
-    assert ids[-2:] == ["seals.txt", "owls.md"]  # upload order; the folder part dropped
+    # Upload order; a relative name keeps its folders (the library's ids, relative to a root);
+    # an absolute one, as some clients send them, only its last component.
+    assert ids[-3:] == ["notes/seals.txt", "owls.md", "ferry.txt"]
+
+
+def test_two_files_of_one_name_in_two_folders_are_both_ingested(client: TestClient) -> None:
+    files = [
+        ("files", ("guide/index.md", b"# Guide\n\nThe guide starts here.", "text/markdown")),
+        ("files", ("api/index.md", b"# API\n\nThe API reference.", "text/markdown")),
+    ]
+    for background in ("false", "true"):
+        response = client.post(
+            f"/v1/collections/docs{background}/files?background={background}", files=files
+        )
+        if background == "true":
+            assert response.status_code == 202, response.text
+            assert wait_for_job(client, response.json()["id"])["status"] == "succeeded"
+        else:
+            assert response.status_code == 200, response.text
+        listed = client.get(f"/v1/collections/docs{background}/documents").json()["items"]
+        assert {item["id"]: item["title"] for item in listed} == {
+            "guide/index.md": "Guide",
+            "api/index.md": "API",
+        }
+
+
+def test_an_upload_name_cannot_leave_its_folder_nor_be_a_file_and_a_folder(
+    client: TestClient,
+) -> None:
+    for names in (["../escape.txt"], ["a/../../escape.txt"], ["a//b.txt"], ["a", "a/b.txt"],
+                  ["a/b.txt", "a"]):  # fmt: skip
+        files = [("files", (name, b"Kestrels hover.", "text/plain")) for name in names]
+        response = client.post("/v1/collections/docs/files", files=files)
+        assert response.status_code == 400, (names, response.text)
+        assert "files[" in response.json()["error"]["message"], names
+    assert client.get("/v1/collections").json()["collections"] == []
 
 
 def test_a_bad_upload_is_a_clear_4xx_and_changes_nothing(filled_client: TestClient) -> None:
@@ -71,7 +96,7 @@ def test_a_background_job_reports_progress_and_failures_per_file(filled_client: 
     )
     assert response.status_code == 202
     assert response.headers["location"] == f"/v1/jobs/{response.json()['id']}"
-    job = _wait_for(filled_client, response.json()["id"])
+    job = wait_for_job(filled_client, response.json()["id"])
     assert job["status"] == "succeeded" and job["stage"] == "done"
     assert list(job["failures"]) == ["bad.txt"]  # type: ignore[call-overload]
     assert job["documents"] == 1 and job["chunks"] == 1 and job["tokens"] > 0  # type: ignore[operator]
@@ -84,7 +109,7 @@ def test_a_failed_job_says_why_and_stores_nothing(filled_client: TestClient) -> 
     response = filled_client.post(
         "/v1/collections/docs/documents", json={"documents": twice}, params={"background": True}
     )
-    job = _wait_for(filled_client, response.json()["id"])
+    job = wait_for_job(filled_client, response.json()["id"])
     assert job["status"] == "failed"
     assert job["error"]["code"] == "invalid_input" and "same" in job["error"]["message"]  # type: ignore[index]
     assert _snapshot(filled_client) == before
@@ -97,7 +122,7 @@ def test_a_job_reports_a_document_added_with_the_text_of_another(
     response = filled_client.post(
         "/v1/collections/docs/documents", json={"documents": documents}, params={"background": True}
     )
-    job = _wait_for(filled_client, response.json()["id"])
+    job = wait_for_job(filled_client, response.json()["id"])
     direct = filled_client.post(
         "/v1/collections/docs/documents", json={"documents": [{"id": "third", "text": SEALS}]}
     )
@@ -115,7 +140,7 @@ def test_large_inputs_become_jobs_on_their_own(hash_store: wp.Store, tmp_path: P
         assert small.status_code == 200
         large = client.post("/v1/collections/docs/documents", json={"documents": [{"text": SEALS}]})
         assert large.status_code == 202
-        assert _wait_for(client, large.json()["id"])["status"] == "succeeded"
+        assert wait_for_job(client, large.json()["id"])["status"] == "succeeded"
         assert client.get("/v1/collections/docs").json()["documents"] == 2
 
 

@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 import windowpack as wp
 from windowpack.api import create_app
 from windowpack.text.tokens import get_token_counter
+from windowpack.types import WHY
 
 
 def test_collection_lifecycle(client: TestClient) -> None:
@@ -92,6 +93,9 @@ def test_pack_text_is_within_budget_and_counted_exactly(filled_client: TestClien
     assert window["items"] and all(
         item["kind"] in {"chunk", "summary", "gap"} for item in window["items"]
     )
+    # Why each item is in, as a code of `types.WHY`: the window's text does not say it.
+    assert all(item["why"] in WHY for item in window["items"])
+    assert "gap" in {item["why"] for item in window["items"]}
     # Each item's text is a slice of the window's, sent once; a chunk holds its document's text.
     for item in window["items"]:
         text = window["text"][item["offset"] : item["offset"] + item["chars"]]

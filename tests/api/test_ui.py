@@ -15,6 +15,7 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from api_helpers import live_server
@@ -22,6 +23,7 @@ from playwright.sync_api import expect
 
 import windowpack as wp
 from windowpack.demo import PLANTED, demo_documents
+from windowpack.types import WHY
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = [
@@ -29,6 +31,7 @@ FLAGS = [
     "--disable-component-update", "--disable-sync", "--no-first-run",
 ]  # fmt: skip
 BUDGET = 700
+COMPARED = 1600
 # Set to a path to keep the screenshot (the README's comes from here).
 SCREENSHOT_ENV = "WINDOWPACK_UI_SCREENSHOT"
 
@@ -102,6 +105,7 @@ def test_the_inspector_shows_the_window_of_a_known_corpus(
     page.wait_for_selector("#collection option[value=default]", state="attached")
     page.fill("#question", fact.question)
     page.fill("#budget", str(BUDGET))
+    page.fill("#compare", str(COMPARED))
     page.click("#pack")
     page.wait_for_selector("body[data-packed=true]")
     page.wait_for_selector("#node-title")
@@ -133,12 +137,196 @@ def test_the_inspector_shows_the_window_of_a_known_corpus(
     _check_not_blank(shot)
     kept = os.environ.get(SCREENSHOT_ENV)
     if kept:
-        Path(kept).write_bytes(shot)
+        _keep(shot, Path(kept))
     child = page.locator("#children button[data-node]").first
     child_id = child.get_attribute("data-node")
     child.click()
     expect(page.locator("#node-title")).to_have_text(re.compile(rf"^node {child_id} "))
 
+    assert problems == []
+
+
+def _packed(page: Any, url: str, question: str, budget: int, compare: int | None = None) -> None:
+    page.goto(url)
+    page.wait_for_selector("body[data-ready=true]")
+    page.fill("#question", question)
+    page.fill("#budget", str(budget))
+    page.fill("#compare", "" if compare is None else str(compare))
+    page.click("#pack")
+    page.wait_for_selector("body[data-packed=true]")
+
+
+def test_it_opens_default_and_a_link_reopens_the_view(
+    browser: Any, demo_server: str, hash_store: wp.Store
+) -> None:
+    # A collection that sorts first: the page still opens `default`.
+    hash_store.collection("aardvark").add([wp.Document(text="Aardvarks dig at night.", id="a")])
+    page, problems = _watched_page(browser, demo_server)
+    page.goto(f"{demo_server}/ui")
+    page.wait_for_selector("body[data-ready=true]")
+    assert page.eval_on_selector("#collection", "select => select.value") == "default"
+    assert _texts(page, "#collection option", "value")[0] == "aardvark"
+
+    page.select_option("#collection", "aardvark")
+    assert "collection=aardvark" in page.url  # the choice is in the address at once
+    page.select_option("#collection", "default")
+    question = PLANTED[0].question
+    _packed(page, f"{demo_server}/ui", question, 900, COMPARED)
+    link = page.url
+    query = parse_qs(urlsplit(link).query)
+    assert query == {
+        "collection": ["default"], "q": [question], "budget": ["900"], "compare": [str(COMPARED)]
+    }  # fmt: skip
+    kinds = _texts(page, "#items tbody tr.item", "data-kind")
+
+    again, more = _watched_page(browser, demo_server)
+    again.goto(link)  # the same view, packed on opening
+    again.wait_for_selector("body[data-packed=true]")
+    assert again.input_value("#question") == question
+    assert _texts(again, "#items tbody tr.item", "data-kind") == kinds
+    assert again.locator("#compare-columns .column").count() == 2
+    assert problems == more == []
+
+
+def test_the_whole_text_and_the_messages_are_shown_and_copied(
+    browser: Any, demo_server: str, hash_store: wp.Store
+) -> None:
+    question = PLANTED[0].question
+    window = hash_store.collection("default").pack(question, budget=BUDGET)
+    browser.grant_permissions(["clipboard-read", "clipboard-write"], origin=demo_server)
+    page, problems = _watched_page(browser, demo_server)
+    _packed(page, f"{demo_server}/ui", question, BUDGET)
+    clipboard = "navigator.clipboard.readText()"
+
+    assert page.eval_on_selector("#window-text", "pre => pre.textContent") == window.text
+    shaded = page.eval_on_selector("#window-text .cacheable", "span => span.textContent")
+    assert shaded == window.text[: window.cacheable_prefix_chars]
+    page.click("#copy-text")
+    expect(page.locator("#copy-text-state")).to_have_text(re.compile("^copied"))
+    assert page.evaluate(clipboard) == window.text
+
+    # Without the clipboard API (an http page off localhost), the older copy command.
+    page.evaluate("navigator.clipboard.writeText('')")
+    page.evaluate(
+        "Object.defineProperty(navigator, 'clipboard', {value: undefined, configurable: true})"
+    )
+    page.eval_on_selector("#copy-text-state", "span => { span.textContent = ''; }")
+    page.click("#copy-text")
+    expect(page.locator("#copy-text-state")).to_have_text(re.compile("^copied"))
+    page.evaluate("delete navigator.clipboard")
+    assert page.evaluate(clipboard) == window.text
+
+    page.click("#tab-messages")
+    page.wait_for_selector("body[data-messages=plain]")
+    messages = window.messages()
+    assert _texts(page, "#messages .message", "data-role") == [m["role"] for m in messages]
+    shown = [part.inner_text() for part in page.locator("#messages .message pre").all()]
+    assert shown == [part["text"] for m in messages for part in m["content"]]
+    assert page.is_hidden("#text-view")
+    page.click("#copy-messages")
+    expect(page.locator("#copy-messages-state")).to_have_text(re.compile("^copied"))
+    assert json.loads(page.evaluate(clipboard)) == messages
+
+    # Laid out for a provider: its cache breakpoints, as `Window.messages(provider=...)`.
+    page.select_option("#provider", "anthropic")
+    page.wait_for_selector("body[data-messages=anthropic]")
+    marked = window.messages(provider="anthropic")
+    with_breakpoints = [m for m in marked if any("cache_control" in p for p in m["content"])]
+    assert page.locator("#messages .role:has-text('cache breakpoint')").count() == len(
+        with_breakpoints
+    )
+    assert problems == []
+
+
+def test_two_budgets_side_by_side_mark_what_the_larger_adds(
+    browser: Any, demo_server: str, hash_store: wp.Store
+) -> None:
+    collection = hash_store.collection("default")
+    question = PLANTED[1].question
+    small = collection.pack(question, budget=BUDGET)
+    large = collection.pack(question, budget=COMPARED)
+    page, problems = _watched_page(browser, demo_server)
+    _packed(page, f"{demo_server}/ui", question, COMPARED, BUDGET)  # in either order
+
+    columns = page.locator("#compare-columns .column")
+    assert _texts(page, "#compare-columns .column", "data-budget") == [str(BUDGET), str(COMPARED)]
+    shown = [item for item in large.items if item.kind != "gap"]
+    larger_rows = columns.nth(1).locator("tbody tr")
+    assert larger_rows.count() == len(shown)
+    expected = _added(small, large)
+    assert [
+        larger_rows.nth(i).get_attribute("data-added") == "true" for i in range(len(shown))
+    ] == [expected[index] > 0 for index, item in enumerate(large.items) if item.kind != "gap"]
+    assert columns.nth(0).locator("tr[data-added=true]").count() == 0
+    new_chunks = sum(
+        n for n, item in zip(expected, large.items, strict=True) if item.kind == "chunk"
+    )
+    assert page.inner_text("#added-chunks") == f"{new_chunks:,}" and new_chunks > 0
+    assert problems == []
+
+
+def _added(smaller: wp.Window, larger: wp.Window) -> list[int]:
+    """Per item of `larger`: the chunks it shows verbatim that `smaller` does not (a summary:
+    1 when `smaller` lacks it)."""
+
+    def chunks(item: wp.WindowItem) -> set[tuple[str | None, int]]:
+        if item.kind != "chunk" or item.ordinal is None:
+            return set()
+        last = item.ordinal if item.last_ordinal is None else item.last_ordinal
+        return {(item.document_id, ordinal) for ordinal in range(item.ordinal, last + 1)}
+
+    def summary(item: wp.WindowItem) -> tuple[object, ...]:
+        return (item.document_id, item.level, item.ordinal, item.last_ordinal, item.document_range)
+
+    shown = set().union(*(chunks(item) for item in smaller.items))
+    summaries = {summary(item) for item in smaller.items if item.kind == "summary"}
+    return [
+        len(chunks(item) - shown)
+        if item.kind == "chunk"
+        else int(item.kind == "summary" and summary(item) not in summaries)
+        for item in larger.items
+    ]
+
+
+def test_each_item_says_why_it_is_there_in_words(
+    browser: Any, demo_server: str, hash_store: wp.Store
+) -> None:
+    question = PLANTED[1].question
+    window = hash_store.collection("default").pack(question, budget=BUDGET)
+    page, problems = _watched_page(browser, demo_server)
+    _packed(page, f"{demo_server}/ui", question, BUDGET)
+
+    codes = [item.why for item in window.items]
+    assert _texts(page, "#items tbody td.why", "data-why") == codes
+    assert {"overview", "gap"} <= set(codes) and set(codes) & {"words", "words_and_meaning"}
+    meanings = _texts(page, "#items tbody td.why .meaning")
+    assert meanings == [WHY[code] for code in codes if code is not None]
+    assert not any(re.fullmatch(r"-?\d+\.\d+", text) for text in _texts(page, "#items td"))
+    assert problems == []
+
+
+def test_tree_children_are_named_not_numbered(
+    browser: Any, demo_server: str, hash_store: wp.Store
+) -> None:
+    collection = hash_store.collection("default")
+    root = collection.node(collection.tree().root_id or 0)
+    page, problems = _watched_page(browser, demo_server)
+    _packed(page, f"{demo_server}/ui", PLANTED[0].question, BUDGET)
+    page.wait_for_selector("#children li")
+
+    labels = [child.label for child in root.children]
+    titles = {info.id: info.title for info in collection.documents()}
+    assert labels == [titles[child.document_id or ""] for child in root.children]
+    assert _texts(page, "#children li button") == labels
+    # Down to a document's chunks: each by its first words.
+    for _ in range(len(collection.tree().levels)):
+        if page.locator("#children li[data-kind=chunk]").count():
+            break
+        node = page.locator("#children button[data-node]").first.get_attribute("data-node")
+        page.locator("#children button[data-node]").first.click()
+        page.wait_for_selector(f"#node-title:has-text('node {node} ')")
+    chunk_labels = _texts(page, "#children li .chunk-label")
+    assert chunk_labels and not any(re.fullmatch(r"(chunk|node) \d+", t) for t in chunk_labels)
     assert problems == []
 
 
@@ -188,7 +376,16 @@ def test_the_page_names_units_as_the_library_does(demo_server: str) -> None:
     page = httpx.get(f"{demo_server}/ui").text
 
     assert f"const UNIT_NAMES = {json.dumps(dict(UNIT_NAMES), sort_keys=True)};" in page
+    assert f"const WHY = {json.dumps(dict(WHY))};" in page
     assert "turn/record" not in page
+
+
+def _keep(png: bytes, path: Path) -> None:
+    """The screenshot in 256 colours: a third of the bytes, and no change a reader sees."""
+    from PIL import Image
+
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    image.quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(path, optimize=True)
 
 
 def _check_not_blank(png: bytes) -> None:
@@ -204,17 +401,54 @@ def _check_not_blank(png: bytes) -> None:
     assert background < 0.9 * image.width * image.height
 
 
-def test_an_unknown_question_error_is_shown_not_thrown(browser: Any, demo_server: str) -> None:
+@pytest.mark.parametrize(
+    ("field", "value", "named"),
+    [
+        ("budget", "0", "budget"),
+        ("question", "", "question"),
+        ("compare", "many", "compare with budget"),
+    ],
+)
+def test_a_bad_field_is_named_on_the_page_and_nothing_is_sent(
+    browser: Any, demo_server: str, field: str, value: str, named: str
+) -> None:
+    page, problems = _watched_page(browser, demo_server)
+    packs: list[str] = []
+    page.on(
+        "request", lambda request: packs.append(request.url) if "/pack" in request.url else None
+    )
+    page.goto(f"{demo_server}/ui")
+    page.wait_for_selector("body[data-ready=true]")
+    page.fill("#question", "Which frequency does the beacon use?")
+    page.fill(f"#{field}", value)
+    page.click("#pack")
+
+    expect(page.locator("#status.error")).to_have_text(re.compile(f"^{named}: "))
+    assert page.get_attribute(f"#{field}", "aria-invalid") == "true"
+    assert page.evaluate("document.activeElement.id") == field
+    assert packs == [] and problems == []
+
+
+def test_the_server_s_error_is_shown_not_thrown(browser: Any, demo_server: str) -> None:
     page, problems = _watched_page(browser, demo_server)
     page.goto(f"{demo_server}/ui")
-    page.wait_for_selector("#collection option", state="attached")
+    page.wait_for_selector("body[data-ready=true]")
     page.fill("#question", "x")
-    page.fill("#budget", "0")  # the server refuses it, naming the field
-    page.eval_on_selector("#budget", "input => input.removeAttribute('min')")
+    # A tokenizer the server does not know: refused (422), naming the field.
+    page.eval_on_selector("#tokenizer", "select => select.add(new Option('p50k_edit'), 0)")
+    page.select_option("#tokenizer", "p50k_edit")
     page.click("#pack")
-    page.wait_for_selector("#status.error")
-    assert "budget" in page.inner_text("#status")
-    assert [p for p in problems if "status of 422" not in p] == []
+    expect(page.locator("#status.error")).to_contain_text("422")
+    assert "tokenizer" in page.inner_text("#status")
+
+    # An answer that is not JSON (a proxy's error page): its status and its words.
+    page.select_option("#tokenizer", "o200k_base")
+    page.route(
+        "**/pack", lambda route: route.fulfill(status=502, body="Bad gateway: upstream down")
+    )
+    page.click("#pack")
+    expect(page.locator("#status.error")).to_contain_text("502: Bad gateway: upstream down")
+    assert [p for p in problems if "status of 422" not in p and "status of 502" not in p] == []
 
 
 def test_swagger_ui_and_redoc_render_from_installed_files(browser: Any, demo_server: str) -> None:

@@ -16,7 +16,7 @@ def test_lengths_accept_full() -> None:
     assert parse_token_sizes("8k,full", "lengths", allow_full=True) == [8192, None]
 
 
-@pytest.mark.parametrize("text", ["", "8x", "0", "11M", "full"])
+@pytest.mark.parametrize("text", ["", "8x", "0", "11M", "2M", "full"])
 def test_bad_budgets_are_named(text: str) -> None:
     with pytest.raises(InvalidArgumentError, match="'budgets'"):
         parse_budgets(text)

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -14,6 +11,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 
 import windowpack as wp
+from live_uvicorn import served
 from windowpack.api import ApiSettings, create_app
 
 LOCAL = "http://127.0.0.1"
@@ -84,21 +82,10 @@ def error_of(response: Any) -> tuple[str, str]:
 @contextmanager
 def serving(store: wp.Store, tmp_path: Path, **settings: object) -> Iterator[int]:
     """A real uvicorn server over `store` on a free loopback port; yields the port."""
-    import uvicorn
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
-    values: dict[str, object] = {"upload_dir": str(tmp_path / "up"), "port": port, **settings}
-    app = create_app(ApiSettings(**values), store=store)  # type: ignore[arg-type]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        assert thread.is_alive(), "uvicorn did not start"
-        time.sleep(0.02)
-    try:
+    def app_on(port: int) -> object:
+        values: dict[str, object] = {"upload_dir": str(tmp_path / "up"), "port": port, **settings}
+        return create_app(ApiSettings(**values), store=store)  # type: ignore[arg-type]
+
+    with served(app_on, log_level="critical") as port:
         yield port
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)

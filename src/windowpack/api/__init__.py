@@ -1,12 +1,25 @@
 """The REST service: `create_app(ApiSettings(...))` builds the FastAPI app over one store.
 
-Importing this package imports FastAPI; `import windowpack` never does.
+Importing this package imports FastAPI; `import windowpack` never does. The key rules
+(`authenticate`, `Access`, ...) are public for the MCP server's HTTP transport, which holds
+its callers to them.
 """
 
 from __future__ import annotations
 
-from windowpack.api.app import create_app
-from windowpack.api.server import serve
+from windowpack.api.access import Access, Caller, authenticate, keys_required
+from windowpack.api.app import check_binding, create_app
+from windowpack.api.server import serve, serve_app
 from windowpack.api.settings import ApiSettings
 
-__all__ = ["ApiSettings", "create_app", "serve"]
+__all__ = [
+    "Access",
+    "ApiSettings",
+    "Caller",
+    "authenticate",
+    "check_binding",
+    "create_app",
+    "keys_required",
+    "serve",
+    "serve_app",
+]

@@ -4,7 +4,9 @@ Keys are required when the settings say so or a key was ever created in the stor
 or not (checked on every request, so a key created with `windowpack keys` counts at once;
 `allow_anonymous_after_revocation` goes back to "while one is active"). A key sees only its
 collections: for any other one it gets exactly the 404 an absent collection gives, so it
-cannot learn that the collection exists. Writing with a read-only key is a 403.
+cannot learn that the collection exists. Writing with a read-only key is a 403. An add to a
+collection that does not exist creates it, as a first write does in the library, when the key
+may create that name (a write key in whose scope it is).
 
 A caller without a key (a keyless server, which listens on loopback only) is also held to
 where the request came from: its Host must be a loopback name (a DNS-rebinding page
@@ -56,6 +58,21 @@ class Access:
         collection = self.read(name)
         self.require_write(name)
         return collection
+
+    def add_target(
+        self, name: str, *, tokenizer: str | None = None, chunk_tokens: int | None = None
+    ) -> Collection:
+        """The collection an add writes to, if the caller may: as in the library, one that
+        does not exist yet is created by this first write, with `tokenizer` and
+        `chunk_tokens` (checked against an existing one's), which needs a write key in whose
+        scope the name is. Out of scope, the answer is `read`'s 404."""
+        if not self.can_see(name):
+            self.read(name)  # raises the same 404 as for an absent collection
+        if name in self.store.collections():
+            self.require_write(name)
+        else:
+            self.require_create(name)
+        return self.store.collection(name, tokenizer=tokenizer, chunk_tokens=chunk_tokens)
 
     def require_create(self, name: str) -> None:
         """The caller may create `name`: a write key in whose scope the name is."""

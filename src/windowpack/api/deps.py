@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, Response
@@ -16,7 +16,7 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 
 from windowpack.api.access import Access, Caller, authenticate
 from windowpack.api.metrics import Metrics
-from windowpack.api.schemas import JobOut
+from windowpack.api.schemas import CHUNK_TOKENS, JobOut, Tokenizer
 from windowpack.api.settings import ApiSettings
 from windowpack.api.warm_up import WarmUp
 from windowpack.errors import InvalidArgumentError, from_code
@@ -123,6 +123,50 @@ class ApiContext:
             raise InvalidArgumentError(argument, f"must be at most {limit:,} on this server")
 
 
+@dataclass(frozen=True)
+class NewCollection:
+    """What an add says of a collection that does not exist: whether to create it (`create`:
+    a first write creates it, as in the library; false for a caller that saw it exist, so a
+    write after a delete is a 404, as a library handle's is), and its settings, as
+    `Store.collection(name, tokenizer=..., chunk_tokens=...)` takes them: checked against an
+    existing collection's (409 when they differ), the server's defaults when not given."""
+
+    create: bool
+    tokenizer: str | None
+    chunk_tokens: int | None
+
+    def target(self, access: Access, name: str) -> Collection:
+        """The collection the add writes to (`Access.add_target`, or `write` when it must
+        exist)."""
+        if not self.create:
+            return access.write(name)
+        return access.add_target(name, tokenizer=self.tokenizer, chunk_tokens=self.chunk_tokens)
+
+
+def new_collection(
+    create: Annotated[
+        bool,
+        Query(
+            description="Create the collection if it does not exist (its first write, as in "
+            "the library); false: it must exist (404 otherwise)."
+        ),
+    ] = True,
+    tokenizer: Annotated[
+        Tokenizer | None,
+        Query(description="The tokenizer of a collection this write creates."),
+    ] = None,
+    chunk_tokens: Annotated[
+        int | None,
+        Query(
+            ge=CHUNK_TOKENS[0],
+            le=CHUNK_TOKENS[1],
+            description="The chunk size of a collection this write creates.",
+        ),
+    ] = None,
+) -> NewCollection:
+    return NewCollection(create=create, tokenizer=tokenizer, chunk_tokens=chunk_tokens)
+
+
 def get_api(request: Request) -> ApiContext:
     api: ApiContext = request.app.state.api
     return api
@@ -148,4 +192,5 @@ def get_access(
 
 
 ApiDep = Annotated[ApiContext, Depends(get_api)]
+NewCollectionDep = Annotated[NewCollection, Depends(new_collection)]
 AccessDep = Annotated[Access, Depends(get_access)]

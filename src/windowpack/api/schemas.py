@@ -9,14 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from windowpack.prompt_cache import MINIMUMS_CHECKED, PROMPT_CACHE_MINIMUMS, Tier
 from windowpack.text import storable
 from windowpack.types import (
+    BUDGET_RULE,
     HEADER_STYLES,
+    MAX_BUDGET,
+    MIN_BUDGET,
+    WHY,
     Document,
     DocumentInfo,
     DocumentKind,
@@ -25,10 +29,12 @@ from windowpack.types import (
     JobState,
     JobStatus,
     Span,
+    Why,
     Window,
     WindowItem,
 )
 
+_V = TypeVar("_V")
 _QUERY = Field(min_length=1, max_length=20_000, description="The question or keywords.")
 Tokenizer = Literal["o200k_base", "cl100k_base"]
 """Over HTTP only the bundled encodings: a server must not open files a client names (the
@@ -39,10 +45,11 @@ a few characters each, so a long session at a large budget stays far below it.""
 _NAME = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", description="Collection name.")
 
 
-def _checked(check: Callable[[str], str | None]) -> Callable[[str], str]:
-    """A pydantic validator from a `text.storable` check: the library's rule, named by field."""
+def _checked(check: Callable[[_V], str | None]) -> Callable[[_V], _V]:
+    """A pydantic validator from a library check (`text.storable`'s, the budget's): the
+    library's rule in its words, named by field."""
 
-    def validate(value: str) -> str:
+    def validate(value: _V) -> _V:
         problem = check(value)
         if problem is not None:
             raise ValueError(problem)
@@ -62,6 +69,29 @@ LookupDocumentId = Annotated[str, AfterValidator(_checked(storable.lookup_id_pro
 """An id looked up: anything a stored document could have."""
 
 
+def _metadata_problem(metadata: dict[str, Any]) -> str | None:
+    found = storable.metadata_problem(metadata)
+    return None if found is None else f"{found[0]}: {found[1]}"
+
+
+StorableMetadata = Annotated[dict[str, Any], AfterValidator(_checked(_metadata_problem))]
+"""A document's metadata: what a database holds faithfully (see `text.storable`)."""
+
+
+def _budget_problem(budget: int) -> str | None:
+    return None if MIN_BUDGET <= budget <= MAX_BUDGET else f"must be a whole number {BUDGET_RULE}"
+
+
+Budget = Annotated[
+    int,
+    Field(
+        description=f"Most tokens the window may hold, in `tokenizer`: {BUDGET_RULE}.",
+        json_schema_extra={"minimum": MIN_BUDGET, "maximum": MAX_BUDGET},
+    ),
+    AfterValidator(_checked(_budget_problem)),  # the library's rule, in its words
+]
+
+
 class _Body(BaseModel):
     # An unknown field is a typo the client should hear about, not something to ignore; and
     # strict types, so that `"budget": true` or `"k": 2.5` is an error, not 1 or 2.
@@ -79,35 +109,57 @@ class ErrorBody(BaseModel):
     error: ErrorDetail
 
 
+CHUNK_TOKENS = (16, 100_000)
+"""The chunk sizes a new collection may be given over HTTP (least, most)."""
+
+
 class CollectionCreate(_Body):
     name: str = _NAME
     tokenizer: Tokenizer | None = None
-    chunk_tokens: int | None = Field(default=None, ge=16, le=100_000)
+    chunk_tokens: int | None = Field(default=None, ge=CHUNK_TOKENS[0], le=CHUNK_TOKENS[1])
 
 
 class CollectionList(BaseModel):
     collections: list[str]
 
 
+class UnitIn(_Body):
+    """A unit of a document: the characters `[start, end)` of its text."""
+
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+
 class DocumentUpsert(_Body):
-    """The document stored under the id in the path."""
+    """The document stored under the id in the path: the library's `Document`."""
 
     text: StorableText = Field(min_length=1)
     title: StorableText | None = Field(default=None, max_length=storable.MAX_TITLE_CHARS)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: StorableMetadata = Field(default_factory=dict)
     kind: DocumentKind = "text"
-
-    @field_validator("metadata")
-    @classmethod
-    def _storable_metadata(cls, metadata: dict[str, Any]) -> dict[str, Any]:
-        found = storable.metadata_problem(metadata)
-        if found is not None:
-            raise ValueError(f"{found[0]}: {found[1]}")
-        return metadata
+    units: list[UnitIn] | None = Field(
+        default=None,
+        description="Its units (a chat's turns, a file's records or sections) as character "
+        "ranges of `text`, in order, not overlapping: chunks never cross one, and a window "
+        "holds one whole, summarised or left out. Default: the kind's own (a conversation's "
+        "turns from its `User:` lines, a markdown document's sections).",
+    )
+    source: StorableText | None = Field(
+        default=None,
+        max_length=storable.MAX_ID_CHARS,
+        description="Where it came from, such as a file's name.",
+    )
 
     def to_document(self, id: str | None) -> Document:
+        units = None if self.units is None else [Span(start=u.start, end=u.end) for u in self.units]
         return Document(
-            text=self.text, title=self.title, id=id, metadata=self.metadata, kind=self.kind
+            text=self.text,
+            title=self.title,
+            id=id,
+            metadata=self.metadata,
+            kind=self.kind,
+            units=units,
+            source=self.source,
         )
 
 
@@ -121,13 +173,53 @@ class DocumentsIn(_Body):
     documents: list[DocumentIn] = Field(min_length=1, max_length=100_000)
 
 
+class Message(BaseModel):
+    """One message of a chat; other fields a chat export carries (`name`, ...) are ignored,
+    as the library ignores them."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    role: StorableText = Field(min_length=1, max_length=64)
+    content: StorableText
+
+
+class ConversationIn(_Body):
+    """A chat added as one document whose units are its turns (`Collection.add_conversation`)."""
+
+    messages: list[Message] | StorableText = Field(
+        description="The chat: a list of `{role, content}` messages, or one transcript text "
+        "whose messages start lines with their role (`User: ...`, `Assistant: ...`).",
+    )
+    id: NewDocumentId | None = None
+    title: StorableText | None = Field(default=None, max_length=storable.MAX_TITLE_CHARS)
+    metadata: StorableMetadata = Field(default_factory=dict)
+
+    def chat(self) -> list[dict[str, str]] | str:
+        """The messages as the library takes them."""
+        if isinstance(self.messages, str):
+            return self.messages
+        return [{"role": m.role, "content": m.content} for m in self.messages]
+
+    @property
+    def size(self) -> int:
+        """Characters of text, for the background threshold."""
+        if isinstance(self.messages, str):
+            return len(self.messages)
+        return sum(len(m.content) for m in self.messages)
+
+
 class DocumentOut(BaseModel):
+    """A stored document: the library's `Document`."""
+
     id: str | None
     title: str | None
     text: str
     kind: str
     metadata: dict[str, Any]
     source: str | None
+    units: list[Span] | None = Field(
+        default=None, description="Its units as character ranges of `text` (see `units` in)."
+    )
 
     @classmethod
     def of(cls, document: Document) -> DocumentOut:
@@ -138,20 +230,40 @@ class DocumentOut(BaseModel):
             kind=document.kind,
             metadata=document.metadata,
             source=document.source,
+            units=document.units,
         )
+
+
+_WHERE = Field(
+    default=None,
+    description="Only documents whose metadata matches this filter, in Chroma's `where` shape: "
+    '`{"team": "ops"}`, `{"year": {"$gte": 2020}}`, `{"$or": [...]}` (docs/library.md). A '
+    "malformed one is an error naming `where` and the path inside it.",
+)
 
 
 class SearchIn(_Body):
     query: str = _QUERY
     k: int = Field(default=10, ge=1)
     include_summaries: bool = False
+    where: dict[str, Any] | None = _WHERE
+
+
+class DocumentsDeleteIn(_Body):
+    """Documents to delete in one call and one index version: by id, by filter, or both (the
+    listed documents the filter keeps)."""
+
+    ids: list[LookupDocumentId] | None = Field(
+        default=None, max_length=100_000, description="Ids; those not stored are reported."
+    )
+    where: dict[str, Any] | None = _WHERE
 
 
 class WindowOptions(_Body):
     """What a pack and a session pack both take: the question, the budget, the format."""
 
     query: str = _QUERY
-    budget: int = Field(ge=1, description="Most tokens the window may hold, in `tokenizer`.")
+    budget: Budget
     tokenizer: Tokenizer = "o200k_base"
     provider: str | None = Field(
         default=None,
@@ -175,6 +287,7 @@ class WindowOptions(_Body):
     include_question: bool = Field(
         default=True, description="With format=messages: the question as the last user message."
     )
+    where: dict[str, Any] | None = _WHERE
 
 
 class PackOptions(WindowOptions):
@@ -202,6 +315,7 @@ class PackOptions(WindowOptions):
             "align": self.align,
             "provider": self.provider,
             "headers": self.headers,
+            "where": self.where,
         }
 
 
@@ -243,6 +357,7 @@ class SessionOptions(WindowOptions):
             "first_tokens": self.first_tokens,
             "follow_up_tokens": self.follow_up_tokens,
             "token": self.session,
+            "where": self.where,
         }
 
 
@@ -281,6 +396,12 @@ class PackItem(BaseModel):
         description="The collection's other documents with this document's text: a window "
         "shows a text once, under the first document that has it.",
     )
+    why: Why | None = Field(
+        default=None,
+        description="Why the item is in the window, one of: "
+        + "; ".join(f"{code}: {meaning}" for code, meaning in WHY.items())
+        + " (`windowpack.types.WHY`).",
+    )
 
     @classmethod
     def of(cls, item: WindowItem) -> PackItem:
@@ -305,6 +426,7 @@ class PackItem(BaseModel):
             metadata=item.metadata,
             document_range=item.document_range,
             duplicates=list(item.duplicates),
+            why=item.why,
         )
 
 

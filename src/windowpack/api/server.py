@@ -3,18 +3,30 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
+
+from fastapi import FastAPI
+from starlette.applications import Starlette
 
 from windowpack.api.access import keys_required
 from windowpack.api.app import create_app
 from windowpack.api.settings import ApiSettings
 
 
-def serve(settings: ApiSettings, *, announce: bool = True) -> None:
-    """Serve until interrupted. Refuses to listen beyond loopback without API keys."""
-    import uvicorn
+def serve(
+    settings: ApiSettings,
+    *,
+    announce: bool = True,
+    extend: Callable[[FastAPI], None] | None = None,
+) -> None:
+    """Serve until interrupted. Refuses to listen beyond loopback without API keys.
 
+    `extend` is given the app before it serves (`windowpack serve --mcp` mounts the MCP
+    endpoint with it, which the API itself knows nothing of)."""
     app = create_app(settings)
+    if extend is not None:
+        extend(app)
     if announce:
         keys = (
             "API keys required"
@@ -30,6 +42,13 @@ def serve(settings: ApiSettings, *, announce: bool = True) -> None:
             else "none in this process: run `windowpack worker`"
         )
         print(f"ingest jobs: {runs}", flush=True)
+    serve_app(app, settings)
+
+
+def serve_app(app: Starlette, settings: ApiSettings) -> None:
+    """`app` under uvicorn at the settings' address, with their logging, until interrupted."""
+    import uvicorn
+
     uvicorn.run(
         app,
         host=settings.host,

@@ -10,6 +10,7 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from windowpack.config import StoreConfig
+from windowpack.types import MAX_BUDGET
 
 MIB = 1024 * 1024
 
@@ -55,7 +56,8 @@ class ApiSettings(BaseSettings):
     watch_interval_s: float = Field(default=1.0, ge=0)
     # Seconds a request body may go without a byte arriving before it is answered 408.
     body_timeout_s: float = Field(default=30.0, gt=0)
-    max_budget: int = Field(default=1_000_000, gt=0)
+    # An operator may lower the budget cap; the library's `MAX_BUDGET` is the most any has.
+    max_budget: int = Field(default=MAX_BUDGET, gt=0, le=MAX_BUDGET)
     max_k: int = Field(default=1000, gt=0)
     max_page: int = Field(default=1000, gt=0)
     # Inputs larger than this run as a background job even when the client did not ask.

@@ -1,9 +1,10 @@
 """The `windowpack` command line: thin commands over the service facade.
 
-This module holds the app, the everyday commands (ingest, search, pack, tree, demo) and the
-entry point; `eval`, `serve`, `keys` and `collections` live in `eval_command`, `serve_command`,
-`key_commands` and `collection_commands`, the options they share in `options`. Each imports
-what is heavy inside its command, so `windowpack --help` stays cheap.
+This module holds the app, the everyday commands (ingest, search, pack, tree, rebuild-tree,
+demo) and the entry point; `eval`, `serve`, `keys` and `collections` live in `eval_command`,
+`serve_command`, `key_commands` and `collection_commands`, the options they share in
+`options`, how help reads in `help_format`. Each imports what is heavy inside its command, so
+`windowpack --help` stays cheap.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
-from windowpack.cli.collection_commands import collections
+from windowpack.cli.collection_commands import collections, delete_documents
 from windowpack.cli.eval_command import eval_
+from windowpack.cli.help_format import MAX_HELP_WIDTH, HelpGroup
 from windowpack.cli.key_commands import keys
 from windowpack.cli.options import (
     CollectionOption,
@@ -26,7 +28,9 @@ from windowpack.cli.options import (
     HeadersOption,
     IndexDirOption,
     StoreOption,
+    WhereOption,
     open_store,
+    parse_where,
     read_collection,
 )
 from windowpack.cli.output import (
@@ -41,21 +45,23 @@ from windowpack.cli.output import (
     window_json,
 )
 from windowpack.cli.questions import QuestionsOption, pack_questions, read_questions
-from windowpack.cli.serve_command import serve, worker
+from windowpack.cli.serve_command import mcp, serve, worker
 from windowpack.config import DEFAULT_COLLECTION, DEFAULT_STORE
-from windowpack.errors import InvalidArgumentError, WindowpackError
-from windowpack.types import TreeNode
+from windowpack.errors import EmbedderMismatchError, InvalidArgumentError, WindowpackError
+from windowpack.types import BUDGET_RULE, TreeNode
 
 if TYPE_CHECKING:
     from windowpack.service import Collection
     from windowpack.types import HeaderStyle, IngestProgress, IngestReport
 
 app = typer.Typer(
+    cls=HelpGroup,
     help="windowpack: the best context window for one question, at any token budget.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,  # plain help, wrapped at the terminal's width (cli.help_format)
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": MAX_HELP_WIDTH},
 )
 
 
@@ -132,9 +138,15 @@ def search(
     collection: CollectionOption = "default",
     as_json: Annotated[bool, typer.Option("--json", help="Print hits as JSON.")] = False,
     embedder: EmbedderOption = None,
+    include_summaries: Annotated[
+        bool, typer.Option("--include-summaries", help="Let summary-tree nodes compete too.")
+    ] = False,
+    where: WhereOption = None,
 ) -> None:
     """Print the k most relevant verbatim chunks."""
-    hits = read_collection(store, index_dir, embedder, collection).search(query, k=k)
+    matching = parse_where(where)
+    col = read_collection(store, index_dir, embedder, collection)
+    hits = col.search(query, k=k, include_summaries=include_summaries, where=matching)
     if as_json:
         print(json.dumps([asdict(hit) for hit in hits], ensure_ascii=False, indent=2))
     else:
@@ -151,7 +163,7 @@ def pack(
         typer.Option(
             "--budget",
             "-b",
-            help="Token budget (1 to 10M); with --questions, for lines that give none.",
+            help=f"Token budget: {BUDGET_RULE}. With --questions: for lines that give none.",
         ),
     ] = None,
     store: StoreOption = DEFAULT_STORE,
@@ -177,9 +189,18 @@ def pack(
     ] = False,
     headers: HeadersOption = "compact",
     embedder: EmbedderOption = None,
+    overview_tokens: Annotated[
+        int | None,
+        typer.Option(
+            help="Cap on the query-independent overview tier (default: an eighth of the "
+            "budget, at most 4,096)."
+        ),
+    ] = None,
+    where: WhereOption = None,
     questions: QuestionsOption = None,
 ) -> None:
     """Pack the best window for QUERY in at most --budget tokens and print it."""
+    matching = parse_where(where)
     if cache_control and not messages:
         raise InvalidArgumentError("--cache-control", "needs --messages")
     if not include_question and not messages:
@@ -193,7 +214,9 @@ def pack(
     shown_as["include_question"] = include_question
     if questions is not None:
         asked = read_questions(questions, budget_given=budget is not None)  # before the store
-        options = {"budget": budget, "tokenizer": tokenizer, "headers": headers, "align": aligned}
+        options: dict[str, object] = {"budget": budget, "tokenizer": tokenizer}
+        options |= {"headers": headers, "align": aligned, "overview_tokens": overview_tokens}
+        options["where"] = matching
         col = read_collection(store, index_dir, embedder, collection)
         pack_questions(col, asked, options, shown_as)
         return
@@ -204,8 +227,10 @@ def pack(
         query,
         budget=budget,
         tokenizer=tokenizer,
+        overview_tokens=overview_tokens,
         align=aligned,
         headers=cast("HeaderStyle", headers),  # checked by the pack
+        where=matching,
     )
     chat = window.messages(cache_control=cache_control, include_question=include_question)
     if as_json:
@@ -238,6 +263,27 @@ def tree(
         print_node(shown)
     else:
         print_tree(shown)
+
+
+@app.command("rebuild-tree")
+def rebuild_tree(
+    store: StoreOption = DEFAULT_STORE,
+    index_dir: IndexDirOption = None,
+    collection: CollectionOption = "default",
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the report as JSON (warnings on stderr).")
+    ] = False,
+    embedder: EmbedderOption = None,
+) -> None:
+    """Rebuild every summary node of the collection with the store's summarizer (extractive),
+    atomically: readers see the old tree until the new one is written."""
+    col = read_collection(store, index_dir, embedder, collection)
+    report = _add_with_progress(col, lambda callback: col.rebuild_tree(progress=callback))
+    if as_json:
+        print(json.dumps(asdict(report), ensure_ascii=False, indent=2))
+        print_duplicates(report)
+    else:
+        print_report(report)
 
 
 @app.command()
@@ -284,8 +330,10 @@ _DEMO_BUDGET = 700
 app.command(name="eval")(eval_)
 app.command()(serve)
 app.command()(worker)
+app.command()(mcp)
 app.add_typer(keys, name="keys")
 app.add_typer(collections, name="collections")
+app.command(name="delete")(delete_documents)
 
 
 def _add_with_progress(
@@ -305,6 +353,8 @@ def main() -> None:
     try:
         app()
     except WindowpackError as error:
+        if isinstance(error, EmbedderMismatchError) and error.built_with is not None:
+            error = error.fixed_by(f"pass --embedder {error.built_with}")  # the CLI's fix
         # soft_wrap: one line whatever the terminal width, as scripts and logs expect.
         errors.print(f"[red]error:[/] {error.message}", highlight=False, soft_wrap=True)
         sys.exit(2)

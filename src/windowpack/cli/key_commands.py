@@ -6,11 +6,17 @@ from typing import Annotated
 
 import typer
 
+from windowpack.cli.help_format import HelpGroup
 from windowpack.cli.options import IndexDirOption, StoreOption, open_store
 from windowpack.cli.output import errors
 from windowpack.config import DEFAULT_STORE
 
-keys = typer.Typer(help="API keys of the REST service: create, list, revoke.", no_args_is_help=True)
+keys = typer.Typer(
+    help="API keys of the REST service: create, list, revoke.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    cls=HelpGroup,
+)
 
 
 @keys.command("create")

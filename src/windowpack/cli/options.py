@@ -1,8 +1,9 @@
-"""The options every command shares (store, index folder, collection, embedder) and how a
-command opens the store they name."""
+"""The options every command shares (store, index folder, collection, embedder, a metadata
+filter) and how a command opens the store they name."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated
 
@@ -11,6 +12,7 @@ import typer
 from windowpack.errors import InvalidArgumentError
 
 if TYPE_CHECKING:
+    from windowpack.filters import Filter
     from windowpack.service import Collection, Store
 
 StoreOption = Annotated[
@@ -41,6 +43,32 @@ EmbedderOption = Annotated[
     str | None,
     typer.Option(help="Embedding model name or path ('hash' for a model-free dry run)."),
 ]
+
+
+WhereOption = Annotated[
+    str | None,
+    typer.Option(
+        "--where",
+        metavar="JSON",
+        help="Only documents whose metadata matches this filter, in Chroma's where shape: "
+        '\'{"team": "ops"}\', \'{"year": {"$gte": 2020}}\', \'{"$or": [...]}\' '
+        "(docs/library.md).",
+    ),
+]
+
+
+def parse_where(text: str | None) -> Filter | None:
+    """`--where`'s JSON as a checked filter (None when not given); bad JSON or a bad filter
+    is an error naming `--where` and the path inside it."""
+    if text is None:
+        return None
+    from windowpack.filters import parse_filter
+
+    try:
+        where = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InvalidArgumentError("--where", f"is not valid JSON: {error.msg}") from None
+    return parse_filter(where, argument="--where")
 
 
 def open_store(

@@ -178,6 +178,8 @@ def window_json(
     from dataclasses import asdict
 
     shown = {**asdict(window), "prefix_cache": window.prefix_cache()}
+    # The REST answer's shapes: `index_versions` a mapping, not pairs.
+    shown["index_versions"] = dict(window.index_versions)
     if messages:
         chat = window.messages(cache_control=cache_control, include_question=include_question)
         shown["messages"] = chat

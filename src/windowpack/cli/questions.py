@@ -29,6 +29,7 @@ import typer
 
 from windowpack.cli.output import errors, window_json
 from windowpack.errors import InvalidArgumentError, WindowpackError
+from windowpack.filters import parse_filter
 
 if TYPE_CHECKING:
     from windowpack.service import Collection
@@ -49,9 +50,12 @@ QUESTION_FIELDS: Mapping[str, tuple[type, ...]] = {
     "budget": (int,),
     "tokenizer": (str,),
     "headers": (str,),
+    "overview_tokens": (int,),
+    "where": (dict,),
 }
 """The fields a JSON line may give beside `question`, with the JSON types each takes: `id`
-is echoed back; the others are the `pack` options of the same name."""
+is echoed back; the others are the `pack` options of the same name (`where`, a filter in
+Chroma's shape, checked when the file is read)."""
 
 
 @dataclass(frozen=True)
@@ -109,10 +113,17 @@ def _parsed(line: str, number: int) -> Question | None:
             known = ", ".join(["question", *QUESTION_FIELDS])
             raise _bad(number, f"unknown field {name!r} (the fields: {known})")
         if isinstance(value, bool) or not isinstance(value, kinds):
-            wanted = " or ".join("a string" if kind is str else "an integer" for kind in kinds)
+            wanted = " or ".join(_KIND_NAMES[kind] for kind in kinds)
             raise _bad(number, f"{name!r} must be {wanted}, got {json.dumps(value)}")
+    if "where" in fields:
+        fields["where"] = parse_filter(
+            fields["where"], argument=f"--questions line {number}: where"
+        )
     line_id = fields.pop("id", None)
     return Question(line=number, text=question, id=line_id, options=fields)
+
+
+_KIND_NAMES = {str: "a string", int: "an integer", dict: "a JSON object"}
 
 
 def _bad(number: int, problem: str) -> InvalidArgumentError:
@@ -125,8 +136,8 @@ def pack_questions(
     options: Mapping[str, Any],
     shown_as: Mapping[str, bool],
 ) -> None:
-    """Pack each question with `options` (`budget`, `tokenizer`, `headers`, `align`), the
-    line's own over them, and print its object (`window_json` of the window, `shown_as`) on
+    """Pack each question with `options` (`Collection.pack`'s keywords), the line's own
+    over them, and print its object (`window_json` of the window, `shown_as`) on
     a line of its own as soon as it is packed; a failed pack prints its error and the rest
     go on. Raises, once all are printed, when any failed."""
     failed = []

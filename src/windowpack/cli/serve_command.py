@@ -1,5 +1,6 @@
-"""`windowpack serve`: the REST API, its settings from flags and the environment; and
-`windowpack worker`, which runs its ingest jobs in a process of its own."""
+"""`windowpack serve`: the REST API, its settings from flags and the environment;
+`windowpack worker`, which runs its ingest jobs in a process of its own; and `windowpack
+mcp`, the MCP server over stdio or streamable HTTP."""
 
 from __future__ import annotations
 
@@ -56,6 +57,15 @@ def serve(
             "run the ingest jobs [env: WINDOWPACK_WORKERS; 1]."
         ),
     ] = None,
+    mcp: Annotated[
+        bool,
+        typer.Option(
+            "--mcp",
+            envvar="WINDOWPACK_MCP",
+            help="Also serve the MCP server (streamable HTTP, stateless) at /mcp, with the "
+            "API's keys and limits; needs the `mcp` extra.",
+        ),
+    ] = False,
 ) -> None:
     """Serve the REST API (docs at /docs, inspector at /ui); beyond 127.0.0.1 only with keys.
 
@@ -75,9 +85,14 @@ def serve(
         "warm_up": warm_up,
         "workers": workers,
     }
-    run_server(
-        _server_settings({name: value for name, value in flags.items() if value is not None})
-    )
+    settings = _server_settings({name: value for name, value in flags.items() if value is not None})
+    if not mcp:
+        run_server(settings)
+        return
+    from windowpack.mcp_server import MCP_PATH, mount
+
+    print(f"MCP server (streamable HTTP): {settings.base_url}{MCP_PATH}", flush=True)
+    run_server(settings, extend=mount)
 
 
 def _server_settings(flags: dict[str, object]) -> ApiSettings:
@@ -163,3 +178,71 @@ def worker(
         typer.echo(f"worker {job_worker.name}: running jobs of {store}", err=True)
         job_worker.run(stop)
         typer.echo(f"worker {job_worker.name}: stopped", err=True)
+
+
+def mcp(
+    transport: Annotated[
+        Literal["stdio", "http"],
+        typer.Option(
+            help="stdio: a client starts this command and talks on its stdin and stdout; "
+            "http: serve streamable HTTP at /mcp (stateless: any replica answers any request)."
+        ),
+    ] = "stdio",
+    store: Annotated[
+        str | None, typer.Option(help="Store folder or database URL ($WINDOWPACK_STORE).")
+    ] = None,
+    index_dir: Annotated[
+        str | None,
+        typer.Option(help="Index folder, needed with a database URL ($WINDOWPACK_INDEX_DIR)."),
+    ] = None,
+    embedder: Annotated[
+        str | None,
+        typer.Option(help="Embedding model name or path, or 'hash' ($WINDOWPACK_EMBEDDER)."),
+    ] = None,
+    host: Annotated[
+        str | None,
+        typer.Option(help="http: address to listen on ($WINDOWPACK_HOST; 127.0.0.1)."),
+    ] = None,
+    port: Annotated[
+        int | None, typer.Option(help="http: port to listen on ($WINDOWPACK_PORT; 8000).")
+    ] = None,
+    key: Annotated[
+        str | None,
+        typer.Option(
+            envvar="WINDOWPACK_API_KEY",
+            help="stdio: act as this API key, held to its collections and rights (default: "
+            "the local user, who may read and write every collection). Over http each "
+            "request sends its own key.",
+        ),
+    ] = None,
+) -> None:
+    """Serve windowpack to agents over the Model Context Protocol: tools pack, search, add
+    and collections, the summary tree as resources (docs/mcp.md; needs the `mcp` extra).
+
+    Over http each request is held to the API's keys and limits, as over REST; the server
+    listens beyond 127.0.0.1 only with keys.
+    """
+    flags = {"store": store, "index_dir": index_dir, "embedder": embedder}
+    if transport == "http":
+        if key is not None:
+            raise InvalidArgumentError(
+                "--key", "is for --transport stdio: over http each request sends its own key"
+            )
+        from windowpack.mcp_server import serve as serve_mcp
+
+        given = {**flags, "host": host, "port": port}
+        serve_mcp(
+            _server_settings({name: value for name, value in given.items() if value is not None})
+        )
+        return
+    for name, value in (("--host", host), ("--port", port)):
+        if value is not None:
+            raise InvalidArgumentError(name, "is for --transport http")
+    from windowpack.mcp_server import run_stdio
+    from windowpack.service import open as open_store
+
+    settings = _server_settings({name: value for name, value in flags.items() if value is not None})
+    with open_store(
+        settings.store, index_dir=settings.index_dir, config=settings.store_config()
+    ) as opened:
+        run_stdio(opened, key=key)

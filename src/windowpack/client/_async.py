@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -13,10 +12,11 @@ from typing import Any, Literal, TypeVar, overload
 import httpx
 
 from windowpack.client import _calls
-from windowpack.client._calls import Call
-from windowpack.errors import CollectionNotFoundError, ConflictError, ServerUnavailableError
+from windowpack.client._calls import Call, Where
+from windowpack.errors import CollectionNotFoundError, ServerUnavailableError
 from windowpack.types import (
     CollectionStats,
+    DeleteReport,
     Document,
     DocumentInfo,
     HeaderStyle,
@@ -52,7 +52,7 @@ class AsyncClient:
             base_url=self.url, headers=headers, timeout=timeout, transport=transport
         )
 
-    async def send(self, call: Call[T]) -> T:
+    async def _send(self, call: Call[T]) -> T:
         """Make one call; its answer as the library's types, or its error raised. A write
         whose connection fails is sent again a few times with its Idempotency-Key."""
         for pause in (*call.retries, None):
@@ -75,29 +75,38 @@ class AsyncClient:
 
     async def health(self) -> dict[str, Any]:
         """`/healthz`: status, version, whether keys are required."""
-        return await self.send(_calls.health())
+        return await self._send(_calls.health())
 
     async def collections(self) -> list[str]:
         """Names of the collections this key may see, sorted."""
-        return await self.send(_calls.collections())
+        return await self._send(_calls.collections())
 
     def collection(
-        self, name: str, *, tokenizer: str | None = None, chunk_tokens: int | None = None
+        self,
+        name: str,
+        *,
+        create: bool = True,
+        tokenizer: str | None = None,
+        chunk_tokens: int | None = None,
     ) -> AsyncRemoteCollection:
         """The collection `name`. Like the library, a new one is created by its first write
-        (with `tokenizer` and `chunk_tokens`); reading one that does not exist is an error."""
-        return AsyncRemoteCollection(self, name, tokenizer=tokenizer, chunk_tokens=chunk_tokens)
+        (with `tokenizer` and `chunk_tokens`); reading one that does not exist is an error.
+        With `create=False` it must exist: no write through this handle creates it, and its
+        first call says so if it does not (the library's says it at once)."""
+        return AsyncRemoteCollection(
+            self, name, tokenizer=tokenizer, chunk_tokens=chunk_tokens, must_exist=not create
+        )
 
     async def create_collection(
         self, name: str, *, tokenizer: str | None = None, chunk_tokens: int | None = None
     ) -> AsyncRemoteCollection:
         """Create `name` now (`wp.ConflictError` if it exists)."""
-        await self.send(_calls.create_collection(name, tokenizer, chunk_tokens))
-        return self.collection(name)
+        await self._send(_calls.create_collection(name, tokenizer, chunk_tokens))
+        return AsyncRemoteCollection(self, name, seen=True)
 
     async def delete_collection(self, name: str) -> None:
         """Delete a collection with its documents, tree and index files."""
-        await self.send(_calls.delete_collection(name))
+        await self._send(_calls.delete_collection(name))
 
     async def pack(
         self,
@@ -110,11 +119,15 @@ class AsyncClient:
         align: bool | int = False,
         provider: str | None = None,
         headers: HeaderStyle | None = None,
+        where: Where = None,
     ) -> Window:
         """One window over several collections, the budget following relevance (`headers`
-        as in `Collection.pack`; None: the server's default)."""
-        options = _calls.pack_options(budget, tokenizer, overview_tokens, align, provider, headers)
-        return await self.send(_calls.pack(list(collections), query, options))
+        as in `Collection.pack`; None: the server's default); `where` filters the documents
+        of every collection named."""
+        options = _calls.pack_options(
+            budget, tokenizer, overview_tokens, align, provider, headers, where
+        )
+        return await self._send(_calls.pack(list(collections), query, options))
 
     def session(
         self,
@@ -127,6 +140,7 @@ class AsyncClient:
         first_tokens: int | None = None,
         follow_up_tokens: int | None = None,
         token: str | None = None,
+        where: Where = None,
     ) -> AsyncRemoteSession:
         """A session of follow-up questions over several collections, as `Store.session`:
         each `pack(question)` window extends the last one while the budget allows. The
@@ -138,12 +152,13 @@ class AsyncClient:
             overview_tokens=overview_tokens,
             first_tokens=first_tokens,
             follow_up_tokens=follow_up_tokens,
+            where=where,
         )
         return AsyncRemoteSession(self, list(collections), options, token)
 
     async def job(self, job_id: str) -> AsyncRemoteJob:
         """A background ingest job by id."""
-        return AsyncRemoteJob(self, await self.send(_calls.job(job_id)))
+        return AsyncRemoteJob(self, await self._send(_calls.job(job_id)))
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -176,7 +191,7 @@ class AsyncRemoteSession(_calls.SessionFields):
 
     async def pack(self, query: str) -> Window:
         """The window for `query`, extending the last one when the budget allows."""
-        return self.record(await self._client.send(self.call(query)))
+        return self._record(await self._client._send(self._call(query)))
 
 
 class AsyncRemoteJob:
@@ -189,7 +204,7 @@ class AsyncRemoteJob:
 
     async def refresh(self) -> JobState:
         """The job's state now (status, stage, counts, failures)."""
-        self.state = await self._client.send(_calls.job(self.id))
+        self.state = await self._client._send(_calls.job(self.id))
         return self.state
 
     async def wait(self, timeout: float | None = None) -> IngestReport:
@@ -208,8 +223,14 @@ class AsyncRemoteJob:
         return _calls.finished(self.state)
 
 
-class AsyncRemoteCollection:
-    """A collection on the server, with the library's `Collection` methods."""
+class AsyncRemoteCollection(_calls.CollectionFields):
+    """A collection on the server, with the library's `Collection` methods, awaited.
+
+    Like a library handle: a collection that does not exist yet is created by its first add
+    (with the handle's `tokenizer` and `chunk_tokens`, checked against an existing one's),
+    and once the handle has seen it exist, finding it gone is a `CollectionDeletedError` and
+    its adds are refused rather than creating a new collection under the name.
+    """
 
     def __init__(
         self,
@@ -218,10 +239,28 @@ class AsyncRemoteCollection:
         *,
         tokenizer: str | None = None,
         chunk_tokens: int | None = None,
+        must_exist: bool = False,
+        seen: bool = False,
     ) -> None:
+        super().__init__(
+            name,
+            tokenizer=tokenizer,
+            chunk_tokens=chunk_tokens,
+            must_exist=must_exist,
+            seen=seen,
+        )
         self._client = client
-        self.name = name
-        self._settings = (tokenizer, chunk_tokens)
+
+    async def _send(self, call: Call[T]) -> T:
+        try:
+            answer = await self._client._send(call)
+        except CollectionNotFoundError as error:
+            deleted = self._deleted(error)
+            if deleted is None:
+                raise
+            raise deleted from error
+        self._seen = True
+        return answer
 
     @overload
     async def add(
@@ -236,30 +275,125 @@ class AsyncRemoteCollection:
     ) -> IngestReport | AsyncRemoteJob:
         """Add documents (upsert by id). With `background=True` a `AsyncRemoteJob` to `wait()` on;
         otherwise the report (waiting for the job if the server made one of a large input)."""
-        return await self._ingest(_calls.add(self.name, list(documents), background), background)
+        return await self._ingest(_calls.add(self._to(background), list(documents)), background)
 
     @overload
     async def add_files(
-        self, paths: Sequence[str | os.PathLike[str]], *, background: Literal[True]
+        self,
+        paths: Sequence[str | os.PathLike[str]],
+        *,
+        root: str | os.PathLike[str] | None = None,
+        background: Literal[True],
     ) -> AsyncRemoteJob: ...
     @overload
     async def add_files(
         self,
         paths: Sequence[str | os.PathLike[str]],
         *,
+        root: str | os.PathLike[str] | None = None,
         background: Literal[False] | None = None,
     ) -> IngestReport: ...
     async def add_files(
-        self, paths: Sequence[str | os.PathLike[str]], *, background: bool | None = None
+        self,
+        paths: Sequence[str | os.PathLike[str]],
+        *,
+        root: str | os.PathLike[str] | None = None,
+        background: bool | None = None,
     ) -> IngestReport | AsyncRemoteJob:
-        """Upload files (folders are walked here); ids are the file names."""
-        return await self._ingest(_calls.add_files(self.name, paths, background), background)
+        """Upload files (folders are walked here). Ids are the files' paths relative to
+        `root`, as the library's `add_files(..., root=)` names them; without `root`, a file's
+        name, and a folder's files by their path inside it."""
+        return await self._ingest(_calls.add_files(self._to(background), paths, root), background)
+
+    @overload
+    async def add_conversation(
+        self,
+        messages: Sequence[Mapping[str, Any]] | str,
+        *,
+        id: str | None = None,
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        background: Literal[True],
+    ) -> AsyncRemoteJob: ...
+    @overload
+    async def add_conversation(
+        self,
+        messages: Sequence[Mapping[str, Any]] | str,
+        *,
+        id: str | None = None,
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        background: Literal[False] | None = None,
+    ) -> IngestReport: ...
+    async def add_conversation(
+        self,
+        messages: Sequence[Mapping[str, Any]] | str,
+        *,
+        id: str | None = None,
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        background: bool | None = None,
+    ) -> IngestReport | AsyncRemoteJob:
+        """Add a chat as one document, each turn one unit, as `Collection.add_conversation`:
+        a list of `{role, content}` messages, or one transcript text (`User: ...` lines)."""
+        call = _calls.add_conversation(
+            self._to(background), messages, id=id, title=title, metadata=metadata
+        )
+        return await self._ingest(call, background)
+
+    @overload
+    async def add_llama_documents(
+        self,
+        documents: Iterable[Any],
+        *,
+        root: str | os.PathLike[str] | None = None,
+        background: Literal[True],
+    ) -> AsyncRemoteJob: ...
+    @overload
+    async def add_llama_documents(
+        self,
+        documents: Iterable[Any],
+        *,
+        root: str | os.PathLike[str] | None = None,
+        background: Literal[False] | None = None,
+    ) -> IngestReport: ...
+    async def add_llama_documents(
+        self,
+        documents: Iterable[Any],
+        *,
+        root: str | os.PathLike[str] | None = None,
+        background: bool | None = None,
+    ) -> IngestReport | AsyncRemoteJob:
+        """Add llama-index `Document`s as `Collection.add_llama_documents` does, read here
+        (their `id_` and metadata kept; a reader's file paths named relative to `root`,
+        default the working directory; HTML and raw PDF parsed), then sent as documents."""
+        converted = _calls.llama_documents(documents, root)
+        return await self._ingest(_calls.add(self._to(background), converted), background)
+
+    @overload
+    async def rebuild_tree(
+        self, summarizer: None = None, *, background: Literal[True]
+    ) -> AsyncRemoteJob: ...
+    @overload
+    async def rebuild_tree(
+        self, summarizer: None = None, *, background: Literal[False] | None = None
+    ) -> IngestReport: ...
+    async def rebuild_tree(
+        self, summarizer: None = None, *, background: bool | None = None
+    ) -> IngestReport | AsyncRemoteJob:
+        """Rebuild every summary node with the server's summarizer, atomically (a
+        summarizer of your own runs through the library, where the store is)."""
+        return await self._ingest(
+            _calls.rebuild_tree(self.name, summarizer, background), background
+        )
 
     async def search(
-        self, query: str, k: int = 10, *, include_summaries: bool = False
+        self, query: str, k: int = 10, *, include_summaries: bool = False, where: Where = None
     ) -> list[Hit]:
-        """The k most relevant verbatim chunks (and summaries, if asked), best first."""
-        return await self._client.send(_calls.search(self.name, query, k, include_summaries))
+        """The k most relevant verbatim chunks (and summaries, if asked), best first; with
+        `where`, of the documents that metadata filter keeps (as `Collection.search`)."""
+        call = _calls.search(self.name, query, k, include_summaries, where)
+        return await self._send(call)
 
     async def pack(
         self,
@@ -271,12 +405,16 @@ class AsyncRemoteCollection:
         align: bool | int = False,
         provider: str | None = None,
         headers: HeaderStyle | None = None,
+        where: Where = None,
     ) -> Window:
         """The best window for `query` within `budget` tokens, as `Collection.pack`; with a
         `provider`, `window.cache_plan(provider)` lays it out as that provider's request.
-        `headers` (compact, full, none) as in `Collection.pack`; None: the server's default."""
-        options = _calls.pack_options(budget, tokenizer, overview_tokens, align, provider, headers)
-        return await self._client.send(_calls.pack(self.name, query, options))
+        `headers` (compact, full, none) as in `Collection.pack`; None: the server's default.
+        `where` packs only the documents that metadata filter keeps."""
+        options = _calls.pack_options(
+            budget, tokenizer, overview_tokens, align, provider, headers, where
+        )
+        return await self._send(_calls.pack(self.name, query, options))
 
     def session(
         self,
@@ -288,6 +426,7 @@ class AsyncRemoteCollection:
         first_tokens: int | None = None,
         follow_up_tokens: int | None = None,
         token: str | None = None,
+        where: Where = None,
     ) -> AsyncRemoteSession:
         """A session of follow-up questions whose windows extend each other, as
         `Collection.session`. The server keeps nothing; `token` (a session's `token`) resumes
@@ -299,17 +438,21 @@ class AsyncRemoteCollection:
             overview_tokens=overview_tokens,
             first_tokens=first_tokens,
             follow_up_tokens=follow_up_tokens,
+            where=where,
         )
         return AsyncRemoteSession(self._client, self.name, options, token)
 
     async def tree(self) -> TreeOverview:
-        return await self._client.send(_calls.tree(self.name))
+        """The summary tree's shape: per level, node counts and token totals."""
+        return await self._send(_calls.tree(self.name))
 
     async def node(self, node_id: int) -> TreeNode:
-        return await self._client.send(_calls.node(self.name, node_id))
+        """One summary node: its text, span, parent and children."""
+        return await self._send(_calls.node(self.name, node_id))
 
     async def get(self, document_id: str) -> Document:
-        return await self._client.send(_calls.get(self.name, document_id))
+        """The stored document with this id."""
+        return await self._send(_calls.get(self.name, document_id))
 
     async def documents(self, *, offset: int = 0, limit: int | None = None) -> list[DocumentInfo]:
         """Stored documents in collection order, without their text (paged through)."""
@@ -317,28 +460,26 @@ class AsyncRemoteCollection:
         following: int | None = offset
         while following is not None and (limit is None or len(found) < limit):
             page_size = min(_calls.PAGE, limit - len(found)) if limit is not None else _calls.PAGE
-            page, following = await self._client.send(
-                _calls.documents(self.name, following, page_size)
-            )
+            page, following = await self._send(_calls.documents(self.name, following, page_size))
             found.extend(page)
         return found
 
-    async def delete(self, document_id: str) -> None:
-        await self._client.send(_calls.delete(self.name, document_id))
+    async def delete(
+        self, ids: str | Sequence[str] | None = None, *, where: Where = None
+    ) -> DeleteReport:
+        """Delete documents by id, by metadata filter, or both, in one index version, as
+        `Collection.delete` (one id not stored is a `DocumentNotFoundError`; in a list it is
+        reported in `missing`)."""
+        return await self._send(_calls.delete(self.name, ids, where))
 
     async def stats(self) -> CollectionStats:
-        return await self._client.send(_calls.stats(self.name))
+        """Settings and size of the collection: documents, chunks, tokens, index version."""
+        return await self._send(_calls.stats(self.name))
 
     async def _ingest(
         self, call: Call[IngestReport | JobState], background: bool | None
     ) -> IngestReport | AsyncRemoteJob:
-        try:
-            answer = await self._client.send(call)
-        except CollectionNotFoundError:
-            # The library creates a collection at its first write; so does the client.
-            with contextlib.suppress(ConflictError):  # created meanwhile by someone else
-                await self._client.send(_calls.create_collection(self.name, *self._settings))
-            answer = await self._client.send(call)
+        answer = await self._send(call)
         if isinstance(answer, IngestReport):
             return answer
         job = AsyncRemoteJob(self._client, answer)

@@ -17,15 +17,20 @@ from urllib.parse import quote
 from pydantic import TypeAdapter
 
 from windowpack.errors import (
+    CollectionDeletedError,
+    CollectionNotFoundError,
+    DocumentNotFoundError,
     InputPathNotFoundError,
     InvalidArgumentError,
     ServerUnavailableError,
     from_code,
     from_wire,
 )
+from windowpack.filters import Filter, parse_filter
 from windowpack.prompt_cache import Tier
 from windowpack.types import (
     CollectionStats,
+    DeleteReport,
     Document,
     DocumentInfo,
     Hit,
@@ -81,6 +86,44 @@ def checked(status: int, body: Any, url: str) -> Any:
     raise from_wire("http_error", f"{url} answered HTTP {status}", status)
 
 
+class CollectionFields:
+    """What a client-side collection handle keeps, the same for `RemoteCollection` and
+    `AsyncRemoteCollection`: its name, the settings its first write creates it with, whether
+    it must exist (`create=False`) and whether it has seen it exist (then a collection not
+    found was deleted since, and its writes create nothing, as a library handle's)."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        tokenizer: str | None = None,
+        chunk_tokens: int | None = None,
+        must_exist: bool = False,
+        seen: bool = False,
+    ) -> None:
+        self.name = name
+        self._settings = (tokenizer, chunk_tokens)
+        self._must_exist = must_exist
+        self._seen = seen
+
+    def _to(self, background: bool | None) -> WriteTo:
+        tokenizer, chunk_tokens = self._settings
+        return WriteTo(
+            name=self.name,
+            tokenizer=tokenizer,
+            chunk_tokens=chunk_tokens,
+            must_exist=self._must_exist or self._seen,
+            background=background,
+        )
+
+    def _deleted(self, error: CollectionNotFoundError) -> CollectionDeletedError | None:
+        """What to raise instead of `error`: a collection this handle saw exist that is not
+        found now was deleted since (`CollectionDeletedError`); None to raise `error`."""
+        if self._seen and type(error) is CollectionNotFoundError:
+            return CollectionDeletedError(self.name)
+        return None
+
+
 def unreachable(url: str, error: Exception) -> ServerUnavailableError:
     return ServerUnavailableError(f"the windowpack server at {url} could not be reached: {error}")
 
@@ -123,33 +166,117 @@ def delete_collection(name: str) -> Call[None]:
     )
 
 
-def add(name: str, documents: Iterable[Document | str], background: bool | None) -> Call[Any]:
+@dataclass(frozen=True, kw_only=True)
+class WriteTo:
+    """Where an add goes and how: the collection; the settings of one its first write creates
+    (checked against an existing one's); whether it must exist already (a handle that saw it:
+    after a delete its writes are refused, as a library handle's are); in the background."""
+
+    name: str
+    tokenizer: str | None = None
+    chunk_tokens: int | None = None
+    must_exist: bool = False
+    background: bool | None = None
+
+    @property
+    def params(self) -> dict[str, Any]:
+        params: dict[str, Any] = _background(self.background)
+        if self.must_exist:
+            params["create"] = "false"
+        if self.tokenizer is not None:
+            params["tokenizer"] = self.tokenizer
+        if self.chunk_tokens is not None:
+            params["chunk_tokens"] = self.chunk_tokens
+        return params
+
+    def call(self, route: str, **request: Any) -> Call[Any]:
+        """The add to `route` of the collection (`documents`, `files`, ...)."""
+        return Call(
+            method="POST",
+            path=f"/v1/collections/{_name(self.name)}/{route}",
+            params=self.params,
+            parse=_ingested,
+            headers=write_headers(),
+            **request,
+        )
+
+
+def add(to: WriteTo, documents: Iterable[Document | str]) -> Call[Any]:
     items = [_document_body(d if isinstance(d, Document) else Document(text=d)) for d in documents]
-    return Call(
-        method="POST",
-        path=f"/v1/collections/{_name(name)}/documents",
-        json={"documents": items},
-        params=_background(background),
-        parse=_ingested,
-        headers=write_headers(),
-    )
+    return to.call("documents", json={"documents": items})
 
 
 def add_files(
-    name: str, paths: Sequence[str | os.PathLike[str]], background: bool | None
+    to: WriteTo,
+    paths: Sequence[str | os.PathLike[str]],
+    root: str | os.PathLike[str] | None,
 ) -> Call[Any]:
+    return to.call("files", files=[("files", upload) for upload in uploads(paths, root)])
+
+
+def add_conversation(
+    to: WriteTo,
+    messages: Sequence[Mapping[str, Any]] | str,
+    *,
+    id: str | None,
+    title: str | None,
+    metadata: Mapping[str, Any] | None,
+) -> Call[Any]:
+    chat = messages if isinstance(messages, str) else [dict(message) for message in messages]
+    body = {"messages": chat, "id": id, "title": title, "metadata": dict(metadata or {})}
+    return to.call("conversations", json=body)
+
+
+def llama_documents(
+    documents: Iterable[Any], root: str | os.PathLike[str] | None
+) -> list[Document]:
+    """llama-index documents as the library reads them (`Collection.add_llama_documents`),
+    here, where their files are: paths named relative to `root` (default: the working
+    directory, a database-URL store's root), HTML and raw PDF parsed."""
+    from windowpack.config import StoreConfig
+    from windowpack.documents import from_llama_documents
+
+    limits = StoreConfig()
+    return from_llama_documents(
+        documents,
+        root=Path(root) if root is not None else Path.cwd(),
+        max_bytes=limits.max_file_bytes,
+        max_pdf_pages=limits.max_pdf_pages,
+    )
+
+
+def rebuild_tree(name: str, summarizer: object, background: bool | None) -> Call[Any]:
+    if summarizer is not None:
+        raise InvalidArgumentError(
+            "summarizer",
+            "a client cannot send a summarizer: the server rebuilds the tree with its own "
+            "(rebuild with another one through the library, where the store is)",
+        )
     return Call(
         method="POST",
-        path=f"/v1/collections/{_name(name)}/files",
-        files=[("files", (upload, data)) for upload, data in _uploads(paths)],
+        path=f"/v1/collections/{_name(name)}/tree:rebuild",
         params=_background(background),
         parse=_ingested,
         headers=write_headers(),
     )
 
 
-def search(name: str, query: str, k: int, include_summaries: bool) -> Call[list[Hit]]:
-    body = {"query": query, "k": k, "include_summaries": include_summaries}
+Where = Mapping[str, Any] | Filter | None
+"""A metadata filter as the library takes it (`filters`): Chroma's shape, or parsed."""
+
+
+def where_body(where: Where) -> dict[str, Any]:
+    """`{"where": ...}` for a request body, checked here as the library checks it (an error
+    names `where` and the path inside it); {} for no filter, so that a server from before
+    filters is not sent a field it does not know."""
+    parsed = parse_filter(where)
+    return {} if parsed is None else {"where": dict(parsed.where)}
+
+
+def search(
+    name: str, query: str, k: int, include_summaries: bool, where: Where = None
+) -> Call[list[Hit]]:
+    body = {"query": query, "k": k, "include_summaries": include_summaries, **where_body(where)}
     path = f"/v1/collections/{_name(name)}/search"
     return Call(method="POST", path=path, json=body, parse=_adapter(list[Hit]))
 
@@ -228,10 +355,10 @@ class SessionFields:
         this client or another (None before the first question, unless resumed)."""
         return self._token
 
-    def call(self, query: str) -> Call[SessionAnswer]:
+    def _call(self, query: str) -> Call[SessionAnswer]:
         return session_pack(self._names, query, self._options, self._token)
 
-    def record(self, answer: SessionAnswer) -> Window:
+    def _record(self, answer: SessionAnswer) -> Window:
         self._token = answer.token
         self.window, self.extends, self.reason = answer.window, answer.extends, answer.reason
         return answer.window
@@ -249,7 +376,7 @@ def node(name: str, node_id: int) -> Call[TreeNode]:
 
 def get(name: str, document_id: str) -> Call[Document]:
     path = f"/v1/collections/{_name(name)}/documents/{quote(document_id, safe='/')}"
-    return Call(method="GET", path=path, parse=lambda body: Document(**body))
+    return Call(method="GET", path=path, parse=_adapter(Document))
 
 
 def documents(name: str, offset: int, limit: int) -> Call[tuple[list[DocumentInfo], int | None]]:
@@ -260,9 +387,24 @@ def documents(name: str, offset: int, limit: int) -> Call[tuple[list[DocumentInf
     return Call(method="GET", path=path, params={"offset": offset, "limit": limit}, parse=parse)
 
 
-def delete(name: str, document_id: str) -> Call[None]:
-    path = f"/v1/collections/{_name(name)}/documents/{quote(document_id, safe='/')}"
-    return Call(method="DELETE", path=path, parse=lambda _body: None)
+def delete(name: str, ids: str | Sequence[str] | None, where: Where) -> Call[DeleteReport]:
+    """Documents deleted by id, by filter or both, in one call (`Collection.delete`): one id
+    not stored is a `DocumentNotFoundError`, as in the library; in a list, it is reported."""
+    listed = [ids] if isinstance(ids, str) else None if ids is None else list(ids)
+    body: dict[str, Any] = {**where_body(where)}
+    if listed is not None:
+        body["ids"] = listed
+    if not body:
+        raise InvalidArgumentError("ids", "name documents to delete, or give where (or both)")
+
+    def parse(answer: Any) -> DeleteReport:
+        report: DeleteReport = _delete_report(answer)
+        if isinstance(ids, str) and report.missing:
+            raise DocumentNotFoundError(ids, name)
+        return report
+
+    path = f"/v1/collections/{_name(name)}/documents:delete"
+    return Call(method="POST", path=path, json=body, parse=parse, headers=write_headers())
 
 
 def job(job_id: str) -> Call[JobState]:
@@ -293,6 +435,7 @@ def window(body: Any, query: str) -> Window:
 
 
 _item = _adapter(WindowItem)
+_delete_report = _adapter(DeleteReport)
 _job_state = _adapter(JobState)
 
 
@@ -324,30 +467,53 @@ def _background(background: bool | None) -> dict[str, Any]:
 
 
 def _document_body(document: Document) -> dict[str, Any]:
-    if document.units is not None or document.source is not None:
-        raise InvalidArgumentError(
-            "documents", "units and source are not sent over HTTP: add conversations as text"
-        )
-    body = asdict(document)
-    del body["units"], body["source"]
-    return body
+    return asdict(document)
 
 
-def _uploads(paths: Sequence[str | os.PathLike[str]]) -> list[tuple[str, bytes]]:
-    """Each file to upload with its name: the server keeps names, not folders, so a folder
-    is walked here (sorted, hidden entries left out) and its files go by their own names."""
-    uploads = []
+def uploads(
+    paths: Sequence[str | os.PathLike[str]], root: str | os.PathLike[str] | None = None
+) -> list[tuple[str, bytes]]:
+    """Each file to upload with its name, which the server makes its id: with `root`, its
+    path relative to `root`, as the library's `add_files(..., root=)` names it (a file outside
+    `root` is an error: the server is not told this machine's paths); without, a file given
+    by its name and a folder's files by their path inside it (`guide/index.md` beside
+    `api/index.md`). A folder is walked here, sorted, hidden entries left out; two files of
+    one name are an error naming both."""
+    base = None if root is None else Path(os.path.abspath(root))
+    named: dict[str, Path] = {}
     for given in map(Path, paths):
         if not given.exists():
             raise InputPathNotFoundError(os.fspath(given))
-        if given.is_file():
-            uploads.append((given.name, given.read_bytes()))
-            continue
-        for path in sorted(given.rglob("*")):
-            relative = path.relative_to(given)
-            if path.is_file() and not any(part.startswith(".") for part in relative.parts):
-                uploads.append((path.name, path.read_bytes()))
-    return uploads
+        files = [given] if given.is_file() else _walked(given)
+        for path in files:
+            name = _upload_name(path, given, base)
+            if name in named and named[name] != path.resolve():
+                raise InvalidArgumentError(
+                    "paths", f"{named[name]} and {path} would both be named {name!r}: {_ROOT_HINT}"
+                )
+            named[name] = path.resolve()
+    return [(name, path.read_bytes()) for name, path in named.items()]
+
+
+_ROOT_HINT = "pass root= a folder that holds both, to name them by their paths inside it"
+
+
+def _walked(folder: Path) -> list[Path]:
+    return [
+        path
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+        and not any(part.startswith(".") for part in path.relative_to(folder).parts)
+    ]
+
+
+def _upload_name(path: Path, given: Path, root: Path | None) -> str:
+    if root is None:
+        return path.name if path == given else path.relative_to(given).as_posix()
+    absolute = Path(os.path.abspath(path))
+    if not absolute.is_relative_to(root):
+        raise InvalidArgumentError("root", f"{path} is not inside root {root}")
+    return absolute.relative_to(root).as_posix()
 
 
 def pack_options(
@@ -357,15 +523,17 @@ def pack_options(
     align: bool | int,
     provider: str | None = None,
     headers: str | None = None,
+    where: Where = None,
 ) -> dict[str, Any]:
-    """A pack request's options; `headers` only when asked for (a server from before the
-    option answers without it, in its own style)."""
+    """A pack request's options; `headers` and `where` only when asked for (a server from
+    before the option answers without it, in its own style)."""
     options: dict[str, Any] = {
         "budget": budget,
         "tokenizer": tokenizer,
         "overview_tokens": overview_tokens,
         "align": align,
         "provider": provider,
+        **where_body(where),
     }
     if headers is not None:
         options["headers"] = headers
@@ -380,6 +548,7 @@ def session_options(
     overview_tokens: int | None,
     first_tokens: int | None,
     follow_up_tokens: int | None,
+    where: Where = None,
 ) -> dict[str, Any]:
     return {
         "budget": budget,
@@ -388,4 +557,5 @@ def session_options(
         "overview_tokens": overview_tokens,
         "first_tokens": first_tokens,
         "follow_up_tokens": follow_up_tokens,
+        **where_body(where),
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from windowpack.errors import InvalidArgumentError
+from windowpack.types import BUDGET_RULE, MAX_BUDGET
 
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)([kKmM]?)$")
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20}  # binary, as model context sizes are quoted
@@ -29,7 +30,12 @@ def parse_token_sizes(text: str, argument: str, *, allow_full: bool = False) -> 
 
 
 def parse_budgets(text: str) -> list[int]:
-    return [size for size in parse_token_sizes(text, "budgets") if size is not None]
+    """`"2k,8k,1M"` → [2048, 8192, 1048576]: each a budget `types.BUDGET_RULE` allows."""
+    budgets = [size for size in parse_token_sizes(text, "budgets") if size is not None]
+    for budget in budgets:
+        if budget > MAX_BUDGET:
+            raise InvalidArgumentError("budgets", f"{budget:,} is not a budget {BUDGET_RULE}")
+    return budgets
 
 
 def parse_depths(text: str) -> list[float]:

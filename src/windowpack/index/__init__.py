@@ -7,7 +7,8 @@ each write to them, saves them under the new version with a manifest (`files`, `
 and serves readers the current one; `ids` packs chunk and node ids into index ids,
 `sentences` holds a vector per sentence of each chunk (a chunk ranked by its best
 sentence), `unit_keys` tells which units a version holds, and `VersionWatcher` follows
-versions written by other processes.
+versions written by other processes. `kept` holds the units a metadata filter keeps
+(`KeptUnits`), which every index searches within (`within=`), and their cache.
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ from windowpack.index.base import (
     LexicalIndex,
     Matrix,
     Scores,
+    UnitFilter,
     VectorIndex,
 )
 from windowpack.index.collection_indexes import CollectionIndexes, IndexDelta
 from windowpack.index.factory import build_lexical_index, build_vector_index
 from windowpack.index.files import verified_record, write_record
 from windowpack.index.ids import is_node_index_id, node_id_of, node_index_id, split_index_ids
+from windowpack.index.kept import DEFAULT_KEPT_CACHE_BYTES, KeptCache, KeptUnits
 from windowpack.index.sentences import (
     PIECES_PER_CHUNK,
     SentenceIndex,
@@ -41,16 +44,20 @@ from windowpack.index.version_watch import VersionWatcher
 
 __all__ = [
     "DEFAULT_ANN",
+    "DEFAULT_KEPT_CACHE_BYTES",
     "PIECES_PER_CHUNK",
     "AnnSettings",
     "CollectionIndexes",
     "Ids",
     "IndexDelta",
     "IndexStore",
+    "KeptCache",
+    "KeptUnits",
     "LexicalIndex",
     "Matrix",
     "Scores",
     "SentenceIndex",
+    "UnitFilter",
     "UnitKeys",
     "VectorIndex",
     "VersionWatcher",

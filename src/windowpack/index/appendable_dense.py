@@ -14,6 +14,7 @@ only to fold its tombstones in).
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -21,8 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from windowpack.errors import StorageError
-from windowpack.index.base import Ids, Matrix, Scores
-from windowpack.index.dense import FaissIndex
+from windowpack.index.base import Ids, Matrix, Scores, UnitFilter
+from windowpack.index.dense import FaissIndex, Selection
 from windowpack.index.folders import (
     fresh_temporary,
     link_or_write,
@@ -36,6 +37,7 @@ _CHANGES = "changes.npz"
 # (and this many vectors: a small collection's tail is cheap to search as it is).
 _COMPACT_SHARE = 0.1
 _COMPACT_MIN = 2_000
+_TOKENS = itertools.count()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,6 +69,8 @@ class AppendableFaissIndex:
         self._changes = changes
         self._base_name = f"base-{uuid.uuid4().hex}"
         self._base_file: Path | None = None  # where the base is saved, once it is
+        # Names this object (and its state) in what a filter's `derived` keeps for it.
+        self._token = next(_TOKENS)
 
     @classmethod
     def build(cls, base: FaissIndex, ids: Ids) -> AppendableFaissIndex:
@@ -116,10 +120,18 @@ class AppendableFaissIndex:
         )
         self._compact_if_due()
 
-    def search(self, query: Matrix, k: int) -> tuple[Ids, Scores]:
-        """Top-k ids and scores from the base (tombstones excluded) and the tail, merged."""
-        base_ids, base_scores = self._base.search(query, k, excluded=self._changes.dead)
-        tail_ids, tail_scores = self._search_tail(query, k)
+    def search(
+        self, query: Matrix, k: int, *, within: UnitFilter | None = None
+    ) -> tuple[Ids, Scores]:
+        """Top-k ids and scores from the base (tombstones excluded) and the tail, merged; with
+        `within`, among the units it keeps only (how: `FaissIndex.select`, once per filter
+        and version)."""
+        if within is None:
+            base_ids, base_scores = self._base.search(query, k, excluded=self._changes.dead)
+        else:
+            kept = within.derived(("dense", self._token), lambda: self._kept_base(within))
+            base_ids, base_scores = self._base.search(query, k, selection=kept)
+        tail_ids, tail_scores = self._search_tail(query, k, within)
         if not len(tail_ids):
             return base_ids, base_scores
         ids = np.concatenate([base_ids, tail_ids])
@@ -172,13 +184,26 @@ class AppendableFaissIndex:
         index._base_name, index._base_file = name, path / f"{name}.faiss"
         return index
 
-    def _search_tail(self, query: Matrix, k: int) -> tuple[Ids, Scores]:
+    def _search_tail(
+        self, query: Matrix, k: int, within: UnitFilter | None = None
+    ) -> tuple[Ids, Scores]:
         changes = self._changes
-        if not len(changes.tail_ids) or k <= 0:
+        ids, vectors = changes.tail_ids, changes.tail_vectors
+        if within is not None and len(ids):
+            kept = within.keeps(ids)  # a small tail: no need to keep this
+            ids, vectors = ids[kept], vectors[kept]
+        if not len(ids) or k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        scores = changes.tail_vectors @ query.reshape(-1).astype(np.float32)
+        scores = vectors @ query.reshape(-1).astype(np.float32)
         top = np.argsort(-scores, kind="stable")[:k]
-        return changes.tail_ids[top], scores[top]
+        return ids[top], scores[top]
+
+    def _kept_base(self, within: UnitFilter) -> Selection:
+        """The base's live ids that `within` keeps, and how to search only them."""
+        ids = self._base_ids[within.keeps(self._base_ids)]
+        if len(self._changes.dead):
+            ids = ids[~np.isin(ids, self._changes.dead)]
+        return self._base.select(ids)
 
     def _compact_if_due(self) -> None:
         tail, dead = self.pending

@@ -11,10 +11,10 @@ writers change a `copy` while readers search the published one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -22,6 +22,16 @@ import numpy.typing as npt
 Ids = npt.NDArray[np.int64]
 Scores = npt.NDArray[np.float32]
 Matrix = npt.NDArray[np.float32]
+T = TypeVar("T")
+
+
+class UnitFilter(Protocol):
+    """The units a filtered search stays within (`kept.KeptUnits`): which ids are kept, and
+    a place to keep what an index derives from the set (keyed by that index)."""
+
+    def keeps(self, ids: Ids) -> npt.NDArray[np.bool_]: ...
+
+    def derived(self, key: Hashable, compute: Callable[[], T]) -> T: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,8 +77,12 @@ class VectorIndex(Protocol):
 
     def remove(self, ids: Ids) -> None: ...
 
-    def search(self, query: Matrix, k: int) -> tuple[Ids, Scores]:
-        """Top-k ids and scores for one query vector, best first (fewer if the index is small)."""
+    def search(
+        self, query: Matrix, k: int, *, within: UnitFilter | None = None
+    ) -> tuple[Ids, Scores]:
+        """Top-k ids and scores for one query vector, best first (fewer if the index is small);
+        with `within`, the top k of the units it keeps (searched among them, not filtered
+        after)."""
         ...
 
     def copy(self) -> VectorIndex:
@@ -90,8 +104,10 @@ class LexicalIndex(Protocol):
     @property
     def size(self) -> int: ...
 
-    def search(self, query: str, k: int) -> tuple[Ids, Scores]:
-        """Top-k ids and scores, best first; texts sharing no term with the query are left out."""
+    def search(self, query: str, k: int, *, within: UnitFilter | None = None) -> tuple[Ids, Scores]:
+        """Top-k ids and scores, best first; texts sharing no term with the query are left out,
+        and with `within` the units it does not keep (scored as the whole index scores them:
+        the statistics are the collection's)."""
         ...
 
     def add(self, ids: Ids, texts: Sequence[str]) -> None: ...

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from windowpack.embed import Vectors
 from windowpack.index.base import Ids, LexicalIndex, VectorIndex
+from windowpack.index.kept import KeptUnits
 from windowpack.index.sentences import SentenceIndex
 from windowpack.index.unit_keys import UnitKeys
 
@@ -24,6 +25,12 @@ class CollectionIndexes:
     """The chunks' sentence vectors (`index.sentences`); None in a store opened without."""
     keys: UnitKeys | None = None
     """What the indexes hold, for catching up with a later version (None: not known)."""
+    kept: KeptUnits | None = None
+    """The units a metadata filter keeps: callers search `within=` it (None: every unit)."""
+
+    def within(self, kept: KeptUnits | None) -> CollectionIndexes:
+        """These indexes for a search limited to `kept` (the same indexes for None)."""
+        return self if kept is None else replace(self, kept=kept)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -22,6 +22,7 @@ manifest and the live masks: saving a version writes only what the write changed
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import zipfile
@@ -33,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from windowpack.errors import StorageError
-from windowpack.index.base import Ids, Scores
+from windowpack.index.base import Ids, Scores, UnitFilter
 from windowpack.index.folders import (
     fresh_temporary,
     link_or_write,
@@ -158,11 +159,13 @@ class Bm25Index:
             if (~self._live[position]).mean() > _MAX_DEAD_SHARE:
                 self._replace(position, position + 1)
 
-    def search(self, query: str, k: int) -> tuple[Ids, Scores]:
+    def search(self, query: str, k: int, *, within: UnitFilter | None = None) -> tuple[Ids, Scores]:
         """Top-k chunk ids scored by their best sentence; chunks sharing no term are left out.
 
         Ties are broken by chunk id, so the result depends on the indexed texts only, not on
-        how they were split into segments.
+        how they were split into segments. With `within`, only the sentences of the units it
+        keeps compete (each segment's kept sentences found once per filter, a byte each),
+        scored with the whole collection's statistics, as a search without it scores them.
         """
         terms = [term for term in self._query_terms(query) if term < self._words]
         if k <= 0 or not terms or not self._segments:
@@ -171,6 +174,12 @@ class Bm25Index:
         owners, scores = [], []
         for segment, live in self._live_pairs():
             rows, segment_scores = score_segment(segment, live, terms, self._stats)
+            if within is not None:
+                # A segment never changes (a new one gets a new name): its mask keys by name.
+                kept = within.derived(
+                    ("bm25", segment.name), functools.partial(within.keeps, segment.owners)
+                )
+                segment_scores = segment_scores * kept[rows]
             # Owners are read for the few sentences kept (and ties), not for every one
             # scored: a common term lists millions over 100M tokens.
             top = _top_sentences(segment_scores, wanted, _owners_of(segment.owners, rows))

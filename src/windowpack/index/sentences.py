@@ -23,8 +23,9 @@ piece is added: a question that asks for a person favours them (`pack.scoring`).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -32,7 +33,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from windowpack.embed import Embedder, Vectors, embed_with_cache
 from windowpack.errors import StorageError
-from windowpack.index.base import Ids, Matrix, Scores, VectorIndex
+from windowpack.index.base import Ids, Matrix, Scores, UnitFilter, VectorIndex
 from windowpack.index.factory import build_vector_index, load_vector_index
 from windowpack.text import content_hash, names_a_person, split_sentences, write_atomically
 
@@ -44,6 +45,7 @@ PIECES_PER_CHUNK = 4
 _VECTORS = "vectors"
 _NAMED = "named.npy"
 
+T = TypeVar("T")
 Piece = tuple[int, int]
 """A piece's (start, end) characters within its chunk's text."""
 
@@ -223,13 +225,19 @@ class SentenceIndex:
             self._vectors.remove(ranges.ravel())
             self._named = self._named[~np.isin(chunk_ids_of(self._named), chunks)]
 
-    def search_pieces(self, query: Matrix, k: int) -> tuple[Ids, Scores]:
-        """The k pieces nearest `query`, best first: (piece ids, cosine similarities)."""
-        return self._vectors.search(query, k)
+    def search_pieces(
+        self, query: Matrix, k: int, *, within: UnitFilter | None = None
+    ) -> tuple[Ids, Scores]:
+        """The k pieces nearest `query`, best first: (piece ids, cosine similarities); with
+        `within` (chunk ids), among the pieces of the chunks it keeps."""
+        pieces = _KeptPieces(within) if within is not None else None
+        return self._vectors.search(query, k, within=pieces)
 
-    def search(self, query: Matrix, k: int) -> tuple[Ids, Scores]:
+    def search(
+        self, query: Matrix, k: int, *, within: UnitFilter | None = None
+    ) -> tuple[Ids, Scores]:
         """The k chunks whose best piece is nearest `query`, best first, scored by that piece."""
-        ids, scores = self.search_pieces(query, k * PIECES_PER_CHUNK)
+        ids, scores = self.search_pieces(query, k * PIECES_PER_CHUNK, within=within)
         return best_per_chunk(ids, scores, k)
 
     def copy(self) -> SentenceIndex:
@@ -244,6 +252,20 @@ class SentenceIndex:
 
     def moved_to(self, path: Path) -> None:
         self._vectors.moved_to(path / _VECTORS)
+
+
+class _KeptPieces:
+    """A filter's kept chunks (`kept.KeptUnits`) as the pieces they hold: a piece is kept
+    when its chunk is. What the piece vectors derive from it is kept with the chunks' set."""
+
+    def __init__(self, chunks: UnitFilter) -> None:
+        self._chunks = chunks
+
+    def keeps(self, ids: Ids) -> npt.NDArray[np.bool_]:
+        return self._chunks.keeps(chunk_ids_of(ids))
+
+    def derived(self, key: Hashable, compute: Callable[[], T]) -> T:
+        return self._chunks.derived(("pieces", key), compute)
 
 
 def best_per_chunk(piece_ids: Ids, scores: Scores, k: int | None = None) -> tuple[Ids, Scores]:

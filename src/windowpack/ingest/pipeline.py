@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 
 from windowpack.documents import reject_duplicate_ids
 from windowpack.embed import Vectors, embed_with_cache
+from windowpack.filters import Filter
 from windowpack.index import IndexDelta, embed_pieces, node_index_id
 from windowpack.ingest.prepared import (
     PreparedDocument,
@@ -157,22 +158,44 @@ def _duplicates(changed: list[PreparedDocument], target: IngestTarget) -> dict[s
     return found
 
 
-def delete_document(document_id: str, collection_name: str, target: IngestTarget) -> int:
-    """Delete one document, regroup the collection-level nodes; returns the new version."""
-    from windowpack.errors import DocumentNotFoundError
+@dataclass(frozen=True, kw_only=True)
+class Deleted:
+    """What `delete_documents` did: the ids deleted (in collection order), the ids asked
+    for that are not stored, and the index version after it (unchanged if none went)."""
 
+    deleted: tuple[str, ...]
+    missing: tuple[str, ...]
+    version: int
+
+
+def delete_documents(
+    target: IngestTarget,
+    ids: Sequence[str] | None,
+    where: Filter | None,
+    *,
+    collection_name: str,
+) -> Deleted:
+    """Delete the documents with these ids that `where` keeps (all of them without `where`;
+    every document it keeps without `ids`) in one transaction: the collection levels are
+    regrouped and the version bumped once, however many go, and the indexes published once.
+    Deleting nothing writes nothing: the version stays."""
     with target.sessions.begin() as session:
-        rows = repository.documents_by_external_id(session, target.collection_id, [document_id])
-        if document_id not in rows:
-            # Not found in a collection deleted since (whose id SQLite may have given to
-            # another) is the deletion's error. A document found there goes with the
-            # rollback that the version's bump brings (`bump_index_version`).
-            repository.index_version(session, target.collection_id, collection_name)
-            raise DocumentNotFoundError(document_id, collection_name)
-        removed = _delete(session, rows[document_id])
+        # Checked first: a collection deleted since (whose id SQLite may have given to
+        # another) is the deletion's error, not "missing" documents.
+        version = repository.index_version(session, target.collection_id, collection_name)
+        rows = repository.document_metadata(session, target.collection_id, ids)
+        found = {external_id for _, external_id, _ in rows}
+        missing = tuple(i for i in ids if i not in found) if ids is not None else ()
+        if where is not None:
+            rows = [row for row in rows if where.matches(row[2])]
+        if not rows:
+            return Deleted(deleted=(), missing=missing, version=version)
+        chunk_ids, node_ids = repository.delete_documents(session, [row[0] for row in rows])
+        removed = chunk_ids + [node_index_id(node_id) for node_id in node_ids]
         written = _finish_transaction(session, target, [], removed, 0)
     _publish(target, written, np.zeros((0, 0), dtype=np.float32), [])
-    return written.version
+    deleted = tuple(external_id for _, external_id, _ in rows)
+    return Deleted(deleted=deleted, missing=missing, version=written.version)
 
 
 def rebuild_tree(target: IngestTarget, progress: ProgressCallback | None = None) -> IngestReport:

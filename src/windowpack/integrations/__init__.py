@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from windowpack.integrations.langchain_retriever import WindowpackLangChainRetriever
+    from windowpack.integrations.llama_filters import where_of
     from windowpack.integrations.llama_nodes import window_node, window_nodes
     from windowpack.integrations.llama_packer import WindowpackPacker
     from windowpack.integrations.llama_retriever import WindowpackRetriever
@@ -30,6 +31,7 @@ __all__ = [
     "WindowpackRetriever",
     "best_pieces",
     "pack_passages",
+    "where_of",
     "window_node",
     "window_nodes",
     "window_pieces",
@@ -48,6 +50,7 @@ _MODULES = {
     "window_node": "windowpack.integrations.llama_nodes",
     "window_nodes": "windowpack.integrations.llama_nodes",
     "window_pieces": "windowpack.integrations.pieces",
+    "where_of": "windowpack.integrations.llama_filters",
 }
 
 

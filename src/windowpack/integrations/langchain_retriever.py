@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from windowpack.errors import InvalidArgumentError, MissingDependencyError
+from windowpack.filters import parse_filter
 from windowpack.integrations.pieces import best_pieces, validate_k, window_pieces
 from windowpack.pack import check_budget
 
@@ -17,7 +18,7 @@ except ImportError as error:
     raise MissingDependencyError("langchain-core", "langchain") from error
 
 # LangChain itself reads `verbose` from `invoke`'s keyword arguments and passes it on.
-_INVOKE_ARGUMENTS = frozenset({"k", "verbose"})
+_INVOKE_ARGUMENTS = frozenset({"k", "verbose", "where"})
 
 
 class WindowpackLangChainRetriever(BaseRetriever):
@@ -28,7 +29,9 @@ class WindowpackLangChainRetriever(BaseRetriever):
     the documents with a blank line (the "stuff" chain's default) gives the window's text.
     With `k` (here or in `invoke(query, k=...)`) only the k best-scored chunks and summaries
     of the window come back, still in window order: then they are not the whole window.
-    An unknown argument is an `InvalidArgumentError` naming it.
+    `where` (here or in `invoke(query, where=...)`: windowpack's metadata filter, Chroma's
+    shape) packs only the documents whose metadata it keeps. An unknown argument is an
+    `InvalidArgumentError` naming it.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -39,6 +42,7 @@ class WindowpackLangChainRetriever(BaseRetriever):
     overview_tokens: int | None = None
     align: bool | int = False
     k: int | None = None
+    where: dict[str, Any] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -55,6 +59,7 @@ class WindowpackLangChainRetriever(BaseRetriever):
     @model_validator(mode="after")
     def _valid_budget(self) -> WindowpackLangChainRetriever:
         check_budget(self.budget)
+        parse_filter(self.where)
         return self
 
     def _get_relevant_documents(
@@ -62,13 +67,14 @@ class WindowpackLangChainRetriever(BaseRetriever):
     ) -> list[LangChainDocument]:
         unknown = sorted(set(kwargs) - _INVOKE_ARGUMENTS)
         if unknown:
-            raise InvalidArgumentError(unknown[0], "is not an argument of invoke (known: k)")
+            raise InvalidArgumentError(unknown[0], "is not an argument of invoke (known: k, where)")
         window = self.collection.pack(
             query,
             budget=self.budget,
             tokenizer=self.tokenizer,
             overview_tokens=self.overview_tokens,
             align=self.align,
+            where=kwargs.get("where", self.where),
         )
         pieces = best_pieces(window_pieces(window), kwargs.get("k", self.k))
         return [

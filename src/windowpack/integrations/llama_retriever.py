@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from windowpack.errors import InvalidArgumentError, MissingDependencyError
+from windowpack.filters import Filter, parse_filter
 from windowpack.integrations.pieces import validate_k
 from windowpack.pack import check_budget
 from windowpack.text import get_token_counter
@@ -15,7 +17,9 @@ try:
     from llama_index.core.base.base_retriever import BaseRetriever
     from llama_index.core.callbacks import CallbackManager
     from llama_index.core.schema import NodeWithScore, QueryBundle
+    from llama_index.core.vector_stores.types import MetadataFilters
 
+    from windowpack.integrations.llama_filters import filter_of
     from windowpack.integrations.llama_nodes import window_node, window_nodes
 except ImportError as error:
     raise MissingDependencyError("llama-index-core", "llama-index") from error
@@ -38,6 +42,11 @@ class WindowpackRetriever(BaseRetriever):
     `k` keeps only the k best-scored chunks and summaries (in window order; then the nodes
     are not the whole window). `one_node=True` returns the whole window as one node instead,
     so that synthesizers that make one LLM call per node (`refine`, `accumulate`) make one.
+
+    `filters` (llama-index's `MetadataFilters`, as a vector index retriever takes them) or
+    `where` (windowpack's own shape) packs only the documents whose metadata they keep; a
+    filter operator windowpack has no counterpart for is an `InvalidArgumentError` naming it
+    (`llama_filters`).
     """
 
     def __init__(
@@ -50,10 +59,15 @@ class WindowpackRetriever(BaseRetriever):
         align: bool | int = False,
         k: int | None = None,
         one_node: bool = False,
+        filters: MetadataFilters | None = None,
+        where: Mapping[str, Any] | Filter | None = None,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
     ) -> None:
         check_budget(budget)
+        if filters is not None and where is not None:
+            raise InvalidArgumentError("where", "give filters or where, not both")
+        self.where = filter_of(filters) if filters is not None else parse_filter(where)
         validate_k(k)
         if one_node and k is not None:
             raise InvalidArgumentError("k", "cannot be combined with one_node=True")
@@ -75,6 +89,7 @@ class WindowpackRetriever(BaseRetriever):
             tokenizer=self.tokenizer,
             overview_tokens=self.overview_tokens,
             align=self.align,
+            where=self.where,
         )
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:

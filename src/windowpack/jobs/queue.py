@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from windowpack.errors import ConflictError, JobNotFoundError
-from windowpack.jobs.inputs import JobInput, collection_identity
+from windowpack.jobs.inputs import JobInput, accepted_for
 from windowpack.service import Collection, Store
 from windowpack.storage import JobRow, JobTable, new_job_row
 from windowpack.types import IngestReport, JobError, JobState
@@ -52,8 +52,7 @@ class JobQueue:
 
         The same key with another request (`request_hash` differs) is a `ConflictError`.
         """
-        identity = collection_identity(self.store, collection.name)
-        manifest = {**job_input.manifest(), "collection": identity}
+        manifest = {**job_input.manifest(), **accepted_for(self.store, collection)}
         row = new_job_row(
             job_id=f"job-{secrets.token_hex(10)}",
             collection=collection.name,

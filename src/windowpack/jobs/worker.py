@@ -185,10 +185,9 @@ class Worker:
         started = self._clock()
         job_input = input_of(row.kind, row.manifest)
         progress = _ProgressWriter(self.table, row, self.name, self.settings.progress_seconds)
-        identity = row.manifest.get("collection")
         try:
             report = run_checked(
-                job_input, self.queue.store, row.collection, identity, progress.update
+                job_input, self.queue.store, row.collection, row.manifest, progress.update
             )
         except Exception as error:  # a job always ends, with the reason in the user's terms
             progress.stop()

@@ -17,14 +17,13 @@ from windowpack.pack.layout import SEPARATOR
 from windowpack.pack.loading import load_state
 from windowpack.pack.packer import Packer, Source
 from windowpack.pack.passages import PackedPassages, Passage, pack_passages
-from windowpack.pack.request import MAX_BUDGET, PackRequest, check_budget
+from windowpack.pack.request import PackRequest, check_budget
 from windowpack.pack.scoring import Scored, scored_corpora
 from windowpack.pack.session import SessionPlan, SessionState, SessionWindow
 from windowpack.pack.state import PackingState
 from windowpack.pack.timing import timed_calls
 
 __all__ = [
-    "MAX_BUDGET",
     "SEPARATOR",
     "PackRequest",
     "PackedPassages",

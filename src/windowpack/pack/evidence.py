@@ -144,7 +144,7 @@ def _hop_hits(
 ) -> list[int]:
     """Chunk positions the hop's query finds, best first: at most `_HOPS_PER_LEADER`, each
     within `_HOP_SHARE` of the best score, the leader itself left out."""
-    ids, values = indexes.lexical.search(query, _HOP_CANDIDATES)
+    ids, values = indexes.lexical.search(query, _HOP_CANDIDATES, within=indexes.kept)
     keys, positions = state.chunk_keys, state.chunk_positions
     hits: list[tuple[int, float]] = []
     for index_id, value in zip(ids.tolist(), values.tolist(), strict=True):

@@ -34,7 +34,7 @@ from windowpack.documents import PATH_SEPARATOR
 from windowpack.pack.corpus import Overheads
 from windowpack.text import TokenCounter
 from windowpack.types import SEPARATOR as SEPARATOR
-from windowpack.types import HeaderStyle
+from windowpack.types import HeaderStyle, Why
 
 # A compact heading path longer than this is cut in the middle: it is a header, not content.
 _PATH_CHARS = 120
@@ -122,6 +122,9 @@ class Block:
     """A gap marker's unit name, when what it stands for is the rest of a unit partly in."""
     cut_unit: int | None = None
     """That unit (its index in its document)."""
+    why: Why | None = None
+    """Why it is in the window (`types.WHY`); None for a header, and for a gap marker, which
+    is always `gap`."""
 
 
 def overheads(

@@ -105,7 +105,10 @@ def _tier(state: PackingState, share: int, style: HeaderStyle) -> list[Block]:
         return []
     title = f"# Overview of {state.name}: {len(state.documents)} documents"
     blocks = [] if style == "none" else [Block(kind="header", text=title)]
-    blocks.extend(rendering.summary_block(state, node, 0.0, style, listed=True) for node in cut)
+    blocks.extend(
+        rendering.summary_block(state, node, 0.0, style, listed=True, why="overview")
+        for node in cut
+    )
     return blocks
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
@@ -24,10 +25,12 @@ from pathlib import Path
 from sqlalchemy.orm import Session, sessionmaker
 
 from windowpack.errors import StorageError
-from windowpack.index import CollectionIndexes
+from windowpack.filters import Filter
+from windowpack.index import CollectionIndexes, KeptCache, KeptUnits
 from windowpack.pack import piece_counts
 from windowpack.pack.collector import collections_batched
 from windowpack.pack.document_texts import DocumentTexts, TextCache
+from windowpack.pack.filtered import filtered_state, kept_units, state_bytes
 from windowpack.pack.loading import load_state
 from windowpack.pack.repeats import focus
 from windowpack.pack.request import PackRequest
@@ -53,6 +56,8 @@ from windowpack.types import HEADER_STYLES, Window
 _MAX_ATTEMPTS = 5
 # The default bound of every cached window together (StoreConfig.window_cache_bytes).
 DEFAULT_WINDOW_CACHE_BYTES = 256 * 1024 * 1024
+# The bound of the filtered states held together (`filtered.state_bytes`).
+_FILTERED_BYTES = 256 * 1024 * 1024
 
 Source = tuple[int, str, CollectionIndexes]
 """A collection to pack from: its id, its name and its current indexes."""
@@ -70,13 +75,15 @@ class Packer:
         cache_bytes: int = DEFAULT_WINDOW_CACHE_BYTES,
         counts_folder: Callable[[int], Path] | None = None,
         reranker: Reranker | None = None,
+        kept: KeptCache | None = None,
     ) -> None:
         """`writes_paused` (the store's write lock) is held for a last attempt when writes
         keep landing during every load. Cached windows, lossless ones included, weigh at
         most `cache_bytes` together. `counts_folder` gives the folder where a collection's
         token counts are saved (its index folder), so a restart need not count them again.
         `reranker` re-scores the first stage's best chunks when a request's evidence
-        settings ask for it (`rerank_depth`)."""
+        settings ask for it (`rerank_depth`). `kept` holds the units each metadata filter
+        keeps, shared with the store's searches (a cache of its own when not given)."""
         self._sessions = sessions
         self._reranker = reranker
         self._query_vectors = query_vectors
@@ -88,6 +95,10 @@ class Packer:
         self._texts: dict[int, DocumentTexts] = {}
         self._lock = threading.Lock()
         self._loading: dict[tuple[int, int, str], threading.Lock] = {}
+        self._kept = kept if kept is not None else KeptCache()
+        # Filtered states by (collection, version, tokenizer, filter key), least recently
+        # used first, within `_FILTERED_BYTES` together (`filtered.state_bytes`).
+        self._filtered: OrderedDict[tuple[int, int, str, str], PackingState] = OrderedDict()
         self.cache_hits = 0
 
     def pack(
@@ -132,13 +143,15 @@ class Packer:
             with self._lock:
                 self.cache_hits += 1
             return cached
-        states = []
-        for collection_id, name, indexes in sources:
-            state = self._state(collection_id, name, indexes.version, counter)
-            if state is None:
-                return None
-            states.append((state, indexes))
+        states = self._held(sources, counter, request.where)
+        if states is None:
+            return None
         window = self._lossless(versions, [state for state, _ in states], request, counter)
+        if window is None and not any(state.corpus.chunks for state, _ in states):
+            # Nothing to search: an empty collection, or a filter that keeps no document.
+            window = pack_parts(
+                [Part(state=s, corpus=s.corpus) for s, _ in states], request, counter
+            )
         if window is None:
             scored = scored_corpora(states, self._query_vectors, request, self._reranker)
             parts = [
@@ -147,6 +160,7 @@ class Packer:
                     corpus=found.corpus,
                     pieces=found.pieces,
                     focus=focus(state.turns, request.query),
+                    found=found.found,
                 )
                 for (state, _), found in zip(states, scored, strict=True)
             ]
@@ -181,12 +195,9 @@ class Packer:
         counter: TokenCounter,
     ) -> SessionWindow | None:
         versions = tuple((cid, indexes.version) for cid, _, indexes in sources)
-        held = []
-        for collection_id, name, indexes in sources:
-            loaded = self._state(collection_id, name, indexes.version, counter)
-            if loaded is None:
-                return None
-            held.append((loaded, indexes))
+        held = self._held(sources, counter, plan.request.where)
+        if held is None:
+            return None
 
         def scored(request: PackRequest) -> list[Part]:
             found = scored_corpora(held, self._query_vectors, request, self._reranker)
@@ -196,6 +207,7 @@ class Packer:
                     corpus=result.corpus,
                     pieces=result.pieces,
                     focus=focus(loaded.turns, request.query),
+                    found=result.found,
                 )
                 for (loaded, _), result in zip(held, found, strict=True)
             ]
@@ -216,6 +228,68 @@ class Packer:
             query,
             state,
         )
+
+    def _held(
+        self, sources: Sequence[Source], counter: TokenCounter, where: Filter | None
+    ) -> list[tuple[PackingState, CollectionIndexes]] | None:
+        """Each source's state at its version, with its indexes; with `where`, the state of
+        the documents it keeps and the indexes limited to their units (`filtered`). None
+        when a write moved a collection past the version."""
+        held = []
+        for collection_id, name, indexes in sources:
+            state = self._state(collection_id, name, indexes.version, counter)
+            if state is None:
+                return None
+            if where is not None:
+                state, indexes = self._filtered_source(collection_id, state, indexes, where)
+            held.append((state, indexes))
+        return held
+
+    def _filtered_source(
+        self, collection_id: int, state: PackingState, indexes: CollectionIndexes, where: Filter
+    ) -> tuple[PackingState, CollectionIndexes]:
+        key = (collection_id, state.version, state.tokenizer, where.key)
+        with self._lock:
+            filtered = self._filtered.get(key)
+            if filtered is not None:
+                self._filtered.move_to_end(key)
+        if filtered is None:
+            filtered = filtered_state(state, where, get_token_counter(state.tokenizer))
+            with self._lock:
+                self._filtered[key] = filtered
+                self._trim_filtered(keep=key)
+        if filtered is state:
+            return state, indexes  # every document kept: the whole indexes are its own
+        units = self.kept_units(
+            collection_id, state.version, where, functools.partial(kept_units, filtered)
+        )
+        return filtered, indexes.within(units)
+
+    def _trim_filtered(self, keep: tuple[int, int, str, str]) -> None:
+        """Drop the least recently used filtered states past their bound (caller holds the
+        lock); a state kept whole costs nothing of its own."""
+        weights = {
+            key: 0 if state is self._states.get(key[:3]) else state_bytes(state)
+            for key, state in self._filtered.items()
+        }
+        total = sum(weights.values())
+        for key in list(self._filtered):
+            if total <= _FILTERED_BYTES:
+                break
+            if key != keep:
+                total -= weights[key]
+                del self._filtered[key]
+
+    def kept_units(
+        self, collection_id: int, version: int, where: Filter, build: Callable[[], KeptUnits]
+    ) -> KeptUnits:
+        """The units `where` keeps in a collection at `version`, shared by packs and searches
+        (built by `build` when none has built them yet). What the indexes derived from the
+        sets since the last call is weighed now, against the cache's bound."""
+        key = (collection_id, version, where.key)
+        found = self._kept.get(key, build)
+        self._kept.trim(keep=key)
+        return found
 
     def state(
         self, collection_id: int, name: str, version: int, tokenizer: str
@@ -249,7 +323,10 @@ class Packer:
         with self._lock:
             for key in [k for k in self._states if k[0] == collection_id]:
                 del self._states[key]
+            for filtered in [k for k in self._filtered if k[0] == collection_id]:
+                del self._filtered[filtered]
         self._windows.discard_if(lambda key: key.names(collection_id))
+        self._kept.discard_if(lambda key: isinstance(key, tuple) and key[0] == collection_id)
 
     def _lossless(
         self,
@@ -260,7 +337,8 @@ class Packer:
     ) -> Window | None:
         """The whole collection verbatim, when it fits: the same for every question, so it is
         rendered once per version and answered without embedding or searching anything."""
-        key = WindowKey.lossless(versions, counter.name, request.headers)
+        where = request.where.key if request.where is not None else None
+        key = WindowKey.lossless(versions, counter.name, request.headers, where)
         parts = [Part(state=state, corpus=state.corpus) for state in states]
         # The rule pack_parts applies, whatever is cached: the estimate and the exact count
         # both within the budget (the same request must give the same window everywhere).
@@ -330,12 +408,17 @@ class Packer:
             held = sorted(k for k in self._states if k[0] == collection_id and k[2] == tokenizer)
             for old in held[:-2]:
                 del self._states[old]
+                # Its filtered states go with it: they read the same document texts.
+                for filtered in [k for k in self._filtered if k[:3] == old]:
+                    del self._filtered[filtered]
             in_use = [
                 view.text_hash
                 for (cid, _, _), held_state in self._states.items()
                 if cid == collection_id
                 for view in held_state.documents
             ]
+        # The units filters keep at versions before the previous one are no longer searched.
+        self._kept.discard_if(lambda k: _older(k, collection_id, version - 1))
         texts = self._document_texts(collection_id)
         if texts is not None:
             texts.sweep(in_use)
@@ -376,3 +459,9 @@ class Packer:
 
     def _version(self, collection_id: int, name: str) -> int:
         return repository.index_version_now(self._sessions, collection_id, name)
+
+
+def _older(key: object, collection_id: int, version: int) -> bool:
+    """Whether a `KeptCache` key ((collection id, version, filter key)) is of this collection
+    at a version before `version`."""
+    return isinstance(key, tuple) and key[0] == collection_id and key[1] < version

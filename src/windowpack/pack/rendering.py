@@ -30,7 +30,8 @@ from windowpack.pack.layout import (
     styled_document_header,
     summary_header,
 )
-from windowpack.types import HeaderStyle
+from windowpack.pack.reasons import passage_reason
+from windowpack.types import HeaderStyle, Why
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,6 +54,18 @@ class Selection:
     excerpts: Mapping[int, tuple[int, int]] = field(default_factory=dict)
     """Chosen chunks shown only in part, by global chunk index: the characters shown, in
     their document (a set question packed for coverage, `coverage`)."""
+    reasons: Mapping[int, int] | None = None
+    """Why each chosen chunk is in, by global chunk index (`reasons.chunk_reasons`: flags
+    that `reasons.passage_reason` reads); None: every passage says `reason`."""
+    reason: Why = "whole"
+    """What a passage says when there are no `reasons`: a window that depends on no question
+    (the lossless one, a session's tier rendered again)."""
+
+    def passage_reason(self, first: int, last: int) -> Why:
+        """Why the chunks `first` to `last` (global indices) are in."""
+        if self.reasons is None:
+            return self.reason
+        return passage_reason(self.reasons, first, last)
 
     def chunk_score(self, first: int, last: int) -> float:
         """The best score of the chunks `first` to `last` (0 when unscored)."""
@@ -70,9 +83,13 @@ def choose(
     scores: tuple[Mapping[int, float], Mapping[int, float]] = ({}, {}),
     labels: Mapping[tuple[int, int], str] | None = None,
     excerpts: Mapping[int, tuple[int, int]] | None = None,
+    *,
+    reasons: Mapping[int, int] | None = None,
+    reason: Why = "whole",
 ) -> Selection:
     """The selection of `chunks` verbatim and `nodes` as summaries, with (chunk, node) scores,
-    header labels by (document position, unit) and the chunks shown in part (`excerpts`)."""
+    header labels by (document position, unit), the chunks shown in part (`excerpts`), and
+    why each chunk is in (`reasons`, or one `reason` for all)."""
     firsts = source.document_first_chunk
     chosen = set(chunks)
     by_document: dict[int, list[int]] = {}
@@ -94,6 +111,8 @@ def choose(
         by_document=by_document,
         summary_starts=summary_starts,
         excerpts={i: span for i, span in (excerpts or {}).items() if i in chosen},
+        reasons=reasons,
+        reason=reason,
     )
 
 
@@ -365,6 +384,8 @@ def _passage(
     start, end = view.chunk_starts[first], view.chunk_ends[last]
     unit = view.chunk_units[first]
     label = selection.labels.get((position, unit)) if unit is not None else None
+    # A labelled unit is an instance of the repeated request the question asks about.
+    why = "repeat" if label else selection.passage_reason(offset + first, offset + last)
     excerpt = selection.excerpts.get(offset + first)
     if excerpt is not None:
         start, end = excerpt
@@ -391,6 +412,7 @@ def _passage(
         char_start=start,
         char_end=end,
         score=selection.chunk_score(offset + first, offset + last),
+        why=why,
     )
 
 
@@ -401,10 +423,12 @@ def summary_block(
     style: HeaderStyle = "full",
     *,
     listed: bool = False,
+    why: Why = "summary",
 ) -> Block:
     """A summary node with its header: the chunks (or documents) it stands for ("full"), or
     that it is a summary (other styles: a summary always says it is one, except in a
-    compact overview, `listed`, whose title says it of all its summaries)."""
+    compact overview, `listed`, whose title says it of all its summaries). `why`: `summary`,
+    or `overview` for the overview tier's."""
     node = source.nodes[node_index]
     view, offset = source.documents[node.anchor], source.document_first_chunk[node.anchor]
     if listed and style == "compact":
@@ -440,4 +464,5 @@ def summary_block(
         score=score,
         documents=(node.first_document, node.last_document - 1) if node.document < 0 else None,
         node=node_index,
+        why=why,
     )

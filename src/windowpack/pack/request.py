@@ -6,10 +6,9 @@ from dataclasses import dataclass, field
 
 from windowpack.config import EvidenceSettings
 from windowpack.errors import InvalidArgumentError
+from windowpack.filters import Filter
 from windowpack.prompt_cache import cache_minimum
-from windowpack.types import HEADER_STYLES, HeaderStyle
-
-MAX_BUDGET = 10_000_000
+from windowpack.types import BUDGET_RULE, HEADER_STYLES, MAX_BUDGET, MIN_BUDGET, HeaderStyle
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -33,10 +32,15 @@ class PackRequest:
     """The provider whose prompt cache the stable tier must reach (`PROMPT_CACHE_MINIMUMS`)."""
     headers: HeaderStyle = HEADER_STYLES[0]
     """What the window says around its passages (`types.HeaderStyle`)."""
+    where: Filter | None = None
+    """The documents packed: those whose metadata this filter keeps (`filters`); None: all.
+    Filters are equal by their canonical key, so the request still keys the window cache."""
 
     def __post_init__(self) -> None:
         check_budget(self.budget)
         check_headers(self.headers)
+        if self.where is not None and not isinstance(self.where, Filter):
+            raise InvalidArgumentError("where", "must be a parsed filter (filters.parse_filter)")
         overview = self.overview_tokens
         if overview is not None and (
             isinstance(overview, bool) or not isinstance(overview, int) or overview < 0
@@ -66,10 +70,15 @@ class PackRequest:
 
 
 def check_budget(budget: int) -> None:
-    """A budget is an integer from 1 to `MAX_BUDGET` tokens (not a bool: `True` is not 1)."""
-    if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= MAX_BUDGET:
+    """A budget is a whole number of tokens `types.BUDGET_RULE` allows (not a bool: `True` is
+    not 1)."""
+    if (
+        isinstance(budget, bool)
+        or not isinstance(budget, int)
+        or not MIN_BUDGET <= budget <= MAX_BUDGET
+    ):
         raise InvalidArgumentError(
-            "budget", f"must be an integer from 1 to {MAX_BUDGET:,}, got {budget!r}"
+            "budget", f"must be a whole number {BUDGET_RULE}; got {budget!r}"
         )
 
 

@@ -29,6 +29,7 @@ from windowpack.index import (
 from windowpack.pack import evidence
 from windowpack.pack.corpus import Corpus
 from windowpack.pack.evidence import PieceHits
+from windowpack.pack.reasons import Found, RankedLists, found_in
 from windowpack.pack.request import PackRequest
 from windowpack.pack.state import PackingState
 from windowpack.pack.twins import folded
@@ -58,6 +59,8 @@ class Scored:
 
     corpus: Corpus
     pieces: PieceHits
+    found: Found
+    """Which lists found each chunk: why it is in a window (`reasons`)."""
 
 
 def scored_corpora(
@@ -69,15 +72,19 @@ def scored_corpora(
     """Each state's corpus scored for the request's question on one scale across all the
     states, with the request's evidence stages applied."""
     settings = request.evidence
-    fused, pieces = _fused_scores(sources, query_vectors, request)
+    fused, pieces, lists = _fused_scores(sources, query_vectors, request)
     results = []
     for state, indexes in sources:
         chunk_score, node_score = _scores(state, fused)
         hits = _piece_hits(state, pieces)
+        linked = np.zeros(0, dtype=np.int64)
         if settings.second_hop:
+            first_look = chunk_score
             chunk_score = evidence.second_hop(
                 state, indexes, chunk_score, request.query, hits, request.budget
             )
+            if chunk_score is not first_look:  # what the hop raised
+                linked = np.flatnonzero(chunk_score > first_look)
         if reranker is not None and settings.rerank_depth:
             bounds = RerankBounds(depth=settings.rerank_depth, time_ms=settings.rerank_time_ms)
             chunk_score = evidence.reranked(state, chunk_score, request.query, reranker, bounds)
@@ -86,7 +93,8 @@ def scored_corpora(
         floor = float(chunk_score.min()) if len(chunk_score) else 0.0
         node_score = _with_best_evidence_beneath(state, chunk_score, node_score, floor)
         corpus = state.corpus.with_scores(chunk_score, node_score)
-        results.append(Scored(corpus=corpus, pieces=hits))
+        found = found_in(state, lists, linked)
+        results.append(Scored(corpus=corpus, pieces=hits, found=found))
     return results
 
 
@@ -94,9 +102,10 @@ def _fused_scores(
     sources: Sequence[tuple[PackingState, CollectionIndexes]],
     query_vectors: QueryEmbeddingCache,
     request: PackRequest,
-) -> tuple[Fused, Fused]:
+) -> tuple[Fused, Fused, RankedLists]:
     """One fused ranking over every source, so that relevance is comparable between them,
-    and the sentence index's best pieces (piece ids and cosines; empty when not searched).
+    the sentence index's best pieces (piece ids and cosines; empty when not searched), and
+    the lists fused (what found each chunk, `reasons`).
 
     Cosine similarities from one embedder share a scale across collections, and so do BM25
     scores roughly; standardising per collection instead would promote the best of an
@@ -106,16 +115,19 @@ def _fused_scores(
     query, budget, settings = request.query, request.budget, request.evidence
     vector_of = query_vectors.get_soon(query)  # the model runs beside the lexical searches
     searched = [(indexes, _candidates(state, budget)) for state, indexes in sources]
-    lexical = [indexes.lexical.search(query, k) for indexes, k in searched]
+    lexical = [indexes.lexical.search(query, k, within=indexes.kept) for indexes, k in searched]
     vector = vector_of()
-    dense = [indexes.dense.search(vector, k) for indexes, k in searched]
+    dense = [indexes.dense.search(vector, k, within=indexes.kept) for indexes, k in searched]
     person = settings.answer_types and asks_for_person(query)
     pieces = [_pieces(indexes, vector, k, person) for indexes, k in searched if settings.sentences]
     piece_list = _merged(pieces) if pieces else _empty()
     by_chunk = best_per_chunk(*piece_list)
     lists = [_merged(dense), by_chunk, _merged(lexical)]
     weights = [1.0, settings.sentence_weight, settings.lexical_weight]
-    return z_scores_fused(lists, weights), piece_list
+    # By what each list matches, those the fusion reads (a weight of 0 drops a list).
+    used = [ranked if weight else _empty() for ranked, weight in zip(lists, weights, strict=True)]
+    found_by = RankedLists(words=used[2:], meaning=used[:2])
+    return z_scores_fused(lists, weights), piece_list, found_by
 
 
 def _pieces(indexes: CollectionIndexes, vector: Vectors, k: int, person: bool) -> Fused:
@@ -123,7 +135,7 @@ def _pieces(indexes: CollectionIndexes, vector: Vectors, k: int, person: bool) -
     that name someone score `PERSON_BONUS` more (the answer type: `search.answer_kinds`)."""
     if indexes.sentences is None:
         return _empty()
-    ids, scores = indexes.sentences.search_pieces(vector, k * PIECES_PER_CHUNK)
+    ids, scores = indexes.sentences.search_pieces(vector, k * PIECES_PER_CHUNK, within=indexes.kept)
     if person and len(ids):
         scores = scores + PERSON_BONUS * indexes.sentences.named(ids)
     return ids, scores

@@ -90,8 +90,11 @@ class SessionPlan:
     def key(self) -> tuple[object, ...]:
         """What a state must have been packed with to be extended under this plan."""
         r = self.request
-        return (r.budget, r.tokenizer, r.provider, r.overview_tokens, r.align, self.first_tokens,
-                self.follow_up_tokens, r.headers)  # fmt: skip
+        key = (r.budget, r.tokenizer, r.provider, r.overview_tokens, r.align, self.first_tokens,
+               self.follow_up_tokens, r.headers)  # fmt: skip
+        # A filtered session's windows hold other documents: its filter is part of the plan
+        # (an unfiltered plan's key is what it was before filters, so its tokens still hold).
+        return key if r.where is None else (*key, r.where.key)
 
     def first_request(self, query: str, budget: int) -> PackRequest:
         """The first window's request: `budget` tokens, with the overview an independent pack
@@ -430,8 +433,9 @@ def _appended(
     for part, chunks in zip(parts, chosen, strict=True):
         if not len(chunks):
             continue
-        # No labels: a tier must render the same when the state is rebuilt, with no question.
-        selection = rendering.choose(part.state, chunks.tolist())
+        # No labels, no reasons: a tier must render the same when the state is rebuilt, with
+        # no question.
+        selection = rendering.choose(part.state, chunks.tolist(), reason="follow_up")
         blocks = [
             (part, block)
             for position in sorted(selection.by_document)

@@ -18,7 +18,8 @@ def timed_calls() -> dict[str, tuple[object, str]]:
     render: one source's blocks; overview: the overview tier; window: joining the text and
     describing the items, the exact count included; count: the exact count of the pieces;
     lossless render: the whole collection verbatim (once per version); state load: a
-    version's packing state.
+    version's packing state; why found, why chosen: reading what found each chunk, and each
+    chosen chunk's reason (`reasons`, inside scoring and render).
     """
     from windowpack.pack import evidence, packer, scoring, window
 
@@ -34,4 +35,6 @@ def timed_calls() -> dict[str, tuple[object, str]]:
         "count": (window, "piece_counts"),
         "lossless render": (packer, "lossless_window"),
         "state load": (packer, "load_state"),
+        "why found": (scoring, "found_in"),
+        "why chosen": (window, "chunk_reasons"),
     }

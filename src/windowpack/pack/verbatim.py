@@ -54,7 +54,7 @@ class Units:
 def units_of(corpus: Corpus, budget: int, *, whole_units: bool = True) -> Units:
     """The corpus's units and which of them may not be cut at this budget (none, without
     `whole_units`)."""
-    runs = corpus.derived("unit runs", _unit_runs)
+    runs = unit_runs(corpus)
     atomic = runs.in_unit & (runs.cost <= max(1, int(budget * UNIT_SHARE)))
     if not whole_units:
         atomic = np.zeros_like(atomic)
@@ -64,8 +64,8 @@ def units_of(corpus: Corpus, budget: int, *, whole_units: bool = True) -> Units:
 
 
 @dataclass(frozen=True, kw_only=True)
-class _Runs:
-    """The budget-free part of `Units`, computed once per corpus."""
+class Runs:
+    """The budget-free part of `Units`, computed once per corpus (`unit_runs`)."""
 
     start: IntArray
     end: IntArray
@@ -74,7 +74,13 @@ class _Runs:
     in_unit: BoolArray
 
 
-def _unit_runs(corpus: Corpus) -> _Runs:
+def unit_runs(corpus: Corpus) -> Runs:
+    """The corpus's runs of chunks of one unit each (a chunk outside any unit alone): kept
+    for the corpus and its scored copies."""
+    return corpus.derived("unit runs", _unit_runs)
+
+
+def _unit_runs(corpus: Corpus) -> Runs:
     count = corpus.chunks
     unit, document = corpus.chunk_unit, corpus.chunk_document
     opens = np.ones(count, dtype=bool)
@@ -86,7 +92,7 @@ def _unit_runs(corpus: Corpus) -> _Runs:
     cost = np.add.reduceat(corpus.chunk_cost, start) if count else np.zeros(0, dtype=np.int64)
     in_unit = unit[start] >= 0 if count else np.zeros(0, dtype=bool)
     of_chunk = (np.cumsum(opens) - 1).astype(np.int64)
-    return _Runs(start=start, end=end, of_chunk=of_chunk, cost=cost, in_unit=in_unit)
+    return Runs(start=start, end=end, of_chunk=of_chunk, cost=cost, in_unit=in_unit)
 
 
 def chunk_priority(corpus: Corpus) -> FloatArray:

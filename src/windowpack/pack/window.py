@@ -22,6 +22,7 @@ from windowpack.pack.evidence import PieceHits
 from windowpack.pack.layout import Block
 from windowpack.pack.overview import Overview, overview
 from windowpack.pack.piece_counts import adds_at_blocks, piece_counts, tokens_before
+from windowpack.pack.reasons import Found, chunk_reasons
 from windowpack.pack.repeats import Focus
 from windowpack.pack.request import PackRequest
 from windowpack.pack.state import PackingState
@@ -49,6 +50,8 @@ class Part:
     """The best sentence of the chunks the sentence index found (`evidence`)."""
     excerpts: dict[int, tuple[int, int]] = field(default_factory=dict)
     """Chunks shown only in part (a set question packed for coverage, `coverage`)."""
+    found: Found | None = None
+    """Which of the first look-up's lists found each chunk (`reasons`); None: not scored."""
 
 
 _Placed = tuple[Part, Block]
@@ -61,6 +64,9 @@ def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounte
     budget, style = request.budget, request.headers
     if not any(part.corpus.chunks for part in parts):
         names = ", ".join(repr(part.state.name) for part in parts)
+        if request.where is not None:
+            reason = f"nothing to pack: no document in {names} matches where {request.where.key}"
+            return _empty(parts, request, reason)
         return _empty(parts, request, f"nothing to pack: no documents in {names} yet")
     whole = lossless_window(parts, request, counter)
     if whole is not None and whole.tokens <= budget:
@@ -231,8 +237,9 @@ def _rendered(
         dict(zip(chunk_list, corpus.chunk_score[chunks].tolist(), strict=True)),
         dict(zip(node_list, corpus.node_score[nodes].tolist(), strict=True)),
     )
+    reasons = chunk_reasons(corpus, part.found, chunks) if part.found is not None else None
     chosen = rendering.choose(
-        part.state, chunk_list, node_list, scores, part.focus.labels, part.excerpts
+        part.state, chunk_list, node_list, scores, part.focus.labels, part.excerpts, reasons=reasons
     )
     blocks = rendering.render_documents(part.state, chosen, style)
     if all(block.kind == "gap" for block in blocks):
@@ -353,6 +360,7 @@ def window_item(part: Part, block: Block, tokens: int, offset: int) -> WindowIte
         offset=offset,
         document_range=block.documents,
         duplicates=_copies(part.state, block, kind),
+        why="gap" if kind == "gap" else block.why,
         **_provenance(part.state, block, kind),
     )
 

@@ -32,8 +32,8 @@ class WindowKey:
 
     A packed window (kind "request") answers one request. The lossless window (kind
     "lossless", the whole collection verbatim) is the same for every request it fits, so it
-    is keyed by the versions, the tokenizer and the header style alone, and rendered once
-    for all of them.
+    is keyed by the versions, the tokenizer, the header style and the metadata filter
+    (`where`, its canonical key) alone, and rendered once for all of them.
     """
 
     kind: Literal["request", "lossless", "session"]
@@ -42,6 +42,8 @@ class WindowKey:
     tokenizer: str | None = None
     session: object | None = None
     """A session's state (`session.SessionState`): its last window, kept for the next question."""
+    where: str | None = None
+    """The canonical key of the metadata filter a lossless window keeps the documents of."""
 
     @classmethod
     def of_request(cls, versions: tuple[tuple[int, int], ...], request: PackRequest) -> WindowKey:
@@ -49,9 +51,13 @@ class WindowKey:
 
     @classmethod
     def lossless(
-        cls, versions: tuple[tuple[int, int], ...], tokenizer: str, headers: str = "full"
+        cls,
+        versions: tuple[tuple[int, int], ...],
+        tokenizer: str,
+        headers: str = "full",
+        where: str | None = None,
     ) -> WindowKey:
-        return cls("lossless", versions, tokenizer=f"{tokenizer} {headers}")
+        return cls("lossless", versions, tokenizer=f"{tokenizer} {headers}", where=where)
 
     @classmethod
     def of_session(cls, versions: tuple[tuple[int, int], ...], state: object) -> WindowKey:

@@ -1,6 +1,7 @@
 """Search: dense and lexical candidates from a collection's indexes, fused into one ranking.
 
-`hybrid_search` asks both indexes and fuses their scores (`fusion`, z-scores by default);
+`hybrid_search` asks both indexes and fuses their scores (`fusion`, z-scores by default),
+within the units a metadata filter keeps when given them (`stored_kept_units`);
 `QueryEmbeddingCache` keeps recent question vectors; `check_query` / `check_search` check
 a caller's arguments once.
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from windowpack.search.answer_kinds import asks_for_person
 from windowpack.search.bridge_terms import bridge_terms, content_words
+from windowpack.search.filtering import stored_kept_units
 from windowpack.search.fusion import z_scores_fused
 from windowpack.search.hybrid import (
     MIN_CANDIDATES,
@@ -35,6 +37,7 @@ __all__ = [
     "content_words",
     "hybrid_search",
     "is_set_question",
+    "stored_kept_units",
     "timed_calls",
     "z_scores_fused",
 ]

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from windowpack.documents import heading_trail
 from windowpack.embed import Embedder, Vectors
 from windowpack.errors import InvalidArgumentError
-from windowpack.index import CollectionIndexes, is_node_index_id, node_id_of
+from windowpack.index import CollectionIndexes, KeptUnits, is_node_index_id, node_id_of
 from windowpack.search.fusion import z_score_fusion
 from windowpack.storage import repository
 from windowpack.types import Hit, Span, unit_name
@@ -91,21 +91,27 @@ def hybrid_search(
     lexical_weight: float = 1.0,
     sentence_weight: float = 2.0,
     sentences: bool = True,
+    kept: KeptUnits | None = None,
 ) -> list[Hit]:
     """The k best chunks (and summaries, if asked) for `query`, best first, with provenance.
 
     The arguments are checked by the caller (`check_search`), once, where they come in.
     `lexical_weight`, `sentence_weight` and `sentences` are the store's `EvidenceSettings`,
-    as a pack uses them.
+    as a pack uses them. With `kept` (the units a metadata filter keeps) every index is
+    searched within them, so the k hits come from them however few they are.
     """
+    if kept is not None and not len(kept):
+        return []  # the filter keeps nothing: no question to embed
+    indexes = indexes.within(kept)
+    within = indexes.kept
     candidates = max(k * _CANDIDATE_FACTOR, MIN_CANDIDATES)
     vector_of = query_vectors.get_soon(query)
-    lexical = indexes.lexical.search(query, candidates)
+    lexical = indexes.lexical.search(query, candidates, within=within)
     vector = vector_of()
-    rankings = [indexes.dense.search(vector, candidates), lexical]
+    rankings = [indexes.dense.search(vector, candidates, within=within), lexical]
     weights = [1.0, lexical_weight]
     if sentences and indexes.sentences is not None:  # by its best sentence, as a pack ranks
-        rankings.append(indexes.sentences.search(vector, candidates))
+        rankings.append(indexes.sentences.search(vector, candidates, within=within))
         weights.append(sentence_weight)
     fused = [
         (index_id, score)

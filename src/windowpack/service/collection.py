@@ -20,14 +20,15 @@ from windowpack.errors import (
     DocumentNotFoundError,
     InvalidArgumentError,
 )
+from windowpack.filters import parse_filter
 from windowpack.ingest import (
     IngestTarget,
     ProgressCallback,
-    delete_document,
+    delete_documents,
     ingest_documents,
     rebuild_tree,
 )
-from windowpack.service.context import StoreContext
+from windowpack.service.context import StoreContext, Where
 from windowpack.service.session import WindowSession, new_session
 from windowpack.storage import CollectionRow, DocumentRow, repository
 from windowpack.summarizer import Summarizer, tree_node, tree_overview
@@ -35,6 +36,7 @@ from windowpack.text import content_hash, storable
 from windowpack.types import (
     HEADER_STYLES,
     CollectionStats,
+    DeleteReport,
     Document,
     DocumentInfo,
     DocumentKind,
@@ -178,6 +180,7 @@ class Collection:
         id: str | None = None,
         title: str | None = None,
         metadata: dict[str, Any] | None = None,
+        progress: ProgressCallback | None = None,
     ) -> IngestReport:
         """Add a chat as one document; each turn (request and its reply) is one unit.
 
@@ -188,15 +191,30 @@ class Collection:
             document = transcript_document(messages, id=id, title=title, metadata=metadata)
         else:
             document = conversation_document(messages, id=id, title=title, metadata=metadata)
-        return self._ingest([document], progress=None)
+        return self._ingest([document], progress=progress)
 
-    def search(self, query: str, k: int = 10, *, include_summaries: bool = False) -> list[Hit]:
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        include_summaries: bool = False,
+        where: Where = None,
+    ) -> list[Hit]:
         """The k most relevant verbatim chunks, best first (dense + BM25, fused by z-scores).
 
         With `include_summaries=True` summary-tree nodes compete too (`Hit.kind`, `Hit.level`).
+        `where` (Chroma's shape, `{"team": "ops", "year": {"$gte": 2020}}`, or a parsed
+        `Filter`; docs/library.md) keeps the documents whose metadata it matches: every
+        index is searched within them, so a filter keeping few documents still gives k hits
+        when they hold k chunks, and one keeping none gives [].
         """
         return self._context.search(
-            (self.collection_id, self.name), query, k, include_summaries=include_summaries
+            (self.collection_id, self.name),
+            query,
+            k,
+            include_summaries=include_summaries,
+            where=where,
         )
 
     def pack(
@@ -210,6 +228,7 @@ class Collection:
         evidence: EvidenceSettings | None = None,
         provider: str | None = None,
         headers: HeaderStyle = HEADER_STYLES[0],
+        where: Where = None,
     ) -> Window:
         """The best window for `query` in at most `budget` tokens of `tokenizer` (design §4).
 
@@ -229,7 +248,10 @@ class Collection:
         "full" every passage's document, chunks and characters, "none" nothing (the
         provenance is in `window.items` in every style; `HeaderStyle`). A text the
         collection holds under several document ids is shown once, under the first; its
-        items name the others (`WindowItem.duplicates`).
+        items name the others (`WindowItem.duplicates`). `where` packs only the documents
+        whose metadata the filter keeps (as for `search`), with their own summaries: the
+        collection-level ones, built from every document, are left out; a filter keeping
+        none gives an empty window whose `reason` says so.
         """
         return self._context.pack(
             [(self.collection_id, self.name)],
@@ -241,6 +263,7 @@ class Collection:
             evidence=evidence,
             provider=provider,
             headers=headers,
+            where=where,
         )
 
     def session(
@@ -253,6 +276,7 @@ class Collection:
         first_tokens: int | None = None,
         follow_up_tokens: int | None = None,
         token: str | None = None,
+        where: Where = None,
     ) -> WindowSession:
         """A session of follow-up questions whose windows extend each other (docs/sessions.md).
 
@@ -260,7 +284,9 @@ class Collection:
         follow-up the previous window plus at most `follow_up_tokens` (default: a twentieth)
         of what it needs that is not shown yet, so that about ten questions share one budget
         and a prefix cache reuses each previous window whole. `token` (a `Session.token`)
-        resumes a session, here or in another process.
+        resumes a session, here or in another process. `where` filters every window's
+        documents as for `pack`; resume a token with the same filter (with another, the
+        next window is packed afresh and `reason` says why).
         """
         return new_session(
             self._context,
@@ -272,13 +298,35 @@ class Collection:
             first_tokens=first_tokens,
             follow_up_tokens=follow_up_tokens,
             token=token,
+            where=where,
         )
 
-    def delete(self, document_id: str) -> None:
-        """Delete one document by its id (its summaries go, the collection levels regroup)."""
-        _check_lookup_id(document_id)
+    def delete(
+        self, ids: str | Sequence[str] | None = None, *, where: Where = None
+    ) -> DeleteReport:
+        """Delete documents by id, by metadata filter, or both, in one transaction and one
+        new index version (their summaries go, the collection levels regroup once).
+
+        `ids` is one id or a list. One id that is not stored is a `DocumentNotFoundError`
+        (as it always was); in a list, the ids not stored are reported (`missing`). With
+        both `ids` and `where`, the listed documents that the filter keeps are deleted (both
+        must hold, as in Chroma). A call that deletes nothing leaves the index version as it
+        was. To empty a collection, delete the collection: `where` alone must be a filter.
+        """
+        single = isinstance(ids, str)
+        listed = _delete_ids(ids)
+        matching = parse_filter(where)
+        if listed is None and matching is None:
+            raise InvalidArgumentError("ids", "name documents to delete, or give where (or both)")
         with self._context.write_lock:
-            delete_document(document_id, self.name, self._ingest_target())
+            deleted = delete_documents(
+                self._ingest_target(), listed, matching, collection_name=self.name
+            )
+        if single and deleted.missing:
+            raise DocumentNotFoundError(deleted.missing[0], self.name)
+        return DeleteReport(
+            deleted=deleted.deleted, missing=deleted.missing, index_version=deleted.version
+        )
 
     def tree(self) -> TreeOverview:
         """The summary tree's shape: per level, node counts and token totals."""
@@ -368,12 +416,20 @@ class Collection:
         skipped: dict[str, str] | None = None,
     ) -> IngestReport:
         with self._context.write_lock:
+            created = False
             if self._known_id is None:  # the first write creates the collection
-                self._adopt(
-                    self._context.row_for_write(self.name, self.tokenizer, self.chunk_tokens)
+                row, created = self._context.row_for_write(
+                    self.name, self.tokenizer, self.chunk_tokens
                 )
-            target = self._ingest_target()
-            return ingest_documents(documents, target, progress=progress, skipped=skipped)
+                self._adopt(row)
+            try:
+                target = self._ingest_target()
+                return ingest_documents(documents, target, progress=progress, skipped=skipped)
+            except BaseException:
+                if created:  # a failed first write leaves no empty collection behind
+                    self._context.drop_unwritten(self.collection_id, self.name)
+                    self._known_id = None
+                raise
 
     def _ingest_target(self, summarizer: Summarizer | None = None) -> IngestTarget:
         return self._context.ingest_target(
@@ -411,7 +467,23 @@ def _document_info(row: DocumentRow) -> DocumentInfo:
     )
 
 
-def _check_lookup_id(document_id: str) -> None:
+def _delete_ids(ids: str | Sequence[str] | None) -> list[str] | None:
+    """`delete`'s ids as a list (without repeats), each checked; None for none given."""
+    if ids is None:
+        return None
+    if isinstance(ids, str):
+        _check_lookup_id(ids)
+        return [ids]
+    if not isinstance(ids, Sequence):
+        raise InvalidArgumentError(
+            "ids", f"must be an id or a list of ids, got {type(ids).__name__}"
+        )
+    for document_id in ids:
+        _check_lookup_id(document_id, argument="ids")
+    return list(dict.fromkeys(ids))
+
+
+def _check_lookup_id(document_id: str, argument: str = "document_id") -> None:
     """An id no document can have (not a string, NUL, a lone surrogate) is a clear error,
     not a database one (PostgreSQL cannot even compare text holding NUL)."""
     problem = (
@@ -420,4 +492,4 @@ def _check_lookup_id(document_id: str) -> None:
         else "must be a string"
     )
     if problem is not None:
-        raise InvalidArgumentError("document_id", problem)
+        raise InvalidArgumentError(argument, problem)

@@ -9,17 +9,24 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from windowpack.config import EvidenceSettings, StoreConfig
 from windowpack.embed import Embedder, get_embedder
-from windowpack.errors import CollectionNotFoundError, ConflictError, StoreNotFoundError
-from windowpack.index import IndexStore, VersionWatcher
+from windowpack.errors import (
+    CollectionNotFoundError,
+    ConflictError,
+    EmbedderMismatchError,
+    StoreNotFoundError,
+)
+from windowpack.filters import Filter, parse_filter
+from windowpack.index import IndexStore, KeptUnits, VersionWatcher
 from windowpack.ingest import IngestExecutor, IngestTarget, make_executor
 from windowpack.pack import (
     Packer,
@@ -30,9 +37,16 @@ from windowpack.pack import (
     Source,
 )
 from windowpack.rerank import get_reranker
-from windowpack.search import QueryEmbeddingCache, check_query, check_search, hybrid_search
+from windowpack.search import (
+    QueryEmbeddingCache,
+    check_query,
+    check_search,
+    hybrid_search,
+    stored_kept_units,
+)
 from windowpack.storage import (
     CollectionRow,
+    announce_change,
     create_database_engine,
     current_revision,
     migrate,
@@ -42,6 +56,9 @@ from windowpack.storage import (
 from windowpack.summarizer import ExtractiveSummarizer, Summarizer
 from windowpack.text import get_token_counter
 from windowpack.types import HEADER_STYLES, HeaderStyle, Hit, Window
+
+Where = Mapping[str, Any] | Filter | None
+"""A metadata filter as callers give it: Chroma's `where` shape, or one parsed already."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -152,15 +169,34 @@ class StoreContext:
             raise CollectionNotFoundError(name, existing=self.collection_names())
         return row
 
-    def row_for_write(self, name: str, tokenizer: str, chunk_tokens: int) -> CollectionRow:
-        """The collection's row, created now if this is its first write (caller holds the
-        write lock)."""
+    def row_for_write(
+        self, name: str, tokenizer: str, chunk_tokens: int
+    ) -> tuple[CollectionRow, bool]:
+        """The collection's row, and whether it was created now, by this first write (caller
+        holds the write lock)."""
         with self.sessions.begin() as session:
             row = repository.get_collection(session, name)
+            created = row is None
             if row is None:
                 row = self.create_collection_row(session, name, tokenizer, chunk_tokens)
             self.check_settings(row, tokenizer, chunk_tokens)
-            return row
+            return row, created
+
+    def drop_unwritten(self, collection_id: int, name: str) -> None:
+        """Delete the collection a first write created and then failed to fill, so a failed
+        first write leaves no empty collection behind; one that anything was written to
+        since (another process's write: a version, a document) is kept (caller holds the
+        write lock)."""
+        with self.sessions.begin() as session:
+            row = session.get(CollectionRow, collection_id)
+            if row is None or row.name != name or row.index_version != 0:
+                return
+            if repository.count_documents(session, collection_id) != 0:
+                return
+            session.delete(row)
+            announce_change(session, collection_id)
+        self.indexes.forget(collection_id)
+        self.packer.forget(collection_id)
 
     def create_collection_row(
         self, session: Session, name: str, tokenizer: str | None, chunk_tokens: int | None
@@ -186,10 +222,7 @@ class StoreContext:
     ) -> None:
         """An existing collection asked for with settings: they must be its own."""
         if row.embedder != self.embedder.model_id:
-            raise ConflictError(
-                f"collection {row.name!r} was built with embedder {row.embedder!r}; "
-                f"open the store with StoreConfig(embedder={row.embedder!r})"
-            )
+            raise EmbedderMismatchError(row.name, row.embedder)
         if tokenizer is not None and tokenizer != row.tokenizer:
             raise ConflictError(f"collection {row.name!r} uses tokenizer {row.tokenizer!r}")
         if chunk_tokens is not None and chunk_tokens != row.chunk_tokens:
@@ -207,6 +240,7 @@ class StoreContext:
         evidence: EvidenceSettings | None = None,
         provider: str | None = None,
         headers: HeaderStyle = HEADER_STYLES[0],
+        where: Where = None,
     ) -> Window:
         """The one pack path: a window over (collection id, name) pairs, checked once here."""
         check_query(query)
@@ -219,6 +253,7 @@ class StoreContext:
             evidence=evidence,
             provider=provider,
             headers=headers,
+            where=where,
         )
         return self.packer.pack(self._sources(collections), request)
 
@@ -244,9 +279,12 @@ class StoreContext:
         provider: str | None = None,
         query: str = "",
         headers: HeaderStyle = HEADER_STYLES[0],
+        where: Where = None,
     ) -> PackRequest:
-        """A checked request with the store's evidence settings unless `evidence` is given."""
+        """A checked request with the store's evidence settings unless `evidence` is given;
+        `where` (a metadata filter, `filters.parse_filter`) is checked here."""
         return PackRequest(
+            where=parse_filter(where),
             query=query,
             budget=budget,
             tokenizer=tokenizer,
@@ -267,15 +305,33 @@ class StoreContext:
         return sources
 
     def search(
-        self, collection: tuple[int, str], query: str, k: int, *, include_summaries: bool
+        self,
+        collection: tuple[int, str],
+        query: str,
+        k: int,
+        *,
+        include_summaries: bool,
+        where: Where = None,
     ) -> list[Hit]:
-        """The one search path over (collection id, name), checked once here."""
+        """The one search path over (collection id, name), checked once here; with `where`,
+        within the documents that metadata filter keeps."""
         check_search(query, k)
+        kept_filter = parse_filter(where)
         collection_id, name = collection
+        indexes = self.indexes.current(collection_id, name=name)
+        kept = None
+        if kept_filter is not None:
+            kept = self.packer.kept_units(
+                collection_id,
+                indexes.version,
+                kept_filter,
+                lambda: self._stored_kept_units(collection, indexes.version, kept_filter),
+            )
         return hybrid_search(
             query,
             k,
-            indexes=self.indexes.current(collection_id, name=name),
+            indexes=indexes,
+            kept=kept,
             query_vectors=self.query_vectors,
             sessions=self.sessions,
             include_summaries=include_summaries,
@@ -283,6 +339,12 @@ class StoreContext:
             sentence_weight=self.config.evidence.sentence_weight,
             sentences=self.config.evidence.sentences,
         )
+
+    def _stored_kept_units(
+        self, collection: tuple[int, str], version: int, where: Filter
+    ) -> KeptUnits:
+        with self.sessions() as session:
+            return stored_kept_units(session, collection, version, where)
 
     def ingest_target(
         self,

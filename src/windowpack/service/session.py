@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from windowpack.pack import SessionPlan, SessionState
-from windowpack.service.context import StoreContext
+from windowpack.service.context import StoreContext, Where
 from windowpack.types import Window
 
 
@@ -68,10 +68,17 @@ def new_session(
     first_tokens: int | None,
     follow_up_tokens: int | None,
     token: str | None,
+    where: Where = None,
 ) -> WindowSession:
-    """A session over `collections`, checked here; resumed from `token` when one is given."""
+    """A session over `collections`, checked here; resumed from `token` when one is given.
+    With `where` every window holds only the documents that metadata filter keeps: a token
+    resumes with the same filter (with another, the next window is packed afresh)."""
     request = context.pack_request(
-        budget=budget, tokenizer=tokenizer, overview_tokens=overview_tokens, provider=provider
+        budget=budget,
+        tokenizer=tokenizer,
+        overview_tokens=overview_tokens,
+        provider=provider,
+        where=where,
     )
     plan = SessionPlan.of(request, first_tokens=first_tokens, follow_up_tokens=follow_up_tokens)
     state = SessionState.decode(token) if token is not None else None

@@ -25,7 +25,7 @@ from windowpack.ingest import IngestExecutor
 from windowpack.pack import Packer
 from windowpack.search import QueryEmbeddingCache
 from windowpack.service.collection import Collection
-from windowpack.service.context import StoreContext
+from windowpack.service.context import StoreContext, Where
 from windowpack.service.session import WindowSession, new_session
 from windowpack.storage import ApiKeys, announce_change, repository, sqlite_url
 from windowpack.summarizer import Summarizer
@@ -157,11 +157,13 @@ class Store:
         evidence: EvidenceSettings | None = None,
         provider: str | None = None,
         headers: HeaderStyle = HEADER_STYLES[0],
+        where: Where = None,
     ) -> Window:
         """One window over several collections, dividing the budget by relevance (§4.7).
 
         All sources compete for one budget: a collection with nothing relevant gives its
-        share back. Options as for `Collection.pack`.
+        share back. `where` filters the documents of every collection named. Options as
+        for `Collection.pack`.
         """
         if not collections:
             raise InvalidArgumentError("collections", "name at least one collection")
@@ -176,6 +178,7 @@ class Store:
             evidence=evidence,
             provider=provider,
             headers=headers,
+            where=where,
         )
 
     def session(
@@ -189,8 +192,10 @@ class Store:
         first_tokens: int | None = None,
         follow_up_tokens: int | None = None,
         token: str | None = None,
+        where: Where = None,
     ) -> WindowSession:
-        """A session of follow-up questions over several collections (`Collection.session`)."""
+        """A session of follow-up questions over several collections (`Collection.session`);
+        `where` filters the documents of every collection named."""
         if not collections:
             raise InvalidArgumentError("collections", "name at least one collection")
         named = [self.collection(name, create=False) for name in dict.fromkeys(collections)]
@@ -204,6 +209,7 @@ class Store:
             first_tokens=first_tokens,
             follow_up_tokens=follow_up_tokens,
             token=token,
+            where=where,
         )
 
     def create_collection(

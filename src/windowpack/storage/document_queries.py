@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from windowpack.storage.chunk_queries import chunk_ids_of_document
 from windowpack.storage.query_helpers import batches, rows_by_id
-from windowpack.storage.schema import ChunkRow, DocumentRow
+from windowpack.storage.schema import ChunkRow, DocumentRow, TreeNodeRow
 
 
 def documents_by_external_id(
@@ -56,6 +56,54 @@ def delete_document(session: Session, document: DocumentRow) -> list[int]:
     session.execute(delete(ChunkRow).where(ChunkRow.document_id == document.id))
     session.execute(delete(DocumentRow).where(DocumentRow.id == document.id))
     return chunk_ids
+
+
+def document_metadata(
+    session: Session, collection_id: int, external_ids: Sequence[str] | None = None
+) -> list[tuple[int, str, dict[str, Any]]]:
+    """(row id, external id, metadata) of the collection's documents, without their texts:
+    all of them in collection order, or those with these external ids (in batches)."""
+    columns = select(
+        DocumentRow.id, DocumentRow.external_id, DocumentRow.meta, DocumentRow.position
+    )
+    query = columns.where(DocumentRow.collection_id == collection_id)
+    if external_ids is None:
+        rows = list(session.execute(query).all())
+    else:
+        rows = []
+        for batch in batches(list(external_ids)):
+            rows += session.execute(query.where(DocumentRow.external_id.in_(batch))).all()
+    rows.sort(key=lambda row: row[3])
+    return [(row[0], row[1], dict(row[2] or {})) for row in rows]
+
+
+def delete_documents(session: Session, document_ids: Sequence[int]) -> tuple[list[int], list[int]]:
+    """Delete these documents with their chunks and summary nodes, in batches; returns the
+    removed chunk ids and node ids (for the indexes)."""
+    chunk_ids = chunk_ids_of_documents(session, document_ids)
+    node_ids = node_ids_of_documents(session, document_ids)
+    for batch in batches(list(document_ids)):
+        session.execute(delete(TreeNodeRow).where(TreeNodeRow.document_id.in_(batch)))
+        session.execute(delete(ChunkRow).where(ChunkRow.document_id.in_(batch)))
+        session.execute(delete(DocumentRow).where(DocumentRow.id.in_(batch)))
+    return chunk_ids, node_ids
+
+
+def chunk_ids_of_documents(session: Session, document_ids: Sequence[int]) -> list[int]:
+    """The chunk ids of these documents (in batches)."""
+    found: list[int] = []
+    for batch in batches(list(document_ids)):
+        found += session.scalars(select(ChunkRow.id).where(ChunkRow.document_id.in_(batch)))
+    return found
+
+
+def node_ids_of_documents(session: Session, document_ids: Sequence[int]) -> list[int]:
+    """The summary node ids of these documents (their own trees; in batches)."""
+    found: list[int] = []
+    for batch in batches(list(document_ids)):
+        query = select(TreeNodeRow.id).where(TreeNodeRow.document_id.in_(batch))
+        found += session.scalars(query)
+    return found
 
 
 def documents_for_pack(session: Session, collection_id: int, *, texts: bool = True) -> list[Any]:

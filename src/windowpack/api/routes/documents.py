@@ -1,4 +1,6 @@
-"""Documents: add as JSON or files (now or as a job), list by page, get, upsert, delete."""
+"""Documents: add as JSON, files or a conversation (now or as a job), list by page, get,
+upsert, delete; and the summary tree rebuilt. Every write is a job; an add to a collection that
+does not exist creates it, as a first write does in the library."""
 
 from __future__ import annotations
 
@@ -7,11 +9,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, File, Header, Query, Response, UploadFile
 from fastapi import Path as PathParam
 
-from windowpack.api.deps import AccessDep, ApiDep, Write
+from windowpack.api.deps import AccessDep, ApiDep, NewCollectionDep, Write
 from windowpack.api.routes.collections import CollectionName
 from windowpack.api.schemas import (
+    ConversationIn,
     DocumentOut,
     DocumentPage,
+    DocumentsDeleteIn,
     DocumentsIn,
     DocumentUpsert,
     JobOut,
@@ -19,8 +23,8 @@ from windowpack.api.schemas import (
     NewDocumentId,
 )
 from windowpack.api.uploads import save_uploads
-from windowpack.jobs import DocumentsInput, FilesInput, request_hash
-from windowpack.types import IngestReport
+from windowpack.jobs import ConversationInput, DocumentsInput, FilesInput, TreeInput, request_hash
+from windowpack.types import DeleteReport, IngestReport
 
 router = APIRouter(tags=["documents"])
 DocumentId = Annotated[
@@ -60,15 +64,18 @@ async def add_documents(
     body: DocumentsIn,
     access: AccessDep,
     api: ApiDep,
+    new: NewCollectionDep,
     background: Background = None,
     idempotency_key: IdempotencyKey = None,
 ) -> Response:
-    """Add documents in one transaction; one whose id exists is replaced if it changed."""
+    """Add documents in one transaction; one whose id exists is replaced if it changed. A
+    document of `kind` conversation whose text is a transcript (`User: ...` lines) has its
+    turns as units, as `POST .../conversations` gives them."""
 
     def prepare() -> Write:
         documents = DocumentsInput([item.to_document(item.id) for item in body.documents])
         return Write(
-            collection=access.write(name),
+            collection=new.target(access, name),
             job_input=documents,
             background=api.in_background(background, sum(len(d.text) for d in documents.documents)),
             request_hash=request_hash("documents", documents.documents_json),
@@ -80,9 +87,16 @@ async def add_documents(
 @router.post("/collections/{name}/files", response_model=None, responses=INGESTED)
 async def upload_files(
     name: CollectionName,
-    files: Annotated[list[UploadFile], File(description="txt, md, html, pdf, json, jsonl")],
+    files: Annotated[
+        list[UploadFile],
+        File(
+            description="txt, md, html, pdf, json, jsonl; each file's name is its id: a "
+            "relative path (`guide/index.md`) keeps its folders"
+        ),
+    ],
     access: AccessDep,
     api: ApiDep,
+    new: NewCollectionDep,
     background: Background = None,
     idempotency_key: IdempotencyKey = None,
 ) -> Response:
@@ -90,7 +104,7 @@ async def upload_files(
     listed in the job's `failures` and the rest is ingested."""
 
     def prepare() -> Write:
-        collection = access.write(name)
+        collection = new.target(access, name)
         saved = save_uploads(files, api.upload_dir)
         in_job = api.in_background(background, saved.size)
         # A job ingests the folder (bad files skipped and reported); a direct call names each
@@ -101,6 +115,53 @@ async def upload_files(
             job_input=FilesInput(folder=saved.folder, paths=paths, count=len(saved.paths)),
             background=in_job,
             request_hash=request_hash("files", in_job, saved.digest),
+        )
+
+    return await api.ingest(prepare, idempotency_key)
+
+
+@router.post("/collections/{name}/conversations", response_model=None, responses=INGESTED)
+async def add_conversation(
+    name: CollectionName,
+    body: ConversationIn,
+    access: AccessDep,
+    api: ApiDep,
+    new: NewCollectionDep,
+    background: Background = None,
+    idempotency_key: IdempotencyKey = None,
+) -> Response:
+    """Add a chat as one document (`kind` conversation): each turn, a request with its reply,
+    is a unit that chunks never cross and windows keep whole."""
+
+    def prepare() -> Write:
+        chat = ConversationInput(body.chat(), id=body.id, title=body.title, metadata=body.metadata)
+        return Write(
+            collection=new.target(access, name),
+            job_input=chat,
+            background=api.in_background(background, body.size),
+            request_hash=request_hash("conversation", chat.manifest()),
+        )
+
+    return await api.ingest(prepare, idempotency_key)
+
+
+@router.post("/collections/{name}/tree:rebuild", response_model=None, responses=INGESTED)
+async def rebuild_tree(
+    name: CollectionName,
+    access: AccessDep,
+    api: ApiDep,
+    background: Background = None,
+    idempotency_key: IdempotencyKey = None,
+) -> Response:
+    """Rebuild every summary node with the server's summarizer, atomically (readers see the
+    old tree until the new one is written)."""
+
+    def prepare() -> Write:
+        return Write(
+            collection=access.write(name),
+            job_input=TreeInput(),
+            background=bool(background),
+            request_hash=request_hash("tree"),
         )
 
     return await api.ingest(prepare, idempotency_key)
@@ -144,6 +205,7 @@ async def upsert_document(
     body: DocumentUpsert,
     access: AccessDep,
     api: ApiDep,
+    new: NewCollectionDep,
     background: Background = None,
     idempotency_key: IdempotencyKey = None,
 ) -> Response:
@@ -152,13 +214,23 @@ async def upsert_document(
     def prepare() -> Write:
         document = DocumentsInput([body.to_document(document_id)])
         return Write(
-            collection=access.write(name),
+            collection=new.target(access, name),
             job_input=document,
             background=api.in_background(background, len(body.text)),
             request_hash=request_hash("document", document.documents_json[0]),
         )
 
     return await api.ingest(prepare, idempotency_key)
+
+
+@router.post("/collections/{name}/documents:delete")
+def delete_documents(
+    name: CollectionName, body: DocumentsDeleteIn, access: AccessDep
+) -> DeleteReport:
+    """Delete documents by `ids`, by `where` filter, or both (the listed documents the filter
+    keeps), in one transaction and one index version; ids not stored are reported, not an
+    error, and a call that deletes nothing leaves the version as it was."""
+    return access.write(name).delete(body.ids, where=body.where)
 
 
 @router.delete("/collections/{name}/documents/{document_id:path}", status_code=204)

@@ -29,7 +29,9 @@ router = APIRouter(tags=["query"])
 def search(name: CollectionName, body: SearchIn, access: AccessDep, api: ApiDep) -> list[Hit]:
     """The k most relevant verbatim chunks (and summaries, if asked), best first."""
     api.check_limit("k", body.k, api.settings.max_k)
-    return access.read(name).search(body.query, body.k, include_summaries=body.include_summaries)
+    return access.read(name).search(
+        body.query, body.k, include_summaries=body.include_summaries, where=body.where
+    )
 
 
 @router.post("/collections/{name}/pack", response_model=PackOut)
