@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from windowpack.embed import embedder as embedder_module
 from windowpack.embed import query_model
 from windowpack.embed.embedder import SentenceTransformerEmbedder, bundled_model_path, get_embedder
 from windowpack.embed.query_files import QueryModelFiles
@@ -178,8 +179,6 @@ def test_questions_arriving_together_load_the_session_once(
     import threading
     import time
 
-    from windowpack.embed import embedder as embedder_module
-
     loads: list[int] = []
     real = embedder_module.query_model_for
 
@@ -268,3 +267,13 @@ def test_a_later_process_embeds_questions_without_importing_torch(
     assert found["heavy"] == []
     expected = embedder.embed(list(QUESTIONS))
     np.testing.assert_allclose(np.asarray(found["vectors"]), expected, atol=1e-6)
+
+
+def test_the_dimension_without_a_kept_model_loads_the_model_and_exports_nothing(
+    embedder: SentenceTransformerEmbedder, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fresh = SentenceTransformerEmbedder(embedder.model_id)
+    monkeypatch.setattr(embedder_module, "_load_sentence_transformer", lambda name: embedder.model)
+    assert fresh.dimension == 384
+    assert fresh._model is not None and not list(cache.glob("*"))
+    assert fresh._query_model is False  # undecided: the first question may still export

@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from windowpack.config import DEFAULT_EMBEDDER
 from windowpack.embed.query_files import QueryModelFiles
-from windowpack.embed.query_model import OnnxQueryModel, query_model_for
+from windowpack.embed.query_model import OnnxQueryModel, kept_query_model, query_model_for
 from windowpack.embed.windows import SPECIAL_TOKENS, window_bounds
 from windowpack.errors import InvalidArgumentError, MissingDependencyError
 from windowpack.shared_setting import SharedSetting
@@ -110,7 +110,9 @@ class SentenceTransformerEmbedder:
         """The vectors' length: the question model's while the model is not loaded (asking
         the model would import torch on a question's path)."""
         if self._model is None:
-            query_model = self._onnx_query_model()
+            # A kept question model only: exporting one to learn a length would cost seconds
+            # where loading the model costs one (a Ray worker asked before it embeds).
+            query_model = self._onnx_query_model(export=False)
             if query_model is not None:
                 return query_model.dimension
         dimension = self._loaded().get_embedding_dimension()
@@ -179,19 +181,23 @@ class SentenceTransformerEmbedder:
                 owners.append(index)
         return pieces, np.asarray(owners, dtype=np.intp)
 
-    def _onnx_query_model(self) -> OnnxQueryModel | None:
+    def _onnx_query_model(self, *, export: bool = True) -> OnnxQueryModel | None:
         """The same model through ONNX Runtime for questions (`query_model`), looked for once;
-        None keeps them on torch."""
+        None keeps them on torch. Without `export`, only a kept one is looked for (nothing
+        is decided when there is none: a later call may export)."""
         query_model = self._query_model
         if query_model is False:
             # One load (an export takes seconds) however many questions arrive at once.
             with self._query_lock:
                 if self._query_model is False:
-                    self._query_model = query_model_for(
-                        QueryModelFiles.of(self._name, _model_path(self._name)),
-                        self._name,
-                        self._loaded,
-                    )
+                    files = QueryModelFiles.of(self._name, _model_path(self._name))
+                    if not export:
+                        kept = kept_query_model(files)
+                        if kept is None:
+                            return None
+                        self._query_model = kept
+                    else:
+                        self._query_model = query_model_for(files, self._name, self._loaded)
                 query_model = self._query_model
         assert query_model is not True
         return query_model
