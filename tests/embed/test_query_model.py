@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -19,6 +20,9 @@ from windowpack.embed import embedder as embedder_module
 from windowpack.embed import query_model
 from windowpack.embed.embedder import SentenceTransformerEmbedder, bundled_model_path, get_embedder
 from windowpack.embed.query_files import QueryModelFiles
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 pytestmark = pytest.mark.model
 
@@ -46,13 +50,20 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "query-models"
 
 
+def _made(
+    model: SentenceTransformer, name: str, files: QueryModelFiles
+) -> query_model.OnnxQueryModel | None:
+    """The question model of a model loaded already (`query_model_for`)."""
+    return query_model.query_model_for(files, name, lambda: model)
+
+
 def _files(embedder: SentenceTransformerEmbedder) -> QueryModelFiles:
     return QueryModelFiles.of(embedder.model_id, bundled_model_path())
 
 
 def _load(embedder: SentenceTransformerEmbedder) -> query_model.OnnxQueryModel | None:
     """The question model of the real model, kept under the test's cache folder."""
-    return query_model.load_query_model(embedder._loaded(), embedder.model_id, _files(embedder))
+    return _made(embedder._loaded(), embedder.model_id, _files(embedder))
 
 
 def _torch_vector(embedder: SentenceTransformerEmbedder, text: str) -> np.ndarray:
@@ -141,9 +152,7 @@ def test_an_unwritable_cache_folder_still_gives_a_session(
     blocker.write_text("not a folder")
     monkeypatch.setenv("WINDOWPACK_CACHE_DIR", str(blocker))
     with caplog.at_level(logging.WARNING, logger="windowpack"):
-        loaded = query_model.load_query_model(
-            embedder._loaded(), embedder.model_id, _files(embedder)
-        )
+        loaded = _made(embedder._loaded(), embedder.model_id, _files(embedder))
     assert loaded is not None
     assert "cannot keep the ONNX query model" in caplog.text
     assert blocker.read_text() == "not a folder"
@@ -170,7 +179,7 @@ def test_a_model_that_is_not_mean_pooled_is_left_to_torch(
     model = embedder._loaded()
     cls_pooled = SentenceTransformer(modules=[model[0], Pooling(384, pooling_mode="cls")])
     files = QueryModelFiles.of("cls-pooled", "cls-pooled")
-    assert query_model.load_query_model(cls_pooled, "cls-pooled", files) is None
+    assert _made(cls_pooled, "cls-pooled", files) is None
 
 
 def test_questions_arriving_together_load_the_session_once(
@@ -208,7 +217,7 @@ def test_the_record_names_the_checked_files_and_the_versions_that_made_them(
     embedder: SentenceTransformerEmbedder, cache: Path
 ) -> None:
     files = _files(embedder)
-    made = query_model.load_query_model(embedder._loaded(), embedder.model_id, files)
+    made = _made(embedder._loaded(), embedder.model_id, files)
     assert made is not None and made.dimension == 384
     record = json.loads(files.record.read_text())
     assert record["max_length"] == 256 and record["dimension"] == 384
@@ -221,14 +230,14 @@ def test_a_record_naming_other_bytes_is_not_trusted_and_the_file_is_made_again(
     embedder: SentenceTransformerEmbedder, cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     files = _files(embedder)
-    assert query_model.load_query_model(embedder._loaded(), embedder.model_id, files) is not None
+    assert _made(embedder._loaded(), embedder.model_id, files) is not None
     record = json.loads(files.record.read_text())
     files.record.write_text(json.dumps({**record, "graph_sha256": "0" * 64}))
     assert query_model.kept_query_model(files) is None
     exports: list[int] = []
     real = query_model._exported
     monkeypatch.setattr(query_model, "_exported", lambda *a: exports.append(1) or real(*a))
-    assert query_model.load_query_model(embedder._loaded(), embedder.model_id, files) is not None
+    assert _made(embedder._loaded(), embedder.model_id, files) is not None
     assert exports == [1]
     assert query_model.kept_query_model(files) is not None
 

@@ -21,7 +21,6 @@ from random_corpora import SETTINGS, words
 import windowpack as wp
 from windowpack.config import StoreConfig
 from windowpack.filters import parse_filter
-from windowpack.pack import packer as packer_module
 from windowpack.storage import repository
 from windowpack.text.tokens import get_token_counter
 
@@ -234,7 +233,7 @@ def test_a_filtered_session_stays_within_the_filter_and_extends(store: wp.Store)
 def test_filtered_states_are_held_within_their_bound(
     store: wp.Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(packer_module, "_FILTERED_BYTES", 1)
+    monkeypatch.setattr(store.packer._filtered, "max_bytes", 1)
     collection = store.collection("c3")
     for year in range(2015, 2025):
         collection.pack(QUESTION, budget=600, where={"year": year})

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from windowpack.api.access import Access, Caller, authenticate, keys_required
 from windowpack.api.app import check_binding, create_app
+from windowpack.api.errors import client_message
 from windowpack.api.server import serve, serve_app
 from windowpack.api.settings import ApiSettings
 
@@ -18,6 +19,7 @@ __all__ = [
     "Caller",
     "authenticate",
     "check_binding",
+    "client_message",
     "create_app",
     "keys_required",
     "serve",

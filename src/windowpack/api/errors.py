@@ -60,13 +60,17 @@ async def _windowpack_error(request: Request, error: Exception) -> JSONResponse:
     if isinstance(error, EmbedderMismatchError) and error.built_with is not None:
         error = error.fixed_by(_SERVER_EMBEDDER_FIX.format(error.built_with))
     if isinstance(error, StorageError):
-        # Its message names server paths and database errors: for the log, not the client.
         _LOG.error("storage error on %s %s: %s", request.method, request.url.path, error)
-        message = (
-            "the store's database or index files could not be used; the server log has details"
-        )
-        return error_response(error.http_status, error.code, message)
-    return error_response(error.http_status, error.code, error.message)
+    return error_response(error.http_status, error.code, client_message(error))
+
+
+def client_message(error: WindowpackError) -> str:
+    """What a caller is told of an error: its message, which names the argument; a storage
+    error's message names server paths and database errors, so it is for the server's log,
+    not the client (the REST API and the MCP server over HTTP both answer this)."""
+    if isinstance(error, StorageError):
+        return "the store's database or index files could not be used; the server log has details"
+    return error.message
 
 
 async def _validation_error(request: Request, error: Exception) -> JSONResponse:

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, cast
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -52,7 +52,7 @@ from windowpack.types import BUDGET_RULE, TreeNode
 
 if TYPE_CHECKING:
     from windowpack.service import Collection
-    from windowpack.types import HeaderStyle, IngestProgress, IngestReport
+    from windowpack.types import IngestProgress, IngestReport
 
 app = typer.Typer(
     cls=HelpGroup,
@@ -209,34 +209,35 @@ def pack(
         raise InvalidArgumentError("--questions", "is instead of QUERY: give one or the other")
     if query is None and questions is None:
         raise InvalidArgumentError("QUERY", "is required (or --questions FILE: many questions)")
-    aligned: bool | int = align_to if align_to is not None else align
-    shown_as = {"messages": messages, "cache_control": cache_control}
-    shown_as["include_question"] = include_question
+    options: dict[str, Any] = {
+        "budget": budget,
+        "tokenizer": tokenizer,
+        "overview_tokens": overview_tokens,
+        "align": align_to if align_to is not None else align,
+        "headers": headers,  # checked by the pack
+        "where": matching,
+    }
+    shown_as = {
+        "messages": messages,
+        "cache_control": cache_control,
+        "include_question": include_question,
+    }
     if questions is not None:
         asked = read_questions(questions, budget_given=budget is not None)  # before the store
-        options: dict[str, object] = {"budget": budget, "tokenizer": tokenizer}
-        options |= {"headers": headers, "align": aligned, "overview_tokens": overview_tokens}
-        options["where"] = matching
-        col = read_collection(store, index_dir, embedder, collection)
-        pack_questions(col, asked, options, shown_as)
+        pack_questions(
+            read_collection(store, index_dir, embedder, collection), asked, options, shown_as
+        )
         return
     if budget is None or query is None:
         raise InvalidArgumentError("--budget", "is required: the window's size in tokens")
-    col = read_collection(store, index_dir, embedder, collection)
-    window = col.pack(
-        query,
-        budget=budget,
-        tokenizer=tokenizer,
-        overview_tokens=overview_tokens,
-        align=aligned,
-        headers=cast("HeaderStyle", headers),  # checked by the pack
-        where=matching,
-    )
-    chat = window.messages(cache_control=cache_control, include_question=include_question)
+    window = read_collection(store, index_dir, embedder, collection).pack(query, **options)
     if as_json:
         print(json.dumps(window_json(window, **shown_as), ensure_ascii=False, indent=2))
+    elif messages:
+        chat = window.messages(cache_control=cache_control, include_question=include_question)
+        print(json.dumps(chat, ensure_ascii=False, indent=2))
     else:
-        print(json.dumps(chat, ensure_ascii=False, indent=2) if messages else window.text)
+        print(window.text)
     errors.print(
         f"{window.tokens:,} of {window.budget:,} tokens ({window.tokenizer}); index version "
         f"{window.index_version}; {cache_note(window)}"

@@ -115,13 +115,6 @@ def query_model_for(
     return kept if kept is not None else _export_checked(load_model(), name, files)
 
 
-def load_query_model(
-    model: SentenceTransformer, name: str, files: QueryModelFiles
-) -> OnnxQueryModel | None:
-    """`query_model_for` with the model loaded already."""
-    return query_model_for(files, name, lambda: model)
-
-
 def _runtime_installed() -> bool:
     try:
         import onnxruntime  # noqa: F401

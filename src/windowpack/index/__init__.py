@@ -27,7 +27,7 @@ from windowpack.index.collection_indexes import CollectionIndexes, IndexDelta
 from windowpack.index.factory import build_lexical_index, build_vector_index
 from windowpack.index.files import verified_record, write_record
 from windowpack.index.ids import is_node_index_id, node_id_of, node_index_id, split_index_ids
-from windowpack.index.kept import DEFAULT_KEPT_CACHE_BYTES, KeptCache, KeptUnits
+from windowpack.index.kept import DEFAULT_KEPT_CACHE_BYTES, BoundedCache, KeptCache, KeptUnits
 from windowpack.index.sentences import (
     PIECES_PER_CHUNK,
     SentenceIndex,
@@ -47,6 +47,7 @@ __all__ = [
     "DEFAULT_KEPT_CACHE_BYTES",
     "PIECES_PER_CHUNK",
     "AnnSettings",
+    "BoundedCache",
     "CollectionIndexes",
     "Ids",
     "IndexDelta",

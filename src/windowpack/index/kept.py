@@ -11,7 +11,8 @@ on the object (`derived`), so it is computed once per (filter, version), and goe
 object does.
 
 `KeptCache` holds them by (collection, version, filter key), least recently used first out,
-within a bound in bytes that counts what the indexes derived too (`trim`).
+within a bound in bytes that counts what the indexes derived too (`trim`): a `BoundedCache`,
+which the packer's filtered states are held in as well.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +29,8 @@ from windowpack.index.base import Ids
 from windowpack.index.ids import NODE_ID_OFFSET
 
 T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 
 DEFAULT_KEPT_CACHE_BYTES = 256 * 1024 * 1024
 """The bound of every cached `KeptUnits` together, with what the indexes derived from them."""
@@ -98,41 +101,49 @@ def _weight(value: Any) -> int:
     return int(getattr(value, "nbytes", 0) or 0)
 
 
-class KeptCache:
-    """`KeptUnits` by key ((collection id, version, filter key)), least recently used first
-    out, all of them within `max_bytes` together with what the indexes derived from them."""
+class BoundedCache(Generic[K, V]):
+    """Values by key, least recently used first out, all within `max_bytes` together as
+    `weigh(key, value)` says. Entries are weighed again at every `trim`, since a value may
+    grow after it is stored (what the indexes derive from a `KeptUnits`); the one in use
+    (`keep`) outlives the bound, so a single value larger than it lives while it is used."""
 
-    def __init__(self, max_bytes: int = DEFAULT_KEPT_CACHE_BYTES) -> None:
+    def __init__(
+        self,
+        max_bytes: int,
+        weigh: Callable[[K, V], int],
+        *,
+        storable: Callable[[V], bool] = lambda _value: True,
+    ) -> None:
+        """`storable(value)` false: a built value is answered but never kept."""
         self.max_bytes = max_bytes
-        # Least recently used first. Entries are weighed again by `trim`: what the indexes
-        # derive from a set grows after it is stored.
-        self._entries: OrderedDict[Hashable, KeptUnits] = OrderedDict()
+        self._weigh = weigh
+        self._storable = storable
+        self._entries: OrderedDict[K, V] = OrderedDict()  # least recently used first
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def get(self, key: Hashable, build: Callable[[], KeptUnits]) -> KeptUnits:
-        """The set under `key`, built by `build()` when not held (and kept, unless the set
-        says it may not be: `KeptUnits.cacheable`)."""
+    def get(self, key: K, build: Callable[[], V]) -> V:
+        """The value under `key`, built by `build()` when not held (and kept, when storable,
+        within the bound)."""
         with self._lock:
             found = self._entries.get(key)
             if found is not None:
                 self._entries.move_to_end(key)
                 return found
         built = build()
-        if not built.cacheable:
+        if not self._storable(built):
             return built
         with self._lock:
             self._entries[key] = built
         self.trim(keep=key)
         return built
 
-    def trim(self, keep: Hashable | None = None) -> None:
-        """Drop the least recently used sets until all fit `max_bytes` (never `keep`, the one
-        in use: a single set larger than the bound lives while it is used)."""
+    def trim(self, keep: K | None = None) -> None:
+        """Drop the least recently used entries until all fit `max_bytes` (never `keep`)."""
         with self._lock:
-            weights = {key: units.nbytes for key, units in self._entries.items()}
+            weights = {key: self._weigh(key, value) for key, value in self._entries.items()}
             total = sum(weights.values())
             for key in list(self._entries):
                 if total <= self.max_bytes:
@@ -141,8 +152,19 @@ class KeptCache:
                     total -= weights[key]
                     del self._entries[key]
 
-    def discard_if(self, stale: Callable[[Hashable], bool]) -> None:
-        """Drop every set whose key `stale` picks (a collection deleted, a version left)."""
+    def discard_if(self, stale: Callable[[K], bool]) -> None:
+        """Drop every entry whose key `stale` picks (a collection deleted, a version left)."""
         with self._lock:
             for key in [key for key in self._entries if stale(key)]:
                 del self._entries[key]
+
+
+class KeptCache(BoundedCache[Hashable, KeptUnits]):
+    """`KeptUnits` by key ((collection id, version, filter key)), all of them within
+    `max_bytes` together with what the indexes derived from them; a set read at another
+    version than asked for (`KeptUnits.cacheable`) is never kept."""
+
+    def __init__(self, max_bytes: int = DEFAULT_KEPT_CACHE_BYTES) -> None:
+        super().__init__(
+            max_bytes, lambda _key, units: units.nbytes, storable=lambda units: units.cacheable
+        )

@@ -9,13 +9,12 @@ only when `make_executor` is asked for `"ray"`.
 from __future__ import annotations
 
 from windowpack.ingest.executor import IngestExecutor, LocalExecutor, make_executor
-from windowpack.ingest.pipeline import Deleted, delete_documents, ingest_documents, rebuild_tree
+from windowpack.ingest.pipeline import delete_documents, ingest_documents, rebuild_tree
 from windowpack.ingest.progress import ProgressCallback
 from windowpack.ingest.target import IngestTarget
 from windowpack.ingest.timing import timed_calls
 
 __all__ = [
-    "Deleted",
     "IngestExecutor",
     "IngestTarget",
     "LocalExecutor",

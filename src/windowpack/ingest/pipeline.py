@@ -51,7 +51,7 @@ from windowpack.summarizer import (
     update_collection_levels,
 )
 from windowpack.text import content_hash
-from windowpack.types import Document, IngestReport
+from windowpack.types import DeleteReport, Document, IngestReport
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -158,23 +158,13 @@ def _duplicates(changed: list[PreparedDocument], target: IngestTarget) -> dict[s
     return found
 
 
-@dataclass(frozen=True, kw_only=True)
-class Deleted:
-    """What `delete_documents` did: the ids deleted (in collection order), the ids asked
-    for that are not stored, and the index version after it (unchanged if none went)."""
-
-    deleted: tuple[str, ...]
-    missing: tuple[str, ...]
-    version: int
-
-
 def delete_documents(
     target: IngestTarget,
     ids: Sequence[str] | None,
     where: Filter | None,
     *,
     collection_name: str,
-) -> Deleted:
+) -> DeleteReport:
     """Delete the documents with these ids that `where` keeps (all of them without `where`;
     every document it keeps without `ids`) in one transaction: the collection levels are
     regrouped and the version bumped once, however many go, and the indexes published once.
@@ -189,13 +179,12 @@ def delete_documents(
         if where is not None:
             rows = [row for row in rows if where.matches(row[2])]
         if not rows:
-            return Deleted(deleted=(), missing=missing, version=version)
-        chunk_ids, node_ids = repository.delete_documents(session, [row[0] for row in rows])
-        removed = chunk_ids + [node_index_id(node_id) for node_id in node_ids]
+            return DeleteReport(deleted=(), missing=missing, index_version=version)
+        removed = _delete(session, [row[0] for row in rows])
         written = _finish_transaction(session, target, [], removed, 0)
     _publish(target, written, np.zeros((0, 0), dtype=np.float32), [])
     deleted = tuple(external_id for _, external_id, _ in rows)
-    return Deleted(deleted=deleted, missing=missing, version=written.version)
+    return DeleteReport(deleted=deleted, missing=missing, index_version=written.version)
 
 
 def rebuild_tree(target: IngestTarget, progress: ProgressCallback | None = None) -> IngestReport:
@@ -324,7 +313,7 @@ def _commit(changed: list[PreparedDocument], texts: list[str], target: IngestTar
             session, target.collection_id, [item.external_id for item in changed]
         )
         for row in existing.values():
-            removed.extend(_delete(session, row))
+            removed.extend(_delete(session, [row.id]))
         new_count = sum(1 for item in changed if item.position is None)
         next_position = repository.claim_positions(
             session, target.collection_id, new_count, target.collection_name
@@ -361,10 +350,9 @@ def _finish_transaction(
     )
 
 
-def _delete(session: Session, row: DocumentRow) -> list[int]:
-    """Delete a document; returns the index ids of its chunks and nodes."""
-    node_ids = repository.node_ids_of_document(session, row.id)
-    chunk_ids = repository.delete_document(session, row)
+def _delete(session: Session, document_ids: Sequence[int]) -> list[int]:
+    """Delete documents (by row id); returns the index ids of their chunks and nodes."""
+    chunk_ids, node_ids = repository.delete_documents(session, document_ids)
     return chunk_ids + [node_index_id(node_id) for node_id in node_ids]
 
 

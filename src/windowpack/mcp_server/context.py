@@ -9,10 +9,9 @@ from typing import Any
 
 from mcp.server.mcpserver import Context
 
-from windowpack.api import Access
+from windowpack.api import Access, client_message
 from windowpack.errors import (
     InvalidArgumentError,
-    StorageError,
     WindowpackError,
 )
 from windowpack.service import Collection, Store
@@ -64,14 +63,6 @@ class McpContext:
 def dumps(value: Any) -> str:
     """An answer's JSON: compact (an agent's context pays for every space), text unescaped."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def client_message(error: WindowpackError) -> str:
-    """What a caller is told of an error: its message, which names the argument; a storage
-    error's details (server paths, database errors) stay in the log, as over REST."""
-    if isinstance(error, StorageError):
-        return "the store's database or index files could not be used; the server log has details"
-    return error.message
 
 
 def public_message(error: WindowpackError) -> str:

@@ -35,11 +35,11 @@ from windowpack.api import (
     Caller,
     authenticate,
     check_binding,
+    client_message,
     keys_required,
     serve_app,
 )
 from windowpack.errors import AuthenticationError, WindowpackError
-from windowpack.mcp_server.context import client_message
 from windowpack.mcp_server.server import build_server
 from windowpack.service import Store
 from windowpack.service import open as open_store

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
@@ -26,7 +25,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from windowpack.errors import StorageError
 from windowpack.filters import Filter
-from windowpack.index import CollectionIndexes, KeptCache, KeptUnits
+from windowpack.index import BoundedCache, CollectionIndexes, KeptCache, KeptUnits
 from windowpack.pack import piece_counts
 from windowpack.pack.collector import collections_batched
 from windowpack.pack.document_texts import DocumentTexts, TextCache
@@ -98,7 +97,9 @@ class Packer:
         self._kept = kept if kept is not None else KeptCache()
         # Filtered states by (collection, version, tokenizer, filter key), least recently
         # used first, within `_FILTERED_BYTES` together (`filtered.state_bytes`).
-        self._filtered: OrderedDict[tuple[int, int, str, str], PackingState] = OrderedDict()
+        self._filtered: BoundedCache[tuple[int, int, str, str], PackingState] = BoundedCache(
+            _FILTERED_BYTES, self._filtered_bytes
+        )
         self.cache_hits = 0
 
     def pack(
@@ -249,15 +250,9 @@ class Packer:
         self, collection_id: int, state: PackingState, indexes: CollectionIndexes, where: Filter
     ) -> tuple[PackingState, CollectionIndexes]:
         key = (collection_id, state.version, state.tokenizer, where.key)
-        with self._lock:
-            filtered = self._filtered.get(key)
-            if filtered is not None:
-                self._filtered.move_to_end(key)
-        if filtered is None:
-            filtered = filtered_state(state, where, get_token_counter(state.tokenizer))
-            with self._lock:
-                self._filtered[key] = filtered
-                self._trim_filtered(keep=key)
+        filtered = self._filtered.get(
+            key, lambda: filtered_state(state, where, get_token_counter(state.tokenizer))
+        )
         if filtered is state:
             return state, indexes  # every document kept: the whole indexes are its own
         units = self.kept_units(
@@ -265,20 +260,10 @@ class Packer:
         )
         return filtered, indexes.within(units)
 
-    def _trim_filtered(self, keep: tuple[int, int, str, str]) -> None:
-        """Drop the least recently used filtered states past their bound (caller holds the
-        lock); a state kept whole costs nothing of its own."""
-        weights = {
-            key: 0 if state is self._states.get(key[:3]) else state_bytes(state)
-            for key, state in self._filtered.items()
-        }
-        total = sum(weights.values())
-        for key in list(self._filtered):
-            if total <= _FILTERED_BYTES:
-                break
-            if key != keep:
-                total -= weights[key]
-                del self._filtered[key]
+    def _filtered_bytes(self, key: tuple[int, int, str, str], state: PackingState) -> int:
+        """What a filtered state holds of its own: nothing when the filter kept every
+        document (it is the collection's state)."""
+        return 0 if state is self._states.get(key[:3]) else state_bytes(state)
 
     def kept_units(
         self, collection_id: int, version: int, where: Filter, build: Callable[[], KeptUnits]
@@ -323,9 +308,8 @@ class Packer:
         with self._lock:
             for key in [k for k in self._states if k[0] == collection_id]:
                 del self._states[key]
-            for filtered in [k for k in self._filtered if k[0] == collection_id]:
-                del self._filtered[filtered]
         self._windows.discard_if(lambda key: key.names(collection_id))
+        self._filtered.discard_if(lambda key: key[0] == collection_id)
         self._kept.discard_if(lambda key: isinstance(key, tuple) and key[0] == collection_id)
 
     def _lossless(
@@ -406,11 +390,11 @@ class Packer:
             # published (`prepare`). Older ones are no longer asked for. Those in other
             # tokenizers stay until their own next version replaces them: they lend it counts.
             held = sorted(k for k in self._states if k[0] == collection_id and k[2] == tokenizer)
-            for old in held[:-2]:
+            dropped = set(held[:-2])
+            for old in dropped:
                 del self._states[old]
-                # Its filtered states go with it: they read the same document texts.
-                for filtered in [k for k in self._filtered if k[:3] == old]:
-                    del self._filtered[filtered]
+            # Their filtered states go with them: they read the same document texts.
+            self._filtered.discard_if(lambda key: key[:3] in dropped)
             in_use = [
                 view.text_hash
                 for (cid, _, _), held_state in self._states.items()

@@ -319,14 +319,12 @@ class Collection:
         if listed is None and matching is None:
             raise InvalidArgumentError("ids", "name documents to delete, or give where (or both)")
         with self._context.write_lock:
-            deleted = delete_documents(
+            report = delete_documents(
                 self._ingest_target(), listed, matching, collection_name=self.name
             )
-        if single and deleted.missing:
-            raise DocumentNotFoundError(deleted.missing[0], self.name)
-        return DeleteReport(
-            deleted=deleted.deleted, missing=deleted.missing, index_version=deleted.version
-        )
+        if single and report.missing:
+            raise DocumentNotFoundError(report.missing[0], self.name)
+        return report
 
     def tree(self) -> TreeOverview:
         """The summary tree's shape: per level, node counts and token totals."""

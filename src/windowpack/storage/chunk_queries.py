@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
+from windowpack.storage.query_helpers import batches
 from windowpack.storage.schema import ChunkRow, DocumentRow
 
 
-def chunk_ids_of_document(session: Session, document_id: int) -> list[int]:
-    return list(session.scalars(select(ChunkRow.id).where(ChunkRow.document_id == document_id)))
+def chunk_ids_of_documents(session: Session, document_ids: Sequence[int]) -> list[int]:
+    """The chunk ids of these documents (in batches)."""
+    found: list[int] = []
+    for batch in batches(list(document_ids)):
+        found += session.scalars(select(ChunkRow.id).where(ChunkRow.document_id.in_(batch)))
+    return found
 
 
 def chunk_rows(session: Session, document_id: int) -> list[ChunkRow]:

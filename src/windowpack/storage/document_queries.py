@@ -8,9 +8,10 @@ from typing import Any
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from windowpack.storage.chunk_queries import chunk_ids_of_document
+from windowpack.storage.chunk_queries import chunk_ids_of_documents
 from windowpack.storage.query_helpers import batches, rows_by_id
 from windowpack.storage.schema import ChunkRow, DocumentRow, TreeNodeRow
+from windowpack.storage.tree_queries import node_ids_of_documents
 
 
 def documents_by_external_id(
@@ -50,14 +51,6 @@ def count_documents(session: Session, collection_id: int) -> int:
     return int(total or 0)
 
 
-def delete_document(session: Session, document: DocumentRow) -> list[int]:
-    """Delete a document and its chunks; returns the removed chunk ids (for the indexes)."""
-    chunk_ids = chunk_ids_of_document(session, document.id)
-    session.execute(delete(ChunkRow).where(ChunkRow.document_id == document.id))
-    session.execute(delete(DocumentRow).where(DocumentRow.id == document.id))
-    return chunk_ids
-
-
 def document_metadata(
     session: Session, collection_id: int, external_ids: Sequence[str] | None = None
 ) -> list[tuple[int, str, dict[str, Any]]]:
@@ -87,23 +80,6 @@ def delete_documents(session: Session, document_ids: Sequence[int]) -> tuple[lis
         session.execute(delete(ChunkRow).where(ChunkRow.document_id.in_(batch)))
         session.execute(delete(DocumentRow).where(DocumentRow.id.in_(batch)))
     return chunk_ids, node_ids
-
-
-def chunk_ids_of_documents(session: Session, document_ids: Sequence[int]) -> list[int]:
-    """The chunk ids of these documents (in batches)."""
-    found: list[int] = []
-    for batch in batches(list(document_ids)):
-        found += session.scalars(select(ChunkRow.id).where(ChunkRow.document_id.in_(batch)))
-    return found
-
-
-def node_ids_of_documents(session: Session, document_ids: Sequence[int]) -> list[int]:
-    """The summary node ids of these documents (their own trees; in batches)."""
-    found: list[int] = []
-    for batch in batches(list(document_ids)):
-        query = select(TreeNodeRow.id).where(TreeNodeRow.document_id.in_(batch))
-        found += session.scalars(query)
-    return found
 
 
 def documents_for_pack(session: Session, collection_id: int, *, texts: bool = True) -> list[Any]:

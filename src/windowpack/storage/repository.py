@@ -18,7 +18,7 @@ from windowpack.storage.cache_queries import (
     store_summaries,
 )
 from windowpack.storage.chunk_queries import (
-    chunk_ids_of_document,
+    chunk_ids_of_documents,
     chunk_rows,
     chunk_span_rows,
     chunk_spans,
@@ -36,9 +36,7 @@ from windowpack.storage.collection_queries import (
     list_collections,
 )
 from windowpack.storage.document_queries import (
-    chunk_ids_of_documents,
     count_documents,
-    delete_document,
     delete_documents,
     document_ids,
     document_metadata,
@@ -47,7 +45,6 @@ from windowpack.storage.document_queries import (
     documents_for_pack,
     documents_with_texts,
     list_documents,
-    node_ids_of_documents,
     texts_and_units,
 )
 from windowpack.storage.tree_queries import (
@@ -61,7 +58,7 @@ from windowpack.storage.tree_queries import (
     document_root_rows,
     get_tree_node,
     move_nodes,
-    node_ids_of_document,
+    node_ids_of_documents,
     set_parents,
     tree_nodes,
     tree_nodes_for_pack,
@@ -88,7 +85,6 @@ __all__ = [
     "cached_embeddings",
     "cached_summaries",
     "child_nodes",
-    "chunk_ids_of_document",
     "chunk_ids_of_documents",
     "chunk_rows",
     "chunk_span_rows",
@@ -102,7 +98,6 @@ __all__ = [
     "collection_totals",
     "count_documents",
     "create_collection",
-    "delete_document",
     "delete_documents",
     "delete_nodes",
     "document_ids",
@@ -122,7 +117,6 @@ __all__ = [
     "list_collections",
     "list_documents",
     "move_nodes",
-    "node_ids_of_document",
     "node_ids_of_documents",
     "nodes_for_index",
     "nodes_with_documents",

@@ -12,10 +12,13 @@ from windowpack.storage.query_helpers import batches
 from windowpack.storage.schema import ChunkRow, DocumentRow, TreeNodeRow
 
 
-def node_ids_of_document(session: Session, document_id: int) -> list[int]:
-    return list(
-        session.scalars(select(TreeNodeRow.id).where(TreeNodeRow.document_id == document_id))
-    )
+def node_ids_of_documents(session: Session, document_ids: Sequence[int]) -> list[int]:
+    """The summary node ids of these documents (their own trees; in batches)."""
+    found: list[int] = []
+    for batch in batches(list(document_ids)):
+        query = select(TreeNodeRow.id).where(TreeNodeRow.document_id.in_(batch))
+        found += session.scalars(query)
+    return found
 
 
 def all_node_ids(session: Session, collection_id: int) -> list[int]:
