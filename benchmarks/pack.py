@@ -17,12 +17,12 @@ Building the stores takes minutes, so keep them with `--store`/`--big-store` and
    hits, checked with `Packer.cache_hits`). Every window is re-counted here with o200k_base:
    it must hold at most B tokens; the share of B it uses and any empty window are printed.
    Each cold pack is timed whole and split by package internals (`CallTimer`, wrapped around
-   the cold packs themselves): query embedding, first look-up (BM25, chunk and sentence
-   vectors, fusion), second hop, rerank, scatter (the rest of scoring), allocate, render
-   (layout, overview tier, joining, items), count (exact count of the pieces) and other
-   (window cache, state lookup, version check); apart, what saying why each item is in costs
-   (`why_ms_per_pack`: reading which lists found each chunk, and each chosen chunk's reason,
-   part of scatter and render). The question is embedded
+   the cold packs themselves): query embedding, retrieval (BM25, chunk and sentence vectors,
+   fusion, the feedback hop, the literals), rerank, scatter (the rest of scoring), allocate,
+   render (layout, overview tier, joining, items), count (exact count of the pieces) and
+   other (window cache, state lookup, version check); apart, what saying why each item is in
+   costs (`why_ms_per_pack`: reading which lists found each chunk, and each chosen chunk's
+   reason, part of scatter and render). The question is embedded
    in a worker thread beside the BM25 search, so the parts may add up to more than the wall
    time. The non-embedding total is timed apart: N more new questions per budget whose vectors
    are embedded first (everything a cold pack does but the model), p50/p95.
@@ -116,9 +116,9 @@ SPEEDUP_TARGETS = {8_192: 1.3, 131_072: 5.0, 1_048_576: 5.0}
 # Issue 16: everything but the query embedding, p50 over the cold packs of the ~1M corpus.
 NON_EMBEDDING_TARGETS_MS = {8_192: 5.0, 1_048_576: 40.0}
 # Calls timed in every cold pack, as the components name them (`timed_calls()`). The split
-# reported is derived from them (`_split`): the first look-up is the three searches (BM25,
-# chunk vectors, sentence vectors) and their fusion, less the query embedding; second hop
-# and rerank are the evidence stages (`docs/evidence.md`; the reranker is off by default);
+# reported is derived from them (`_split`): retrieval is `search.retrieve` (the three
+# searches, their fusion, the feedback hop's search and the literals), less the query
+# embedding; rerank is the reranker's stage (`docs/evidence.md`; off by default);
 # scatter is the rest of scoring (scores onto units, best evidence beneath); render is the
 # layout, the
 # overview tier and the window less its exact count (joining the text, describing the items),
@@ -129,8 +129,7 @@ NON_EMBEDDING_TARGETS_MS = {8_192: 5.0, 1_048_576: 40.0}
 _TIMED = (
     "query embedding",
     "scoring",
-    "first look-up",
-    "second hop",
+    "retrieval",
     "rerank",
     "allocate",
     "render",
@@ -145,8 +144,7 @@ _TIMED = (
 # window cache, state lookup, focus, the lossless check, building the Window).
 SPLIT = (
     "query embedding",
-    "first look-up",
-    "second hop",
+    "retrieval",
     "rerank",
     "scatter",
     "allocate",
@@ -409,19 +407,18 @@ def _vector_memory(store: wp.Store, collection: wp.Collection) -> dict[str, floa
 def _split(inside: dict[str, float], total: float) -> dict[str, float]:
     """One pack's milliseconds by part (`SPLIT`) from the time inside each timed function."""
     embedding = inside.get("query embedding", 0.0)
-    fused = inside.get("first look-up", 0.0)
+    fused = inside.get("retrieval", 0.0)
     first = max(0.0, fused - embedding)
-    hop, rerank = inside.get("second hop", 0.0), inside.get("rerank", 0.0)
-    scatter = max(0.0, inside.get("scoring", 0.0) - max(fused, embedding) - hop - rerank)
+    rerank = inside.get("rerank", 0.0)
+    scatter = max(0.0, inside.get("scoring", 0.0) - max(fused, embedding) - rerank)
     count = inside.get("count", 0.0)
     window = max(0.0, inside.get("window", 0.0) - count)
     render = inside.get("render", 0.0) + inside.get("overview", 0.0) + window
     allocate = inside.get("allocate", 0.0)
-    named = first + hop + rerank + scatter + allocate + render + count
+    named = first + rerank + scatter + allocate + render + count
     return {
         "query embedding": embedding,
-        "first look-up": first,
-        "second hop": hop,
+        "retrieval": first,
         "rerank": rerank,
         "scatter": scatter,
         "allocate": allocate,
@@ -531,8 +528,8 @@ def _print_results(console: Console, figures: dict[str, Any]) -> None:
     console.print(table)
     split = Table(
         title="Where a cold pack's time goes: mean ms per pack over the cold questions "
-        "(first look-up = BM25, chunk and sentence vector searches and their fusion; "
-        "second hop and rerank = the evidence stages; scatter = the rest of scoring; "
+        "(retrieval = BM25, chunk and sentence vector searches, their fusion, the feedback hop "
+        "and the literals; rerank = the reranker; scatter = the rest of scoring; "
         "render = layout, overview, "
         "joining and items; count = exact count of the pieces; other = none of these; "
         "the query embedding runs beside the BM25 search; non-embedding = packs of other new "

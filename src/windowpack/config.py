@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,17 +50,17 @@ class EvidenceSettings:
     """
 
     sentences: bool = True
-    answer_types: bool = True
     sentence_weight: float = 2.0
     lexical_weight: float = 1.0
+    feedback_weight: float = 1.0
+    literals: bool = True
     second_hop: bool = True
-    set_coverage: bool = True
     reranker: str | None = None
     rerank_depth: int = 16
     rerank_time_ms: float = 50.0
 
     def __post_init__(self) -> None:
-        for name in ("sentence_weight", "lexical_weight"):
+        for name in ("sentence_weight", "lexical_weight", "feedback_weight"):
             weight = getattr(self, name)
             if isinstance(weight, bool) or not isinstance(weight, int | float) or not weight >= 0:
                 raise InvalidArgumentError(name, f"must be zero or more, got {weight!r}")
@@ -74,6 +75,9 @@ class EvidenceSettings:
             raise InvalidArgumentError(
                 "reranker", f"must be None, 'none' or 'sentence', got {self.reranker!r}"
             )
+
+
+_LANGUAGE_CODE = re.compile(r"[a-z]{2,3}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -106,6 +110,11 @@ class StoreConfig:
     it shares no word with the question (`index.sentences`; about 9x the vectors, and an
     ingest embeds each sentence too). Off, a pack ranks chunks by their own vectors only.
     `evidence` says which query-time stages a pack runs (`EvidenceSettings`).
+    `language` (an ISO 639-1 code such as "en", "de", "zh") picks the rules BM25 cuts texts
+    and questions by: stop words and Snowball stems for the languages both cover, character
+    bigrams for Chinese, Japanese and Korean, plain words for any other (`text.language`).
+    Unset, each collection's language is detected from the first texts added to it, and kept
+    with its index; a window says which rules it used (`Window.question`).
     """
 
     embedder: str = DEFAULT_EMBEDDER
@@ -124,6 +133,7 @@ class StoreConfig:
     ray_workers: int | None = None
     watch_interval_s: float | None = None
     sentence_index: bool = True
+    language: str | None = None
     evidence: EvidenceSettings = field(default_factory=EvidenceSettings)
 
     def __post_init__(self) -> None:
@@ -133,6 +143,14 @@ class StoreConfig:
             )
         if self.ray_workers is not None:
             _require_positive("ray_workers", self.ray_workers)
+        if self.language is not None and not (
+            isinstance(self.language, str) and _LANGUAGE_CODE.fullmatch(self.language)
+        ):
+            raise InvalidArgumentError(
+                "language",
+                f"must be an ISO 639-1 code such as 'en', 'de' or 'zh' (or None: detected), "
+                f"got {self.language!r}",
+            )
         _require_positive("chunk_tokens", self.chunk_tokens)
         _require_positive("embed_batch_size", self.embed_batch_size)
         _require_positive("ann_threshold", self.ann_threshold)

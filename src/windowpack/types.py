@@ -219,6 +219,10 @@ class Window:
     query: str
     reason: str | None = None
     index_versions: tuple[tuple[str, int], ...] = ()
+    retrieval: Mapping[str, Any] | None = None
+    """How the question was read and ranked: the language rules, its terms and literals, the
+    retrieval stages run (`search.Evidence.describe`); None for a window no ranking chose
+    (lossless, empty, cached from the whole corpus)."""
 
     session_tiers: tuple[Tier, ...] = ()
     """In a session window (`Collection.session`), where each earlier question's material and

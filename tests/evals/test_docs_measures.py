@@ -123,7 +123,7 @@ def test_recall_and_shares_of_packed_windows(
         for question in by_line.values():
             window = collection.pack(question.question, budget=budget)
             context = Context(text=window.text, tokens=window.tokens, seconds=0.0, window=window)
-            row = window_measures(question.answer, context, budget, COUNTER, texts.get)
+            row = window_measures(question.answers, context, budget, COUNTER, texts.get)
             assert row["within_budget"] == 1.0 and row["counted_tokens"] <= budget
             shares = [row[f"{part}_share"] for part in Composition.PARTS]
             assert sum(shares) == pytest.approx(1.0) and min(shares) >= 0.0

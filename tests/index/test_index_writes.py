@@ -15,6 +15,7 @@ import bm25s
 import numpy as np
 import numpy.typing as npt
 import pytest
+import Stemmer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -105,15 +106,16 @@ def test_bm25_after_adds_and_deletes_equals_a_rebuild(first: set[int], steps: li
 def test_bm25_scores_are_those_of_bm25s_itself() -> None:
     """One sentence per chunk, so each chunk's score is bm25s's score of that document."""
     texts = [f"The {' '.join(np.random.default_rng(s).choice(WORDS, 6))}." for s in range(30)]
-    ours = Bm25Index.build(list(range(10)), texts[:10])
+    ours = Bm25Index.build(list(range(10)), texts[:10], language="en")
     ours.add(np.arange(10, 30), texts[10:])
+    stemmer = Stemmer.Stemmer("english")
     reference = bm25s.BM25()
     reference.index(
-        bm25s.tokenize(texts, stopwords="en", stemmer=ours._stemmer, show_progress=False),
+        bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False),
         show_progress=False,
     )
     for query in QUERIES:
-        tokens = bm25s.tokenize([query], stopwords="en", stemmer=ours._stemmer, show_progress=False)
+        tokens = bm25s.tokenize([query], stopwords="en", stemmer=stemmer, show_progress=False)
         positions, scores = reference.retrieve(tokens, k=30, show_progress=False, n_threads=0)
         expected = {int(p): float(s) for p, s in zip(positions[0], scores[0], strict=True) if s > 0}
         got_ids, got_scores = ours.search(query, 30)

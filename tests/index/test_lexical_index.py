@@ -245,7 +245,8 @@ def test_a_segment_is_scored_from_its_postings_as_a_dense_pass_would(
     monkeypatch.setattr(bm25_segments, "_SORT_COST", sort_cost)
     segment, live = index._segments[0], index._live[0].copy()
     live[1] = False
-    terms = index._query_terms("music concert orchestra xylophone")
+    words = index.terms("music concert orchestra xylophone")
+    terms = [index._vocabulary[word] for word in words if word in index._vocabulary]
     rows, scores = bm25_segments.score_segment(segment, live, terms, index._stats)
     dense = np.zeros(segment.count)
     columns = segment.columns

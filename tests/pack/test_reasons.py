@@ -36,8 +36,8 @@ def collection(tmp_path: Path) -> Iterator[wp.Collection]:
 
 def test_a_match_on_the_question_s_words_alone_is_words(collection: wp.Collection) -> None:
     # "ferries sail" and "Ferry sailing" share stems (BM25) and no word (the hash vectors);
-    # three others share "when do" (the vectors) and no stem (BM25 drops them as stop words),
-    # so the ferry ranks below the vector lists' mean.
+    # three others share "when do" (the vectors, and BM25: Lucene's stop words keep them)
+    # and the gulls share nothing, so the ferry ranks below the vector lists' mean.
     others = [f"When do {animal} hunt?" for animal in ("owls", "bats", "foxes")]
     others += [f"Gulls circle the {place} at noon." for place in ("quay", "pier", "dock", "yard")]
     documents = [wp.Document(text=text, id=f"other-{i}") for i, text in enumerate(others)]
@@ -45,7 +45,7 @@ def test_a_match_on_the_question_s_words_alone_is_words(collection: wp.Collectio
     collection.add(documents)
     window = collection.pack("When do ferries sail?", budget=60, overview_tokens=0)
     assert _why(window, "Ferry sailing resumes") == {"words"}
-    assert _why(window, "When do owls hunt?") == {"meaning"}
+    assert _why(window, "When do owls hunt?") == {"words_and_meaning"}
 
 
 def test_a_match_on_words_and_vectors_is_both(collection: wp.Collection) -> None:
@@ -84,20 +84,21 @@ def test_the_instances_of_a_repeated_request_are_repeats(collection: wp.Collecti
     assert {item.unit for item in instances} == {0, 4, 8}
 
 
-def test_the_second_hop_s_bridge_is_linked(collection: wp.Collection) -> None:
-    # The bridge shares no word with the question; the others share "the" (the vectors).
+def test_what_the_feedback_hop_brings_is_linked(collection: wp.Collection) -> None:
+    # The bridge shares no word with the question: only the feedback hop (the leading
+    # evidence's rare terms, "harbour master") finds it. The fillers share no word either.
     facts = {
-        2: "The vaccine samples are guarded by the clinic's night nurse.",
-        7: "Clinic night nurse: Oluwaseun Adeyemi.",
+        2: "The spare lighthouse keys are kept by the harbour master.",
+        7: "Harbour master: Ingrid Solberg.",
     }
-    filler = [f"The gardeners prune the roses in plot {i}. " * 12 for i in range(10)]
+    filler = [f"Gardeners prune roses in plot {i}. " * 12 for i in range(10)]
     collection.add([wp.Document(text=facts.get(i) or filler[i], id=f"doc-{i}") for i in range(10)])
-    question = "Who guards the vaccine samples?"
+    question = "Who keeps the spare lighthouse keys?"
     window = collection.pack(question, budget=300)
-    assert _why(window, "guarded by the clinic") == {"words_and_meaning"}
-    assert _why(window, "Oluwaseun Adeyemi") == {"linked"}
+    assert _why(window, "kept by the harbour master") == {"words_and_meaning"}
+    assert _why(window, "Ingrid Solberg") == {"linked"}
     off = wp.EvidenceSettings(second_hop=False)
-    assert "Oluwaseun" not in collection.pack(question, budget=300, evidence=off).text
+    assert "Ingrid" not in collection.pack(question, budget=300, evidence=off).text
 
 
 def test_overview_summaries_gaps_and_a_whole_collection(collection: wp.Collection) -> None:
@@ -108,12 +109,21 @@ def test_overview_summaries_gaps_and_a_whole_collection(collection: wp.Collectio
             for i in range(6)
         ]
     )
-    window = collection.pack("falcon quarry", budget=600)
-    tier = [item for item in window.items if item.offset < window.cacheable_prefix_chars]
-    assert tier and {item.why for item in tier} == {"overview"}
-    rest = window.items[len(tier) :]
-    assert {item.why for item in rest if item.kind == "summary"} == {"summary"}
-    assert {item.why for item in rest if item.kind == "gap"} == {"gap"}
+    # Summaries fill what the verbatim phase leaves: some budget of these leaves room for one.
+    windows = [
+        collection.pack("falcon quarry", budget=budget, overview_tokens=150)
+        for budget in range(500, 900, 25)
+    ]
+    with_summaries = 0
+    for window in windows:
+        tier = [item for item in window.items if item.offset < window.cacheable_prefix_chars]
+        assert tier and {item.why for item in tier} == {"overview"}
+        rest = window.items[len(tier) :]
+        summaries = {item.why for item in rest if item.kind == "summary"}
+        assert summaries <= {"summary"}
+        with_summaries += bool(summaries)
+        assert {item.why for item in rest if item.kind == "gap"} == {"gap"}
+    assert with_summaries
     whole = collection.pack("falcon quarry", budget=1_000_000)
     assert {item.why for item in whole.items} == {"whole"}
 

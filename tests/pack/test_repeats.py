@@ -12,7 +12,7 @@ import pytest
 import windowpack as wp
 from windowpack.config import StoreConfig
 from windowpack.pack.repeats import Turn, content_terms, focus, parse_reference
-from windowpack.pack.verbatim import UNIT_SHARE
+from windowpack.pack.verbatim import UNIT_SHARE, unit_rule
 from windowpack.text.tokens import get_token_counter
 
 CONFIG = StoreConfig(embedder="hash", chunk_tokens=64)
@@ -197,7 +197,7 @@ def test_a_turn_is_whole_or_absent_unless_too_big_for_its_share_then_marked(
             reply = replies[item.unit - 1]
             if reply not in item.text:  # only a turn over its share may be cut, and it says so
                 cut += 1
-                assert counter.count(reply) > UNIT_SHARE * budget, (budget, item.unit)
+                assert counter.count(reply) > UNIT_SHARE * unit_rule(budget), (budget, item.unit)
                 # The marker of what is missing of it: "[…300 tokens of this turn]" or
                 # "[…900 tokens, from this turn on]" (compact), "[... 300 tokens of this
                 # turn left out ...]" (full).

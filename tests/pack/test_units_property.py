@@ -18,7 +18,7 @@ from random_corpora import SETTINGS, WORDS, chat, words
 
 import windowpack as wp
 from windowpack.config import StoreConfig
-from windowpack.pack.verbatim import UNIT_SHARE
+from windowpack.pack.verbatim import UNIT_SHARE, unit_rule
 from windowpack.storage import repository
 from windowpack.text.tokens import get_token_counter
 from windowpack.types import Span
@@ -105,5 +105,9 @@ def test_every_unit_in_a_window_is_whole_or_cut_only_when_over_its_share(
         # it is missing. A unit costs its chunks' tiles (each chunk with the white space up
         # to the next), as the allocator counts them.
         tiles = _tiles(collection, document, span)
-        assert sum(counter.count_many(tiles)) > UNIT_SHARE * budget, (document, unit, budget)
+        assert sum(counter.count_many(tiles)) > UNIT_SHARE * unit_rule(budget), (
+            document,
+            unit,
+            budget,
+        )
         assert re.search(r"tokens(?: of|, from) this", window.text)

@@ -277,7 +277,10 @@ class WindowOptions(_Body):
         default="text", description="text: one string; messages: chat messages, stable tier first."
     )
     overview_tokens: int | None = Field(
-        default=None, ge=0, description="Cap on the query-independent overview tier."
+        default=None,
+        ge=0,
+        description="Tokens of the query-independent overview tier (default: none, unless "
+        "`align` asks for a cacheable prefix).",
     )
     cache_control: bool = Field(
         default=False,
@@ -444,6 +447,13 @@ class PackOut(BaseModel):
     index_versions: dict[str, int]
     items: list[PackItem]
     reason: str | None
+    retrieval: dict[str, Any] | None = Field(
+        default=None,
+        description="How the question was read and ranked: the language rules (`language`), "
+        "its BM25 `terms`, its `literals` (options, identifiers, quoted strings matched "
+        "exactly) and the retrieval `stages` run; null when no ranking chose the window "
+        "(the whole collection fits).",
+    )
     prefix_cache: dict[str, bool] = Field(
         default_factory=dict,
         description="Whether the stable prefix (`stable_tokens`) reaches each provider's "
@@ -497,6 +507,7 @@ class PackOut(BaseModel):
             index_versions=dict(window.index_versions),
             items=[PackItem.of(item) for item in window.items],
             reason=window.reason,
+            retrieval=dict(window.retrieval) if window.retrieval is not None else None,
             prefix_cache=window.prefix_cache(),
             session_tiers=list(window.session_tiers),
             stable_tokens=window.stable_tokens,

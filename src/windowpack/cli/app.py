@@ -192,8 +192,8 @@ def pack(
     overview_tokens: Annotated[
         int | None,
         typer.Option(
-            help="Cap on the query-independent overview tier (default: an eighth of the "
-            "budget, at most 4,096)."
+            help="Tokens of the query-independent overview tier (default: none, unless "
+            "--align asks for a cacheable prefix)."
         ),
     ] = None,
     where: WhereOption = None,

@@ -72,16 +72,27 @@ def eval_(
     ] = None,
     questions: Annotated[
         Path | None,
-        typer.Option(help='docs: JSONL of {"question", "answer", "page"} (page optional).'),
+        typer.Option(
+            help='docs: JSONL of {"question", "answer" or "answers", "page" or "pages", "kind"} '
+            "(all but question and answer optional)."
+        ),
     ] = None,
     pages: Annotated[
         Path | None,
         typer.Option(help="docs: a file listing the pages of --corpus to use, one a line."),
     ] = None,
+    manual: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="docs: a manual folder (manual.json, pages.txt, questions.jsonl), e.g. "
+            "examples/manuals/postgresql; repeat it to run several, each its own report section."
+        ),
+    ] = None,
     depths: Annotated[str, typer.Option(help="NIAH needle depths in %.")] = "0,25,50,75,100",
-    systems: Annotated[
-        str, typer.Option(help="Systems compared side by side.")
-    ] = "windowpack,truncation,dense,dos-rag,bm25,llama-index,llama-index-reorder,raptor",
+    systems: Annotated[str, typer.Option(help="Systems compared side by side.")] = (
+        "windowpack,truncation,dense,dos-rag,bm25,llama-index,llama-index-reorder,raptor,hybrid,"
+        "windowpack-ranking"
+    ),
     out: Annotated[Path, typer.Option(help="Folder for the report and plots.")] = Path(
         "eval-results"
     ),
@@ -158,6 +169,7 @@ def eval_(
         corpus=corpus,
         questions=questions,
         pages=pages,
+        manuals=tuple(manual or ()),
         keep_collections=keep_collections,
         tokenizer=tokenizer,
         reader=reader,

@@ -430,6 +430,7 @@ def window(body: Any, query: str) -> Window:
         query=query,
         reason=body["reason"],
         index_versions=tuple(body["index_versions"].items()),
+        retrieval=body.get("retrieval"),
         session_tiers=tuple(Tier(**tier) for tier in body.get("session_tiers", ())),
     )
 

@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from windowpack.errors import InvalidArgumentError
 from windowpack.evals.docs_eval import DOCS_BUDGETS, DocsEval
-from windowpack.evals.docs_set import load_docs_set
+from windowpack.evals.docs_set import load_docs_set, load_manual
 from windowpack.evals.fact_evals import AggregationEval, LoadedEval
 from windowpack.evals.haystack import load_haystack
 from windowpack.evals.loaders import LOAD_FORMATS, load_cases
@@ -59,6 +59,7 @@ class EvalRequest:
     corpus: Path | None = None  # the docs task's corpus folder, questions and pages list
     questions: Path | None = None
     pages: Path | None = None
+    manuals: tuple[Path, ...] = ()
     keep_collections: bool = False
     reader: str | None = None  # a local reader by name (READERS)
     reader_url: str | None = None
@@ -93,7 +94,12 @@ def run_evals(request: EvalRequest, store: Store, out: Path, *, command: str) ->
         haystack = load_haystack(request.haystack, seed=request.seed)
         for task in planted:
             extras[task]["haystack"] = haystack
-    evaluations = [EVALS[task](**common, **extras[task]) for task in tasks]
+    evaluations: list[Any] = []
+    for task in tasks:
+        if EVALS[task] is DocsEval and request.manuals:
+            evaluations += [DocsEval(**common, docs=docs) for docs in extras[task]["manuals"]]
+        else:
+            evaluations.append(EVALS[task](**common, **extras[task]))
     evaluations += _loaded_evals(request, common)
     if not evaluations:
         raise InvalidArgumentError("tasks", "name a task, or `load FILE`")
@@ -142,9 +148,14 @@ def _check_docs_options(request: EvalRequest, tasks: Sequence[str]) -> None:
     """The docs task's options are given with it, and only with it."""
     given = {"corpus": request.corpus, "questions": request.questions, "pages": request.pages}
     if "docs" not in tasks:
-        for name, value in given.items():
+        for name, value in {**given, "manual": request.manuals or None}.items():
             if value is not None:
                 raise InvalidArgumentError(name, "only the docs task reads it")
+        return
+    if request.manuals:
+        for name, value in given.items():
+            if value is not None:
+                raise InvalidArgumentError(name, "give --manual folders or --corpus, not both")
         return
     for name, what in (("corpus", "DIR, the documents"), ("questions", "FILE, a JSONL")):
         if given[name] is None:
@@ -156,6 +167,13 @@ def _check_docs_options(request: EvalRequest, tasks: Sequence[str]) -> None:
 def _task_options(
     request: EvalRequest, task: str, depths: list[float], store: Store
 ) -> dict[str, Any]:
+    if EVALS[task] is DocsEval and request.manuals:
+        return {
+            "manuals": [
+                load_manual(folder, max_bytes=store.config.max_file_bytes)
+                for folder in request.manuals
+            ]
+        }
     if EVALS[task] is DocsEval:
         assert request.corpus is not None and request.questions is not None
         docs = load_docs_set(

@@ -77,8 +77,9 @@ class DocsEval(GridEval):
         return {
             "line": case.params["line"],
             "page": case.params["page"],
+            "kind": case.params["kind"],
             **window_measures(
-                case.answers[0], context, budget, target.counter, self._stored_text(target)
+                case.answers, context, budget, target.counter, self._stored_text(target)
             ),
         }
 
@@ -118,18 +119,19 @@ class DocsEval(GridEval):
 
 
 def window_measures(
-    answer: str,
+    answers: Sequence[str],
     context: Context,
     budget: int,
     counter: TokenCounter,
     document_text: DocumentText,
 ) -> dict[str, Any]:
-    """One context's figures: window recall of `answer`, within budget (and the recount),
-    and the shares of the budget (`Composition.shares`)."""
+    """One context's figures: window recall (the share of `answers` in the window), within
+    budget (and the recount), and the shares of the budget (`Composition.shares`)."""
     counted = counter.count(context.text)
     composition = context_composition(context, budget, counter, document_text)
     return {
-        "needle_recall": float(answer_found(answer, context.text)),
+        "needle_recall": sum(answer_found(answer, context.text) for answer in answers)
+        / len(answers),
         "within_budget": float(counted <= budget),
         "counted_tokens": counted,
         **composition.shares(),

@@ -15,6 +15,9 @@ _SHOWN_MISSES = "windowpack"  # the system whose misses are listed question by q
 def docs_section(result: Mapping[str, Any]) -> list[str]:
     """The settings line, the recall table, the composition table and the misses."""
     parts = [settings_line(result), "", recall_table(result), ""]
+    if len({row.get("kind") for row in result["rows"]}) > 1:
+        parts += ["Window recall by question kind:", "", kind_table(result), ""]
+    parts += [monotonicity_line(result), ""]
     parts += ["What the windows are made of (mean share of the budget):", ""]
     parts += [composition_table(result)]
     misses = misses_list(result, _SHOWN_MISSES)
@@ -35,9 +38,7 @@ def settings_line(result: Mapping[str, Any]) -> str:
     )
     unanswerable = settings.get("unanswerable", [])
     if unanswerable:
-        named = "; ".join(
-            f"line {q['line']} ({q['page'] or 'any page'}): {q['answer']!r}" for q in unanswerable
-        )
+        named = "; ".join(f"line {q['line']} ({_pages(q)}): {_answers(q)}" for q in unanswerable)
         line += (
             f" {len(unanswerable)} answer(s) are not in the parsed text of their page, so no "
             f"window can hold them: {named}."
@@ -61,6 +62,54 @@ def recall_table(result: Mapping[str, Any]) -> str:
                 f"{cell['latency_p50_ms']:.1f} / {cell['latency_p95_ms']:.1f} |"
             )
     return "\n".join(lines)
+
+
+def kind_table(result: Mapping[str, Any]) -> str:
+    """Per system and question kind: the mean window recall at each budget."""
+    recall: dict[tuple[str, str, int], list[float]] = {}
+    for row in result["rows"]:
+        key = (row["system"], row.get("kind") or "lookup", int(row["budget"]))
+        recall.setdefault(key, []).append(float(row["needle_recall"]))
+    budgets = sorted({budget for _, _, budget in recall})
+    kinds = sorted({kind for _, kind, _ in recall})
+    systems = list(dict.fromkeys(system for system, _, _ in recall))
+    header = " | ".join(budget_label(budget) for budget in budgets)
+    lines = [f"| kind | system | questions | {header} |", "|---|---|---:|" + "---:|" * len(budgets)]
+    for kind in kinds:
+        for system in systems:
+            cells = [recall.get((system, kind, budget), []) for budget in budgets]
+            if not any(cells):
+                continue
+            shown = " | ".join(f"{sum(c) / len(c):.2f}" if c else "" for c in cells)
+            lines.append(f"| {kind} | {system} | {max(map(len, cells))} | {shown} |")
+    return "\n".join(lines)
+
+
+def monotonicity_violations(result: Mapping[str, Any]) -> dict[str, int]:
+    """Per system: the (question, budget) pairs whose window recall is lower than at a
+    smaller budget for the same question (design §4.6: none for windowpack)."""
+    by_case: dict[tuple[str, str], list[tuple[int, float]]] = {}
+    for row in result["rows"]:
+        key = (row["system"], row["case"])
+        by_case.setdefault(key, []).append((int(row["budget"]), float(row["needle_recall"])))
+    violations: dict[str, int] = {}
+    for (system, _), cells in by_case.items():
+        best = -1.0
+        count = 0
+        for _, recall in sorted(cells):
+            count += recall < best
+            best = max(best, recall)
+        violations[system] = violations.get(system, 0) + count
+    return violations
+
+
+def monotonicity_line(result: Mapping[str, Any]) -> str:
+    """The monotonicity count of each system, in one sentence."""
+    counts = monotonicity_violations(result)
+    shown = ", ".join(f"{system} {count}" for system, count in counts.items())
+    return (
+        f"Recall lower at a larger budget than at a smaller one (question, budget pairs): {shown}."
+    )
 
 
 def composition_table(result: Mapping[str, Any]) -> str:
@@ -87,11 +136,11 @@ def misses_list(result: Mapping[str, Any], system: str) -> str:
     lines = []
     for name, budgets in missed.items():
         question = questions.get(name, {})
-        where = question.get("page") or "any page"
+        where = _pages(question)
         shown = ", ".join(budget_label(budget) for budget in sorted(budgets))
         lines.append(
             f"- line {question.get('line', '?')} ({where}), at {shown}: "
-            f"{question.get('question', name)} → {question.get('answer', '')!r}"
+            f"{question.get('question', name)} → {_answers(question)}"
         )
     return "\n".join(lines)
 
@@ -99,3 +148,13 @@ def misses_list(result: Mapping[str, Any], system: str) -> str:
 def _questions(result: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Each case's question, answer, page and line (the result's `questions`)."""
     return list(result.get("questions", []))
+
+
+def _pages(question: Mapping[str, Any]) -> str:
+    pages = question.get("pages") or ([question["page"]] if question.get("page") else [])
+    return ", ".join(pages) or "any page"
+
+
+def _answers(question: Mapping[str, Any]) -> str:
+    answers = question.get("answers") or [question.get("answer", "")]
+    return " + ".join(repr(answer) for answer in answers)

@@ -9,9 +9,12 @@ the folder; blank lines and `#` comments skipped), parsed by `documents.parse_pa
 as `Collection.add_files` parses them, ids relative to the folder. So the eval measures
 whatever the parsers make of the files, and nothing is copied out of the folder.
 
-`questions.jsonl` holds one object a line: `question`, `answer` (a string that must appear
-in the window) and optionally `page` (the id of the document the answer is in). Anything
-else is an error naming the file and the line.
+`questions.jsonl` holds one object a line: `question`; `answer` (a string that must appear
+in the window) or `answers` (several, each of which must: a two-page chain's two facts, a set
+question's members; a window scores the share of them it holds); optionally `page` or `pages`
+(the ids of the documents the answers are in) and `kind` (one of `QUESTION_KINDS`, "lookup"
+when absent), by which the report splits its tables. Anything else is an error naming the
+file and the line.
 
 An answer is found in a text when it appears in it after both are normalised
 (`normalise_answer_text`): case folded, whitespace runs made one space, Markdown markup
@@ -34,7 +37,11 @@ from windowpack.evals.cases import Case
 from windowpack.text import TokenCounter
 from windowpack.types import Document
 
-QUESTION_FIELDS = ("question", "answer", "page")
+QUESTION_FIELDS = ("question", "answer", "answers", "page", "pages", "kind")
+QUESTION_KINDS = ("lookup", "paraphrase", "chain", "set", "associative")
+"""What a question asks of a window: a fact in the question's own words (lookup), the same
+in other words (paraphrase), a fact reached through another on a second page (chain), every
+member of a set (set), something named only by what is said about it (associative)."""
 
 _LINK = re.compile(r"\[((?:[^\]\\]|\\.)*)\]\((?:[^()\\]|\\.)*\)")
 _ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>~])")
@@ -45,13 +52,24 @@ _WHITESPACE = re.compile(r"\s+")
 
 @dataclass(frozen=True, kw_only=True)
 class Question:
-    """One line of a questions file: the question, the answer string, the page it is on
-    (a document id; None: any document) and the line number."""
+    """One line of a questions file: the question, its answer strings, the pages they are on
+    (document ids; empty: any document), its kind and the line number."""
 
     question: str
-    answer: str
-    page: str | None
+    answers: tuple[str, ...]
+    pages: tuple[str, ...]
+    kind: str
     line: int
+
+    @property
+    def answer(self) -> str:
+        """The first answer string."""
+        return self.answers[0]
+
+    @property
+    def page(self) -> str | None:
+        """The first page, or None for any document."""
+        return self.pages[0] if self.pages else None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,10 +89,11 @@ class DocsSet:
         texts = {document.id: normalise_answer_text(document.text) for document in self.documents}
         missing = []
         for question in self.questions:
-            answer = normalise_answer_text(question.answer)
-            where = [texts[question.page]] if question.page is not None else texts.values()
-            if not any(answer in text for text in where):
-                missing.append(question)
+            where = [texts[page] for page in question.pages] or list(texts.values())
+            for answer in map(normalise_answer_text, question.answers):
+                if not any(answer in text for text in where):
+                    missing.append(question)
+                    break
         return missing
 
     def cases(self, counter: TokenCounter) -> list[Case]:
@@ -89,12 +108,16 @@ class DocsSet:
                 depth=None,
                 documents=self.documents,
                 question=question.question,
-                needles=(question.answer,),
-                answers=(question.answer,),
+                needles=question.answers,
+                answers=question.answers,
                 grading="facts",
                 params={
-                    "facts": [{"answer": question.answer, "needles": [question.answer]}],
+                    "facts": [
+                        {"answer": answer, "needles": [answer]} for answer in question.answers
+                    ],
                     "page": question.page,
+                    "pages": list(question.pages),
+                    "kind": question.kind,
                     "line": question.line,
                 },
             )
@@ -112,18 +135,44 @@ def load_docs_set(
     documents = load_corpus(corpus, pages=pages, max_bytes=max_bytes)
     ids = {document.id for document in documents}
     for question in asked:
-        if question.page is not None and question.page not in ids:
-            raise UnsupportedFileError(
-                str(questions),
-                f"line {question.line}: page {question.page!r} is not in the corpus "
-                f"({corpus}{f', pages of {pages}' if pages else ''})",
-            )
+        for page in question.pages:
+            if page not in ids:
+                raise UnsupportedFileError(
+                    str(questions),
+                    f"line {question.line}: page {page!r} is not in the corpus "
+                    f"({corpus}{f', pages of {pages}' if pages else ''})",
+                )
     return DocsSet(
         corpus=str(corpus),
         pages=str(pages) if pages is not None else None,
         questions_file=str(questions),
         documents=documents,
         questions=asked,
+    )
+
+
+MANUAL_FILE = "manual.json"
+
+
+def load_manual(folder: Path, *, max_bytes: int) -> DocsSet:
+    """The docs set a manual folder describes: `manual.json` (`corpus`: the folder its pages
+    are read from, e.g. where a Debian package installs them), `pages.txt` and
+    `questions.jsonl` beside it (see `load_docs_set`)."""
+    described = folder / MANUAL_FILE
+    if not described.is_file():
+        raise InputPathNotFoundError(str(described))
+    try:
+        corpus = json.loads(described.read_text(encoding="utf-8"))["corpus"]
+    except (json.JSONDecodeError, KeyError, TypeError) as error:
+        raise UnsupportedFileError(
+            str(described), f'needs {{"corpus": "FOLDER"}}: {error}'
+        ) from None
+    pages = folder / "pages.txt"
+    return load_docs_set(
+        Path(corpus),
+        folder / "questions.jsonl",
+        pages=pages if pages.is_file() else None,
+        max_bytes=max_bytes,
     )
 
 
@@ -181,19 +230,44 @@ def _question(row: Any, line: int) -> Question:
     if unknown:
         named = ", ".join(repr(key) for key in unknown)
         raise ValueError(f"unknown field(s) {named}; a question has {', '.join(QUESTION_FIELDS)}")
-    for name in ("question", "answer"):
-        if name not in row or (isinstance(row[name], str) and not row[name].strip()):
-            raise ValueError(f"no {name!r}")
-    for name in QUESTION_FIELDS:
-        if name in row and not isinstance(row[name], str):
-            raise ValueError(f"{name!r} must be a string")
-    page = row.get("page")
+    question = row.get("question")
+    if not isinstance(question, str) or not question.strip():
+        raise ValueError("no 'question' (a non-empty string)")
+    kind = row.get("kind", "lookup")
+    if kind not in QUESTION_KINDS:
+        raise ValueError(f"'kind' must be one of {', '.join(QUESTION_KINDS)}, got {kind!r}")
+    answers = _strings(row, "answer", "answers", required=True)
+    pages = _strings(row, "page", "pages", required=False)
     return Question(
-        question=row["question"],
-        answer=row["answer"],
-        page=page.removeprefix("./") if page else None,
+        question=question,
+        answers=answers,
+        pages=tuple(page.removeprefix("./") for page in pages),
+        kind=kind,
         line=line,
     )
+
+
+def _strings(row: dict[str, Any], one: str, many: str, *, required: bool) -> tuple[str, ...]:
+    """The non-empty strings of field `one` (a string) or `many` (a list of them), never both."""
+    if one in row and many in row:
+        raise ValueError(f"both {one!r} and {many!r}: give one of them")
+    if one in row:
+        values = [row[one]]
+        named = one
+        if not isinstance(row[one], str):
+            raise ValueError(f"{one!r} must be a string")
+    elif many in row:
+        values, named = row[many], many
+        if not isinstance(values, list) or not values:
+            raise ValueError(f"{many!r} must be a non-empty list of strings")
+    elif required:
+        raise ValueError(f"no {one!r} (or {many!r})")
+    else:
+        return ()
+    for value in values:
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"{named!r} must hold non-empty strings, got {value!r}")
+    return tuple(values)
 
 
 def normalise_answer_text(text: str) -> str:

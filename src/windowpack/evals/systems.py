@@ -14,6 +14,11 @@ exactly in the run's tokenizer:
   unlike windowpack's sentence-level index), taken best first while they fit.
 - `llama-index`, `llama-index-reorder` (its `LongContextReorder` over the same top-k): see
   `evals.llama_baseline`.
+- `hybrid`: the simplest hybrid a user would build: the `bm25` and `dense` rankings fused
+  by reciprocal rank fusion (k = 60, Cormack et al. 2009), taken best first while they fit,
+  in document order.
+- `windowpack-ranking`: windowpack's own ranking (`Collection.search`) with the same plain
+  greedy fill: what windowpack's ranking is worth without its allocator.
 - `raptor`: RAPTOR's collapsed-tree retrieval over windowpack's own summary tree (chunks and
   summaries in one index, top-k by cosine, filled to the budget in similarity order).
 The retrieval baselines use windowpack's own chunks, so only the selection differs; all but
@@ -50,7 +55,11 @@ SYSTEMS = (
     "llama-index",
     "llama-index-reorder",
     "raptor",
+    "hybrid",
+    "windowpack-ranking",
 )
+RRF_K = 60
+"""Reciprocal rank fusion's constant, as its paper and most libraries set it."""
 _HEAD_CHARS_PER_TOKEN = 8  # English runs ~4.5 chars a token in o200k and cl100k
 
 
@@ -233,6 +242,50 @@ class BM25TopKSystem(_RankedChunksSystem):
         return [int(p) for p, s in zip(positions[0], scores[0], strict=True) if s > 0]
 
 
+class HybridRrfSystem(_RankedChunksSystem):
+    """BM25 and dense rankings fused by reciprocal rank fusion, greedy fill."""
+
+    name = "hybrid"
+
+    def _build(self) -> None:
+        self._bm25 = BM25TopKSystem()
+        self._dense = DocumentOrderDenseSystem()
+        for system in (self._bm25, self._dense):
+            system._chunks, system._counter = self._chunks, self._counter
+            system._costs, system._separator = self._costs, self._separator
+            system._build()
+
+    def ranking(self, question: str, budget: int) -> Sequence[int]:
+        fused: dict[int, float] = {}
+        for ranked in (self._bm25.ranking(question, budget), self._dense.ranking(question, budget)):
+            for rank, index in enumerate(ranked):
+                fused[index] = fused.get(index, 0.0) + 1.0 / (RRF_K + rank + 1)
+        return sorted(fused, key=lambda index: (-fused[index], index))
+
+
+class WindowpackRankingSystem(_RankedChunksSystem):
+    """`Collection.search`'s ranking of the chunks, greedy fill in document order."""
+
+    name = "windowpack-ranking"
+
+    def prepare(self, target: Target) -> None:
+        super().prepare(target)
+        self._collection = target.collection
+
+    def _build(self) -> None:
+        # A hit names its chunk by text: the view holds the collection's chunks as stored
+        # (a chat's joined request and reply are found by neither half, and rank last).
+        self._position: dict[str, int] = {}
+        for index, text in enumerate(self._chunks.texts):
+            self._position.setdefault(text, index)
+
+    def ranking(self, question: str, budget: int) -> Sequence[int]:
+        mean = max(1, sum(self._costs) // max(1, len(self._costs)))
+        hits = self._collection.search(question, k=min(10_000, 4 * budget // mean + 8))
+        found = (self._position.get(hit.text) for hit in hits)
+        return [index for index in found if index is not None]
+
+
 def make_system(name: str) -> System:
     """The system called `name` (one of `SYSTEMS`)."""
     if name in ("llama-index", "llama-index-reorder"):
@@ -246,5 +299,7 @@ def make_system(name: str) -> System:
         "dos-rag": DocumentOrderDenseSystem,
         "bm25": BM25TopKSystem,
         "raptor": CollapsedTreeSystem,
+        "hybrid": HybridRrfSystem,
+        "windowpack-ranking": WindowpackRankingSystem,
     }
     return factories[name]()

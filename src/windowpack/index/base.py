@@ -110,6 +110,30 @@ class LexicalIndex(Protocol):
         the statistics are the collection's)."""
         ...
 
+    def search_terms(
+        self,
+        terms: Sequence[str],
+        k: int,
+        *,
+        weights: Sequence[float] | None = None,
+        within: UnitFilter | None = None,
+    ) -> tuple[Ids, Scores]:
+        """As `search`, for terms already cut (`terms`), each weighted by `weights`."""
+        ...
+
+    @property
+    def language(self) -> str | None:
+        """The code of the language rules texts are cut by (None: nothing indexed yet)."""
+        ...
+
+    def terms(self, text: str) -> list[str]:
+        """`text` cut into this index's terms."""
+        ...
+
+    def idf(self, terms: Sequence[str]) -> npt.NDArray[np.float64]:
+        """Each term's inverse document frequency (0 for a term never indexed)."""
+        ...
+
     def add(self, ids: Ids, texts: Sequence[str]) -> None: ...
 
     def remove(self, ids: Ids) -> None: ...

@@ -29,10 +29,14 @@ def load_vector_index(path: Path) -> VectorIndex:
     return AppendableFaissIndex.load(path)
 
 
-def build_lexical_index(ids: Sequence[int], texts: Sequence[str]) -> LexicalIndex:
+def build_lexical_index(
+    ids: Sequence[int], texts: Sequence[str], *, language: str | None = None
+) -> LexicalIndex:
+    """BM25 over `texts` under `ids`, cut into terms by `language`'s rules (None: the
+    language is detected from the texts, `text.detect_language`)."""
     from windowpack.index.lexical import Bm25Index
 
-    return Bm25Index.build(ids, texts)
+    return Bm25Index.build(ids, texts, language=language)
 
 
 def load_lexical_index(directory: Path) -> LexicalIndex:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import re
 import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -48,12 +47,10 @@ from windowpack.index.segments import (
     merge_segments,
     score_segment,
 )
-from windowpack.text import bm25s_stop_words, split_sentences
+from windowpack.text import LanguageRules, detect_language, language_rules, split_sentences
 
-_FORMAT = "bm25-segments-1"
+_FORMAT = "bm25-segments-2"
 _LIVE_FILE = "live.npz"
-_STEMMER_LANGUAGE = "english"
-_WORD = re.compile(r"(?u)\b\w\w+\b")  # bm25s's token pattern
 # Sentences fetched per wanted chunk: several top sentences often share one chunk.
 _SENTENCES_PER_CHUNK = 4
 # A segment is merged into the one before it once that one holds at most this many times its
@@ -64,22 +61,31 @@ _MAX_DEAD_SHARE = 0.3
 Mask = npt.NDArray[np.bool_]
 
 
-def _stop_words() -> frozenset[str]:
-    """bm25s's English stop words, so that this index drops what the one it replaced did."""
-    return bm25s_stop_words("STOPWORDS_EN")
-
-
-def _stemmer() -> Any:
-    import Stemmer
-
-    return Stemmer.Stemmer(_STEMMER_LANGUAGE)
+ROW_UNITS = ("chunk", "sentence")
+"""What one BM25 row is: a whole chunk (the default), or each sentence of one (a chunk then
+scores as its best sentence)."""
+DEFAULT_ROW_UNIT = "chunk"
 
 
 class Bm25Index:
-    """A `LexicalIndex`: BM25 over sentences (English stop words, Snowball stemming); results
-    are index ids. `add` and `remove` change this object: writers change a `copy`."""
+    """A `LexicalIndex`: BM25 over chunks (or their sentences, `ROW_UNITS`), cut into terms by
+    a language's rules (`text.language`); results are index ids. `add` and `remove` change
+    this object: writers change a `copy`.
 
-    def __init__(self, segments: Sequence[Segment], live: Sequence[Mask]) -> None:
+    `language`: the ISO 639-1 code whose rules cut texts and questions into terms; None: the
+    language is detected from the first texts added to the empty index (`detect_language`),
+    and kept with the index from then on."""
+
+    def __init__(
+        self,
+        segments: Sequence[Segment],
+        live: Sequence[Mask],
+        *,
+        language: str | None = None,
+        row_unit: str = DEFAULT_ROW_UNIT,
+    ) -> None:
+        if row_unit not in ROW_UNITS:
+            raise ValueError(f"row_unit must be one of {ROW_UNITS}, got {row_unit!r}")
         self._segments = list(segments)
         self._live = list(live)
         self._words = sum(len(segment.words) for segment in segments)
@@ -92,13 +98,38 @@ class Bm25Index:
         self._saved_in: dict[str, Path] = {}  # segment name -> a file holding it
         owners = [segment.owners[mask] for segment, mask in zip(segments, live, strict=True)]
         self._size = len(np.unique(np.concatenate(owners))) if owners else 0
-        self._stemmer = _stemmer()
+        self._configured = language
+        self._rules: LanguageRules | None = language_rules(language) if language else None
+        self.row_unit = row_unit
 
     @classmethod
-    def build(cls, chunk_ids: Sequence[int], texts: Sequence[str]) -> Bm25Index:
-        index = cls([], [])
+    def build(
+        cls,
+        chunk_ids: Sequence[int],
+        texts: Sequence[str],
+        *,
+        language: str | None = None,
+        row_unit: str = DEFAULT_ROW_UNIT,
+    ) -> Bm25Index:
+        index = cls([], [], language=language, row_unit=row_unit)
         index.add(np.asarray(chunk_ids, dtype=np.int64), texts)
         return index
+
+    @property
+    def language(self) -> str | None:
+        """The code of the language rules the index cuts texts with (None: none added yet)."""
+        return self._rules.code if self._rules is not None else None
+
+    def terms(self, text: str) -> list[str]:
+        """`text` cut into terms as this index cuts what it holds (see `text.language`)."""
+        return self._language_rules().terms(text)
+
+    def idf(self, terms: Sequence[str]) -> npt.NDArray[np.float64]:
+        """The inverse document frequency of each of `terms` (0 for one never indexed)."""
+        ids = [self._vocabulary.get(term, -1) for term in terms]
+        known = [term_id for term_id in ids if 0 <= term_id < self._words]
+        values = dict(zip(known, self._stats.idf(known).tolist(), strict=True)) if known else {}
+        return np.asarray([values.get(term_id, 0.0) for term_id in ids], dtype=np.float64)
 
     @property
     def size(self) -> int:
@@ -122,7 +153,9 @@ class Bm25Index:
 
     def add(self, chunk_ids: Ids, texts: Sequence[str]) -> None:
         """Index `texts` under `chunk_ids` as one new segment, merging small segments."""
-        owners, sentences = _sentences_of(chunk_ids.tolist(), texts)
+        if self._rules is None or (self._configured is None and self._size == 0):
+            self._rules = language_rules(self._configured or detect_language(texts))
+        owners, sentences = _rows_of(chunk_ids.tolist(), texts, self.row_unit)
         if not sentences:
             return
         first_word_id = self._words
@@ -160,33 +193,53 @@ class Bm25Index:
                 self._replace(position, position + 1)
 
     def search(self, query: str, k: int, *, within: UnitFilter | None = None) -> tuple[Ids, Scores]:
-        """Top-k chunk ids scored by their best sentence; chunks sharing no term are left out.
+        """Top-k chunk ids for `query`, cut into terms by the index's language rules (see
+        `search_terms`)."""
+        return self.search_terms(self.terms(query) if query.strip() else [], k, within=within)
+
+    def search_terms(
+        self,
+        terms: Sequence[str],
+        k: int,
+        *,
+        weights: Sequence[float] | None = None,
+        within: UnitFilter | None = None,
+    ) -> tuple[Ids, Scores]:
+        """Top-k chunk ids for `terms` (each counted as often as it is listed, times its
+        weight when `weights` are given); chunks sharing no term are left out. A chunk
+        indexed by sentences scores as its best sentence.
 
         Ties are broken by chunk id, so the result depends on the indexed texts only, not on
-        how they were split into segments. With `within`, only the sentences of the units it
-        keeps compete (each segment's kept sentences found once per filter, a byte each),
+        how they were split into segments. With `within`, only the rows of the units it
+        keeps compete (each segment's kept rows found once per filter, a byte each),
         scored with the whole collection's statistics, as a search without it scores them.
         """
-        terms = [term for term in self._query_terms(query) if term < self._words]
-        if k <= 0 or not terms or not self._segments:
+        weighted: dict[int, float] = {}
+        for position, term in enumerate(terms):
+            term_id = self._vocabulary.get(term)
+            if term_id is not None and term_id < self._words:
+                weight = 1.0 if weights is None else float(weights[position])
+                weighted[term_id] = weighted.get(term_id, 0.0) + weight
+        if k <= 0 or not weighted or not self._segments:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        wanted = k * _SENTENCES_PER_CHUNK
+        term_ids, term_weights = list(weighted), list(weighted.values())
+        wanted = k * _SENTENCES_PER_CHUNK if self.row_unit == "sentence" else k
         owners, scores = [], []
         for segment, live in self._live_pairs():
-            rows, segment_scores = score_segment(segment, live, terms, self._stats)
+            rows, segment_scores = score_segment(segment, live, term_ids, self._stats, term_weights)
             if within is not None:
                 # A segment never changes (a new one gets a new name): its mask keys by name.
                 kept = within.derived(
                     ("bm25", segment.name), functools.partial(within.keeps, segment.owners)
                 )
                 segment_scores = segment_scores * kept[rows]
-            # Owners are read for the few sentences kept (and ties), not for every one
+            # Owners are read for the few rows kept (and ties), not for every one
             # scored: a common term lists millions over 100M tokens.
             top = _top_sentences(segment_scores, wanted, _owners_of(segment.owners, rows))
             owners.append(segment.owners[rows[top]])
             scores.append(segment_scores[top])
         # The best `wanted` of the collection are among the best `wanted` of each segment.
-        return _best_chunks(np.concatenate(owners), np.concatenate(scores), k)
+        return _best_chunks(np.concatenate(owners), np.concatenate(scores), k, wanted)
 
     def save(self, directory: Path) -> None:
         """Write to a temporary folder, linking unchanged segments, then swap it in."""
@@ -198,7 +251,14 @@ class Bm25Index:
         masks: dict[str, Any] = {s.name: np.packbits(live) for s, live in self._live_pairs()}
         np.savez(temporary / _LIVE_FILE, **masks)
         segment_names = [segment.name for segment in self._segments]
-        swap_in(temporary, directory, {"format": _FORMAT, "segments": segment_names})
+        manifest = {
+            "format": _FORMAT,
+            "segments": segment_names,
+            "language": self.language,
+            "configured_language": self._configured,
+            "row_unit": self.row_unit,
+        }
+        swap_in(temporary, directory, manifest)
         self._saved_in = {segment.name: directory / segment.name for segment in self._segments}
 
     def moved_to(self, directory: Path) -> None:
@@ -216,9 +276,16 @@ class Bm25Index:
                     np.unpackbits(saved[segment.name], count=segment.count).astype(np.bool_)
                     for segment in segments
                 ]
+            index = cls(
+                segments,
+                live,
+                language=manifest.get("configured_language"),
+                row_unit=manifest.get("row_unit", DEFAULT_ROW_UNIT),
+            )
+            if manifest.get("language"):
+                index._rules = language_rules(manifest["language"])
         except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as error:
             raise StorageError(f"{directory}: cannot read BM25 index: {error}") from error
-        index = cls(segments, live)
         index._saved_in = {segment.name: directory / segment.name for segment in segments}
         return index
 
@@ -239,16 +306,14 @@ class Bm25Index:
         self._live[start:end] = [np.ones(merged.count, dtype=np.bool_)]
 
     def _tokenize(self, texts: Sequence[str]) -> list[list[str]]:
-        """bm25s's tokenization (lower case, words of 2+ characters, its English stop words,
-        Snowball stems), without the progress bars it creates per call even when hidden."""
-        stop_words = _stop_words()
-        words = [
-            [word for word in _WORD.findall(text.lower()) if word not in stop_words]
-            for text in texts
-        ]
-        unique = sorted({word for sentence in words for word in sentence})
-        stems = dict(zip(unique, self._stemmer.stemWords(unique), strict=True))
-        return [[stems[word] for word in sentence] for sentence in words]
+        rules = self._language_rules()
+        return [rules.terms(text) for text in texts]
+
+    def _language_rules(self) -> LanguageRules:
+        """The rules texts are cut by: the index's, or (before any text was added to an
+        index whose language is detected) English's, whose stop words and stems a question
+        to an empty index cannot miss."""
+        return self._rules if self._rules is not None else language_rules("en")
 
     def _term_ids(self, tokens: list[str]) -> list[int]:
         """Ids of `tokens`, giving new terms the next ids (in a vocabulary of this copy's own)."""
@@ -257,10 +322,6 @@ class Bm25Index:
             self._owns_vocabulary = True
         vocabulary = self._vocabulary
         return [vocabulary.setdefault(token, len(vocabulary)) for token in tokens]
-
-    def _query_terms(self, query: str) -> list[int]:
-        tokens = self._tokenize([query])[0] if query.strip() else []
-        return [self._vocabulary[token] for token in tokens if token in self._vocabulary]
 
 
 def _statistics(segments: Sequence[Segment], live: Sequence[Mask], words: int) -> Statistics:
@@ -275,7 +336,12 @@ def _statistics(segments: Sequence[Segment], live: Sequence[Mask], words: int) -
     return stats
 
 
-def _sentences_of(chunk_ids: Sequence[int], texts: Sequence[str]) -> tuple[list[int], list[str]]:
+def _rows_of(
+    chunk_ids: Sequence[int], texts: Sequence[str], row_unit: str
+) -> tuple[list[int], list[str]]:
+    """The BM25 rows of the chunks: each chunk whole, or each of its sentences."""
+    if row_unit == "chunk":
+        return list(chunk_ids), list(texts)
     owners: list[int] = []
     sentences: list[str] = []
     for chunk_id, text in zip(chunk_ids, texts, strict=True):
@@ -286,13 +352,15 @@ def _sentences_of(chunk_ids: Sequence[int], texts: Sequence[str]) -> tuple[list[
     return owners, sentences
 
 
-def _best_chunks(owners: Ids, scores: npt.NDArray[np.float64], k: int) -> tuple[Ids, Scores]:
-    """The k chunks whose best sentences among the top `k * _SENTENCES_PER_CHUNK` score most.
+def _best_chunks(
+    owners: Ids, scores: npt.NDArray[np.float64], k: int, wanted: int
+) -> tuple[Ids, Scores]:
+    """The k chunks whose best rows among the top `wanted` score most.
 
-    Sentences are ranked by score, then by chunk id, so which ones compete does not depend
+    Rows are ranked by score, then by chunk id, so which ones compete does not depend
     on the order they are stored in (segments, merges).
     """
-    chosen = _top_sentences(scores, k * _SENTENCES_PER_CHUNK, owners.__getitem__)
+    chosen = _top_sentences(scores, wanted, owners.__getitem__)
     candidate_owners, candidate_scores = owners[chosen], scores[chosen]
     order = np.lexsort((candidate_owners, -candidate_scores))
     _, first = np.unique(candidate_owners[order], return_index=True)

@@ -325,8 +325,10 @@ def score_segment(
     live: npt.NDArray[np.bool_],
     term_ids: Sequence[int],
     stats: Statistics,
+    weights: Sequence[float] | None = None,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-    """The sentences of `segment` holding a query term (ascending positions) and the BM25
+    """The sentences of `segment` holding a query term (each term's weight times `weights`'
+    entry for it, when given) (ascending positions) and the BM25
     score of each (0 for dead sentences); sentences holding none score 0 and are not listed.
 
     The cost follows the postings the terms have, not the segment's size, unless they hold
@@ -337,14 +339,16 @@ def score_segment(
     width = columns.shape[1]
     sentences: list[npt.NDArray[np.int32]] = []
     contributions: list[npt.NDArray[np.float64]] = []
-    for term_id, idf in zip(term_ids, stats.idf(term_ids), strict=True):
+    factors = [1.0] * len(term_ids) if weights is None else weights
+    for term_id, idf, factor in zip(term_ids, stats.idf(term_ids), factors, strict=True):
         if term_id >= width:
             continue  # a term this segment's sentences cannot contain
         start, end = columns.indptr[term_id], columns.indptr[term_id + 1]
         rows = columns.indices[start:end]
         frequencies = columns.data[start:end]
         sentences.append(rows)
-        contributions.append(_contributions(segment, rows, frequencies, idf, stats))
+        contribution = _contributions(segment, rows, frequencies, idf, stats)
+        contributions.append(contribution if factor == 1.0 else contribution * factor)
     if not sentences:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
     listed, scores = _summed(segment, sentences, contributions)

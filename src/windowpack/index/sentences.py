@@ -15,9 +15,6 @@ so that its chunk is a shift away and a chunk's pieces are one id range (removin
 needs no table of its pieces). Vectors come from the embedding cache, keyed by each piece's
 content hash like every other text, so a rebuild embeds nothing already seen. The cost is
 memory: about 9 piece vectors per 200-token chunk of prose (`benchmarks/pack.py` prints it).
-
-The index also keeps which pieces name someone (`text.names_a_person`), read once when a
-piece is added: a question that asks for a person favours them (`pack.scoring`).
 """
 
 from __future__ import annotations
@@ -32,10 +29,9 @@ import numpy.typing as npt
 from sqlalchemy.orm import Session, sessionmaker
 
 from windowpack.embed import Embedder, Vectors, embed_with_cache
-from windowpack.errors import StorageError
 from windowpack.index.base import Ids, Matrix, Scores, UnitFilter, VectorIndex
 from windowpack.index.factory import build_vector_index, load_vector_index
-from windowpack.text import content_hash, names_a_person, split_sentences, write_atomically
+from windowpack.text import content_hash, split_sentences
 
 SLOTS = 256
 """Pieces per chunk at most; a piece's index id is its chunk's id times this plus its ordinal."""
@@ -43,7 +39,6 @@ _MIN_PIECE_CHARS = 24
 PIECES_PER_CHUNK = 4
 """Pieces fetched per chunk wanted: a chunk's several sentences often rank together."""
 _VECTORS = "vectors"
-_NAMED = "named.npy"
 
 T = TypeVar("T")
 Piece = tuple[int, int]
@@ -79,12 +74,6 @@ def chunk_ids_of(piece_ids: Ids) -> Ids:
 def ordinals_of(piece_ids: Ids) -> Ids:
     """Each piece's ordinal within its chunk (the position in `sentence_pieces`)."""
     return np.asarray(piece_ids, dtype=np.int64) % SLOTS
-
-
-def named_ids(piece_ids: Ids, pieces: Sequence[str]) -> Ids:
-    """The ids (sorted) of the pieces that name someone."""
-    flags = np.fromiter((names_a_person(p) for p in pieces), dtype=bool, count=len(pieces))
-    return np.sort(np.asarray(piece_ids, dtype=np.int64)[flags])
 
 
 def piece_texts(chunk_ids: Sequence[int], texts: Sequence[str]) -> tuple[Ids, list[str]]:
@@ -129,9 +118,8 @@ class SentenceIndex:
     Writers change a `copy`, as with the other indexes.
     """
 
-    def __init__(self, vectors: VectorIndex, named: Ids) -> None:
+    def __init__(self, vectors: VectorIndex) -> None:
         self._vectors = vectors
-        self._named = named  # sorted piece ids; replaced, never changed in place
 
     @classmethod
     def build(
@@ -141,12 +129,9 @@ class SentenceIndex:
         vectors: Matrix,
         *,
         ann_threshold: int,
-        named: Ids | None = None,
     ) -> SentenceIndex:
-        """The index of these pieces; `named`: those that name someone (`named_ids`)."""
-        built = build_vector_index(dimension, piece_ids, vectors, ann_threshold=ann_threshold)
-        none = np.zeros(0, dtype=np.int64)
-        return cls(built, np.sort(named) if named is not None else none)
+        """The index of these pieces."""
+        return cls(build_vector_index(dimension, piece_ids, vectors, ann_threshold=ann_threshold))
 
     @classmethod
     def embedded(
@@ -164,17 +149,12 @@ class SentenceIndex:
         vectors, _ = embed_with_cache(sessions, embedder, pieces, [content_hash(p) for p in pieces])
         if not len(ids):
             vectors = np.zeros((0, dimension), dtype=np.float32)
-        named = named_ids(ids, pieces)
-        return cls.build(vectors.shape[1], ids, vectors, ann_threshold=ann_threshold, named=named)
+        return cls.build(vectors.shape[1], ids, vectors, ann_threshold=ann_threshold)
 
     @classmethod
     def load(cls, path: Path) -> SentenceIndex:
         """The index saved in folder `path`; `StorageError` when it cannot be read."""
-        try:
-            named = np.load(path / _NAMED, allow_pickle=False)
-        except (OSError, ValueError) as error:
-            raise StorageError(f"{path}: cannot read the sentence index: {error}") from error
-        return cls(load_vector_index(path / _VECTORS), named.astype(np.int64))
+        return cls(load_vector_index(path / _VECTORS))
 
     @property
     def kind(self) -> str:
@@ -189,19 +169,9 @@ class SentenceIndex:
     def dimension(self) -> int:
         return self._vectors.dimension
 
-    def add(self, piece_ids: Ids, vectors: Matrix, named: Ids | None = None) -> None:
-        """Add pieces; `named`: those of them that name someone."""
+    def add(self, piece_ids: Ids, vectors: Matrix) -> None:
+        """Add pieces."""
         self._vectors.add(piece_ids, vectors)
-        if named is not None and len(named):
-            self._named = np.union1d(self._named, named)
-
-    def named(self, piece_ids: Ids) -> npt.NDArray[np.bool_]:
-        """Which of these pieces name someone."""
-        ids = np.asarray(piece_ids, dtype=np.int64)
-        if not len(self._named):
-            return np.zeros(len(ids), dtype=bool)
-        slots = np.minimum(np.searchsorted(self._named, ids), len(self._named) - 1)
-        return np.asarray(self._named[slots] == ids)
 
     def add_embedded(
         self,
@@ -215,7 +185,7 @@ class SentenceIndex:
         if len(ids):
             hashes = [content_hash(p) for p in pieces]
             vectors = embed_with_cache(sessions, embedder, pieces, hashes)[0]
-            self.add(ids, vectors, named_ids(ids, pieces))
+            self.add(ids, vectors)
 
     def remove(self, chunk_ids: Ids) -> None:
         """Drop every piece of these chunks (the whole id range of each)."""
@@ -223,7 +193,6 @@ class SentenceIndex:
         if len(chunks):
             ranges = chunks[:, None] * SLOTS + np.arange(SLOTS, dtype=np.int64)[None, :]
             self._vectors.remove(ranges.ravel())
-            self._named = self._named[~np.isin(chunk_ids_of(self._named), chunks)]
 
     def search_pieces(
         self, query: Matrix, k: int, *, within: UnitFilter | None = None
@@ -241,14 +210,13 @@ class SentenceIndex:
         return best_per_chunk(ids, scores, k)
 
     def copy(self) -> SentenceIndex:
-        return SentenceIndex(self._vectors.copy(), self._named)
+        return SentenceIndex(self._vectors.copy())
 
     def save(self, path: Path) -> None:
         """Write into folder `path` (new: the caller's staging folder): the vectors' own
-        folder, and the named pieces."""
+        folder."""
         path.mkdir(parents=True, exist_ok=True)
         self._vectors.save(path / _VECTORS)
-        write_atomically(path / _NAMED, lambda where: np.save(where, self._named), suffix=".npy")
 
     def moved_to(self, path: Path) -> None:
         self._vectors.moved_to(path / _VECTORS)

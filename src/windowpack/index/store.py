@@ -83,9 +83,12 @@ class IndexStore:
         ann_threshold: int,
         snapshot_reads: bool = False,
         sentence_index: bool = True,
+        language: str | None = None,
     ) -> None:
         """`sentence_index`: keep the chunks' sentence vectors (`index.sentences`) beside
-        their chunk vectors; off, versions hold none and packs rank by chunk vectors alone."""
+        their chunk vectors; off, versions hold none and packs rank by chunk vectors alone.
+        `language`: the rules the lexical index cuts texts by (None: detected from them)."""
+        self._language = language
         self._files = SavedVersions(index_dir)
         self._sessions = sessions
         self._embedder = embedder
@@ -439,14 +442,14 @@ class IndexStore:
         return CollectionIndexes(
             version=version,
             dense=dense,
-            lexical=build_lexical_index(ids, texts),
+            lexical=build_lexical_index(ids, texts, language=self._language),
             sentences=self._build_sentences(ids, texts),
             keys=UnitKeys.of(ids, hashes),
         )
 
     def _build_lexical(self, collection_id: int) -> LexicalIndex:
         ids, _, texts = every_unit(self._sessions, collection_id)
-        return build_lexical_index(ids, texts)
+        return build_lexical_index(ids, texts, language=self._language)
 
     def _save(self, collection_id: int, indexes: CollectionIndexes) -> None:
         """Write a version's files, or log why not: they are derived, and a write that has

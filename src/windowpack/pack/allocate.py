@@ -7,14 +7,12 @@ or a gap marker.
 
 Why this algorithm (a greedy tree cut in two phases rather than a knapsack solver):
 
-1. *Verbatim phase* (`verbatim.py`). Chunks are taken in one fixed priority order — their
-   own score, or a strong neighbour's in the same unit less a margin, so the context around a
-   hit comes before an isolated weak chunk — while they fit, and the phase stops at the first
-   that does not; a chunk of a turn, record or section brings its whole unit (units are
-   atoms). The chosen set is therefore a prefix of an order that does not depend on the
-   budget: a larger budget keeps everything a smaller one kept, so recall never falls as B
-   grows (design §4.6). A knapsack optimum would re-shuffle the set between budgets and lose
-   that.
+1. *Verbatim phase* (`verbatim.py`). Chunks are taken by score, best first, while they fit,
+   in doubling budget tiers whose phases each stop at the first take that does not fit; a
+   chunk of a turn or record brings its whole unit (units are atoms). What a budget takes is
+   therefore a prefix of a sequence that does not depend on the budget: a larger budget keeps
+   everything a smaller one kept, so recall never falls as B grows (design §4.6). A knapsack
+   optimum would re-shuffle the set between budgets and lose that.
 2. *Summary phase.* The budget left covers the parts with no verbatim chunk: the largest
    summary nodes lying wholly in uncovered ranges are taken by relevance (a node's relevance
    is the best evidence beneath it), then the most relevant ones are refined into their
@@ -89,13 +87,12 @@ def allocate(
     pins: list[int] | None = None,
     *,
     window_budget: int | None = None,
-    context: bool = True,
     shown_nodes: Sequence[int] = (),
 ) -> Allocation:
     """The allocation for `budget` tokens (layout overheads included). `pins` are chunks whose
     units go in first, whole, in that order; a unit may be cut only when it costs more than
     its share of `window_budget` (the whole window's budget; default `budget`), see
-    `verbatim.verbatim_phase` (and for `context`). `shown_nodes` are in the window already
+    `verbatim.verbatim_phase`. `shown_nodes` are in the window already
     (the overview's): neither they, their ancestors nor a node of the same text is taken."""
     if corpus.chunks and lossless_cost(corpus, overheads) <= budget:
         return Allocation(
@@ -104,9 +101,7 @@ def allocate(
             lossless=True,
         )
     share_of = window_budget if window_budget is not None else budget
-    selected, used = verbatim_phase(
-        corpus, budget, overheads, pins, share_of=share_of, context=context
-    )
+    selected, used = verbatim_phase(corpus, budget, overheads, pins, share_of=share_of)
     nodes = _summary_phase(corpus, selected, budget - used, overheads, shown_nodes)
     return Allocation(
         chunks=np.flatnonzero(selected).astype(np.int64),

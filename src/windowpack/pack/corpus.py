@@ -47,6 +47,9 @@ class Corpus:
     the corpus is costed in (`state.PackingState.styled`); None: `Overheads.passage` alone."""
     chunk_twin: IntArray | None = None
     node_text: IntArray | None = None
+    chunk_in_section: npt.NDArray[np.bool_] | None = None
+    """By chunk: whether its unit is a section of a document with headings (rather than a
+    conversation turn or a record); None: no chunk is."""
     memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     """What `derived` computed from the score-free arrays: shared by every scored copy of
     one corpus (`with_scores`), so a pack does not redo per question what depends on the
@@ -86,6 +89,7 @@ class Corpus:
             chunk_opening=opening_costs(self),
             chunk_twin=np.where(twins(self) >= 0, twins(self) + chunks, -1),
             node_text=text_ids(self) + nodes,
+            chunk_in_section=in_sections(self),
         )
 
     @property
@@ -99,6 +103,13 @@ def _repeated(corpus: Corpus) -> npt.NDArray[np.bool_] | None:
         return None
     mask = corpus.chunk_twin >= 0
     return mask if mask.any() else None
+
+
+def in_sections(corpus: Corpus) -> npt.NDArray[np.bool_]:
+    """`chunk_in_section`, all False where the corpus has none."""
+    if corpus.chunk_in_section is not None:
+        return corpus.chunk_in_section
+    return np.zeros(corpus.chunks, dtype=np.bool_)
 
 
 def opening_costs(corpus: Corpus) -> IntArray:

@@ -101,6 +101,9 @@ def _kept_documents(state: PackingState, keep: list[int], counter: TokenCounter)
         chunk_opening=None if corpus.chunk_opening is None else corpus.chunk_opening[chunks],
         chunk_twin=twins.chunk_twin,
         node_text=twins.node_text,
+        chunk_in_section=None
+        if corpus.chunk_in_section is None
+        else corpus.chunk_in_section[chunks],
     )
     chunk_keys, chunk_positions = _kept_keys(state.chunk_keys, state.chunk_positions, new_chunk)
     node_keys, node_positions = _kept_keys(state.node_keys, state.node_positions, new_node)

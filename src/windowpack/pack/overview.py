@@ -20,8 +20,7 @@ from windowpack.text import TokenCounter
 from windowpack.types import HeaderStyle
 
 ALIGNMENT = 256
-# The overview takes at most this share of the budget, and never more than the cap.
-_OVERVIEW_SHARE = 8
+# An overview asked for takes at most this many tokens unless the request sets its size.
 _OVERVIEW_CAP = 4096
 # Tiers kept per state: one per budget (and alignment) asked for; requests mostly use a few.
 _HELD = 32
@@ -48,8 +47,11 @@ def overview(
     share_of_budget: int | None = None,
 ) -> Overview:
     """The overview of `states` for `request`, leaving `yielded` tokens to the question's
-    turns: built on first use, then taken from the first state's cache. Unless the request
-    sets its size, it takes at most 1/`share_of_budget` of the budget (default 1/8)."""
+    turns: built on first use, then taken from the first state's cache. Its size is the
+    request's `overview_tokens`, or 1/`share_of_budget` of the budget when the caller gives
+    one; by default none: an overview of the collection earns no recall on the development
+    manuals (docs/evidence.md), so a window spends its budget on the question's evidence
+    and holds an overview only when asked for one (or to reach a provider's cache minimum)."""
     share = request.overview_tokens
     if share is None:
         share = default_share(request.budget, share_of_budget)
@@ -73,8 +75,10 @@ def overview(
 
 def default_share(budget: int, share_of_budget: int | None = None) -> int:
     """The overview's tokens when a request does not set them: 1/`share_of_budget` of the
-    budget (default 1/8), at most 4,096."""
-    return min(budget // (share_of_budget or _OVERVIEW_SHARE), _OVERVIEW_CAP)
+    budget, at most 4,096; none without `share_of_budget`."""
+    if not share_of_budget:
+        return 0
+    return min(budget // share_of_budget, _OVERVIEW_CAP)
 
 
 def _built(

@@ -154,7 +154,7 @@ class Packer:
                 [Part(state=s, corpus=s.corpus) for s, _ in states], request, counter
             )
         if window is None:
-            scored = scored_corpora(states, self._query_vectors, request, self._reranker)
+            scored, found = scored_corpora(states, self._query_vectors, request, self._reranker)
             parts = [
                 Part(
                     state=state,
@@ -165,7 +165,7 @@ class Packer:
                 )
                 for (state, _), found in zip(states, scored, strict=True)
             ]
-            window = pack_parts(parts, request, counter)
+            window = replace(pack_parts(parts, request, counter), retrieval=found.describe())
         self._windows.put(key, window)
         return window
 
@@ -201,7 +201,7 @@ class Packer:
             return None
 
         def scored(request: PackRequest) -> list[Part]:
-            found = scored_corpora(held, self._query_vectors, request, self._reranker)
+            found, _ = scored_corpora(held, self._query_vectors, request, self._reranker)
             return [
                 Part(
                     state=loaded,

@@ -1,15 +1,16 @@
 """Relevance of every chunk and summary node of the states packed, for one question.
 
-The first look-up asks each source's indexes: BM25 (a chunk scored by its best sentence),
-the chunk vectors, and the sentence vectors (a chunk scored by its best sentence's vector,
-`index.sentences`). Their rankings are fused into one (`search.fusion`: z-scores, the
-sentence ranking weighted 2 and BM25 1 against 1 for the chunk vectors, by default), scattered onto
-each state's units, and a summary is given the best evidence beneath it. Then the second hop
-and the reranker (`evidence`) adjust the chunks' scores, when the request runs them.
+The ranking is retrieval's (`search.retrieve`: BM25, chunk vectors, sentence vectors, the
+question's literals and the feedback hop, fused by rank), the one `search` returns too. Here
+it is put on a z-score scale (order kept: the allocator's margins are in standard
+deviations of the candidates' scores), scattered onto each state's units, and a summary is
+given the best evidence beneath it; the reranker, when the request runs it, reorders the
+leading chunks.
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,15 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from windowpack.embed import Vectors
-from windowpack.index import (
-    PIECES_PER_CHUNK,
-    CollectionIndexes,
-    best_per_chunk,
-    chunk_ids_of,
-    ordinals_of,
-    split_index_ids,
-)
+from windowpack.index import CollectionIndexes, chunk_ids_of, ordinals_of, split_index_ids
 from windowpack.pack import evidence
 from windowpack.pack.corpus import Corpus
 from windowpack.pack.evidence import PieceHits
@@ -37,20 +30,14 @@ from windowpack.pack.verbatim import mean_chunk_cost
 from windowpack.rerank import RerankBounds, Reranker
 from windowpack.search import (
     MIN_CANDIDATES,
+    Evidence,
     QueryEmbeddingCache,
-    asks_for_person,
-    z_scores_fused,
+    read_question,
+    retrieve,
 )
 
 FloatArray = npt.NDArray[np.float64]
 Fused = tuple[npt.NDArray[np.int64], npt.NDArray[np.floating[Any]]]
-
-# What a piece naming someone gains, in cosine, for a question asking for a person. Measured
-# on 48 associative needles in the ~680K-token essays (the question shares no word with the
-# needle; MiniLM over sentences): the needle's sentence was in the top 20 for 0.29 of them
-# with no bonus, 0.48 / 0.58 / 0.67 / 0.67 with 0.05 / 0.1 / 0.15 / 0.2, and 0.69 when only
-# sentences naming someone were ranked at all.
-PERSON_BONUS = 0.15
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -68,23 +55,17 @@ def scored_corpora(
     query_vectors: QueryEmbeddingCache,
     request: PackRequest,
     reranker: Reranker | None = None,
-) -> list[Scored]:
+) -> tuple[list[Scored], Evidence]:
     """Each state's corpus scored for the request's question on one scale across all the
-    states, with the request's evidence stages applied."""
+    states (see module), and the evidence it came from."""
     settings = request.evidence
-    fused, pieces, lists = _fused_scores(sources, query_vectors, request)
+    found = find_evidence(sources, query_vectors, request)
+    fused = (found.ids, _standardised(found.scores))
+    lists = RankedLists(words=found.words, meaning=found.meaning)
     results = []
-    for state, indexes in sources:
+    for state, _ in sources:
         chunk_score, node_score = _scores(state, fused)
-        hits = _piece_hits(state, pieces)
-        linked = np.zeros(0, dtype=np.int64)
-        if settings.second_hop:
-            first_look = chunk_score
-            chunk_score = evidence.second_hop(
-                state, indexes, chunk_score, request.query, hits, request.budget
-            )
-            if chunk_score is not first_look:  # what the hop raised
-                linked = np.flatnonzero(chunk_score > first_look)
+        hits = _piece_hits(state, found.pieces)
         if reranker is not None and settings.rerank_depth:
             bounds = RerankBounds(depth=settings.rerank_depth, time_ms=settings.rerank_time_ms)
             chunk_score = evidence.reranked(state, chunk_score, request.query, reranker, bounds)
@@ -93,52 +74,64 @@ def scored_corpora(
         floor = float(chunk_score.min()) if len(chunk_score) else 0.0
         node_score = _with_best_evidence_beneath(state, chunk_score, node_score, floor)
         corpus = state.corpus.with_scores(chunk_score, node_score)
-        found = found_in(state, lists, linked)
-        results.append(Scored(corpus=corpus, pieces=hits, found=found))
-    return results
+        linked = _positions(state, found.linked)
+        results.append(Scored(corpus=corpus, pieces=hits, found=found_in(state, lists, linked)))
+    return results, found
 
 
-def _fused_scores(
+def find_evidence(
     sources: Sequence[tuple[PackingState, CollectionIndexes]],
     query_vectors: QueryEmbeddingCache,
     request: PackRequest,
-) -> tuple[Fused, Fused, RankedLists]:
-    """One fused ranking over every source, so that relevance is comparable between them,
-    the sentence index's best pieces (piece ids and cosines; empty when not searched), and
-    the lists fused (what found each chunk, `reasons`).
+) -> Evidence:
+    """Retrieval's evidence for the request's question over every source, each list read
+    deep enough to rank about twice what the budget holds."""
+    indexes = [indexes for _, indexes in sources]
+    depth = max(_candidates(state, request.budget) for state, _ in sources)
 
-    Cosine similarities from one embedder share a scale across collections, and so do BM25
-    scores roughly; standardising per collection instead would promote the best of an
-    irrelevant collection to the level of the best of a relevant one. Chunk and node ids are
-    database keys, unique across the collections of a store.
-    """
-    query, budget, settings = request.query, request.budget, request.evidence
-    vector_of = query_vectors.get_soon(query)  # the model runs beside the lexical searches
-    searched = [(indexes, _candidates(state, budget)) for state, indexes in sources]
-    lexical = [indexes.lexical.search(query, k, within=indexes.kept) for indexes, k in searched]
-    vector = vector_of()
-    dense = [indexes.dense.search(vector, k, within=indexes.kept) for indexes, k in searched]
-    person = settings.answer_types and asks_for_person(query)
-    pieces = [_pieces(indexes, vector, k, person) for indexes, k in searched if settings.sentences]
-    piece_list = _merged(pieces) if pieces else _empty()
-    by_chunk = best_per_chunk(*piece_list)
-    lists = [_merged(dense), by_chunk, _merged(lexical)]
-    weights = [1.0, settings.sentence_weight, settings.lexical_weight]
-    # By what each list matches, those the fusion reads (a weight of 0 drops a list).
-    used = [ranked if weight else _empty() for ranked, weight in zip(lists, weights, strict=True)]
-    found_by = RankedLists(words=used[2:], meaning=used[:2])
-    return z_scores_fused(lists, weights), piece_list, found_by
+    def texts_of(index_ids: Sequence[int]) -> list[str]:
+        return [_chunk_text_by_id(sources, index_id) for index_id in index_ids]
+
+    return retrieve(
+        read_question(request.query, indexes),
+        indexes,
+        query_vectors.get_soon(request.query),  # the model runs beside the lexical searches
+        depth=depth,
+        settings=request.evidence,
+        texts_of=texts_of,
+    )
 
 
-def _pieces(indexes: CollectionIndexes, vector: Vectors, k: int, person: bool) -> Fused:
-    """The sentence index's best pieces; for a question that asks for a person, the pieces
-    that name someone score `PERSON_BONUS` more (the answer type: `search.answer_kinds`)."""
-    if indexes.sentences is None:
-        return _empty()
-    ids, scores = indexes.sentences.search_pieces(vector, k * PIECES_PER_CHUNK, within=indexes.kept)
-    if person and len(ids):
-        scores = scores + PERSON_BONUS * indexes.sentences.named(ids)
-    return ids, scores
+def _chunk_text_by_id(
+    sources: Sequence[tuple[PackingState, CollectionIndexes]], index_id: int
+) -> str:
+    """The text of the chunk with this index id, in whichever state holds it ("" if none)."""
+    for state, _ in sources:
+        keys = state.chunk_keys
+        slot = bisect.bisect_left(keys, index_id) if len(keys) else 0
+        if slot < len(keys) and keys[slot] == index_id:
+            return evidence.chunk_text(state, int(state.chunk_positions[slot]))
+    return ""
+
+
+def _positions(state: PackingState, index_ids: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """The positions in `state` of the chunks among `index_ids` it holds, sorted."""
+    keys = state.chunk_keys
+    if not len(keys) or not len(index_ids):
+        return np.zeros(0, dtype=np.int64)
+    slots = np.minimum(np.searchsorted(keys, index_ids), len(keys) - 1)
+    held = keys[slots] == index_ids
+    return np.sort(state.chunk_positions[slots[held]]).astype(np.int64)
+
+
+def _standardised(scores: npt.NDArray[np.float64]) -> FloatArray:
+    """`scores` as z-scores over the candidates (order kept; all 0 when they are equal)."""
+    if not len(scores):
+        return scores.astype(np.float64)
+    spread = float(scores.std())
+    if spread == 0:
+        return np.zeros(len(scores), dtype=np.float64)
+    return np.asarray((scores - scores.mean()) / spread, dtype=np.float64)
 
 
 def _piece_hits(state: PackingState, pieces: Fused) -> PieceHits:
@@ -162,22 +155,12 @@ def _piece_hits(state: PackingState, pieces: Fused) -> PieceHits:
     return PieceHits(best=best)
 
 
-def _empty() -> Fused:
-    return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-
-
 def _candidates(state: PackingState, budget: int) -> int:
     """Enough candidates to rank about twice what the budget can hold, at least a few hundred."""
     corpus = state.corpus
     units = corpus.chunks + corpus.nodes
     mean_cost = max(1.0, corpus.derived("mean chunk cost", mean_chunk_cost))
     return max(1, min(units, max(MIN_CANDIDATES, int(2 * budget / mean_cost))))
-
-
-def _merged(results: list[Fused]) -> Fused:
-    ids = np.concatenate([ids for ids, _ in results]).astype(np.int64)
-    scores = np.concatenate([scores for _, scores in results]).astype(np.float32)
-    return ids, scores
 
 
 def _scores(state: PackingState, fused: Fused) -> tuple[FloatArray, FloatArray]:

@@ -184,6 +184,9 @@ def state_from_views(
         ),
         chunk_twin=twins.chunk_twin,
         node_text=twins.node_text,
+        chunk_in_section=np.asarray(
+            [d.unit_name == "section" for d in documents for _ in d.chunk_starts], dtype=np.bool_
+        ),
     )
     state = PackingState(
         name=name,

@@ -12,21 +12,20 @@ from __future__ import annotations
 def timed_calls() -> dict[str, tuple[object, str]]:
     """Stage name -> (owner, attribute) of the calls a pack makes, for timing wrappers.
 
-    scoring: retrieval and fusion of every source (`scored_corpora`, the query embedding and
-    every search included), of which first look-up: the searches and their fusion, second
-    hop: the bridges' searches, rerank: the reranker's stage; allocate: the budget split;
-    render: one source's blocks; overview: the overview tier; window: joining the text and
-    describing the items, the exact count included; count: the exact count of the pieces;
-    lossless render: the whole collection verbatim (once per version); state load: a
-    version's packing state; why found, why chosen: reading what found each chunk, and each
-    chosen chunk's reason (`reasons`, inside scoring and render).
+    scoring: retrieval and fusion of every source (`scored_corpora`, the query embedding and every
+    search included), of which retrieval: `search.retrieve` (every look-up, the fusion, the feedback
+    hop and the literals), rerank: the reranker's stage; allocate: the budget split; render: one
+    source's blocks; overview: the overview tier; window: joining the text and describing the items,
+    the exact count included; count: the exact count of the pieces; lossless render: the whole
+    collection verbatim (once per version); state load: a version's packing state; why found, why
+    chosen: reading what found each chunk, and each chosen chunk's reason (`reasons`, inside scoring
+    and render).
     """
     from windowpack.pack import evidence, packer, scoring, window
 
     return {
         "scoring": (packer, "scored_corpora"),
-        "first look-up": (scoring, "_fused_scores"),
-        "second hop": (evidence, "second_hop"),
+        "retrieval": (scoring, "retrieve"),
         "rerank": (evidence, "reranked"),
         "allocate": (window, "allocate"),
         "render": (window, "_rendered"),

@@ -1,17 +1,21 @@
 """The verbatim phase of an allocation: which chunks go in word for word, unit by unit.
 
-Units of meaning are atoms (design §4.8). A conversation turn, a record and a section are
-*units*: a window holds a unit whole, or summarized, or not at all — never a part of it —
-unless the unit alone costs more than `UNIT_SHARE` of the budget; such a unit may be cut, and
-the layout says how much of it is missing. Chunks outside any unit (plain prose) are atoms of
-their own.
+Units of meaning (design §4.8). A conversation turn and a record are *units* a window holds
+whole, summarized or not at all, unless the unit alone costs more than `UNIT_SHARE` of the
+budget; such a unit may be cut (a chunk taken from it brings the unit's first chunk, the
+request of a turn, so a cut unit still says what it is), and the layout says how much of it
+is missing. A section is a unit too, but one a window takes chunk by chunk: its passages
+carry the section's heading path in their headers, and on the development manuals
+(`examples/manuals`: the Debian handbook, PostgreSQL's, Python's and SQLite's) whole sections,
+context grown around a hit and a section's first chunk each cost recall at every budget
+from 2K to 8K tokens (docs/evidence.md), while the question's own evidence earned it.
+`SECTION_SHARE` (0) is the share of the budget under which a section would still go whole.
+Chunks outside any unit (plain prose) are atoms of their own.
 
-Order. Chunks are taken in one fixed priority order — their own score, or a neighbour's in the
-same unit less a margin (so context grows within the hit's unit first: the reply after a
-request, the rest of a section; never into the previous turn) — and the phase stops at the
-first item that does not fit. Taking a chunk of a unit that may not be cut takes the whole
-unit; taking a chunk of a unit that may be cut also takes the unit's first chunk (the request
-of a turn, the heading of a section), so a cut unit still says what it is.
+Order. Chunks are taken by their scores, best first (ties by index), and the budget is met
+in doubling tiers (`budget_tiers`): each tier's phase stops at the first item that does not
+fit, and the next tier starts there. Every budget takes a prefix of the same sequence of
+takes, so a chunk verbatim at one budget is verbatim at every larger one (design §4.6).
 
 Pinned units come first. A caller that knows which units the question is about (the
 instances of a repeated request, `pack.repeats`) pins them in the order they are needed;
@@ -32,10 +36,14 @@ BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 
-# How far below its neighbour's score a chunk next to a hit is ranked (in z-score units).
-NEIGHBOUR_MARGIN = 1.0
-# A unit costing more than this share of the budget may be cut; a smaller one goes in whole.
+# A turn or record costing more than this share of the budget may be cut; a smaller one goes
+# in whole.
 UNIT_SHARE = 0.25
+SECTION_SHARE = 0.0
+"""A section goes in whole when it costs at most this share of the budget: never, as measured
+on the development manuals (see module)."""
+# The first phase's limit in tokens (`budget_tiers`).
+FIRST_TIER = 64
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,35 +101,6 @@ def _unit_runs(corpus: Corpus) -> Runs:
     in_unit = unit[start] >= 0 if count else np.zeros(0, dtype=bool)
     of_chunk = (np.cumsum(opens) - 1).astype(np.int64)
     return Runs(start=start, end=end, of_chunk=of_chunk, cost=cost, in_unit=in_unit)
-
-
-def chunk_priority(corpus: Corpus) -> FloatArray:
-    """Own score, or a neighbour's score less the margin, whichever is higher. Neighbours are
-    the chunks of the same unit, or, outside units, of the same document."""
-    score = corpus.chunk_score.astype(np.float64)
-    priority = score.copy()
-    for source, target in _raising_neighbours(corpus, score):
-        priority[target] = np.maximum(priority[target], score[source] - NEIGHBOUR_MARGIN)
-    return priority
-
-
-def _raising_neighbours(corpus: Corpus, score: FloatArray) -> list[tuple[IntArray, IntArray]]:
-    """(sources, targets) pairs, once towards the next chunk and once towards the previous:
-    a chunk scored above the lowest score lends it to a neighbour of its unit. A chunk at the
-    lowest score cannot raise a neighbour (its score less the margin is below theirs), so
-    only the scored few are visited, not every chunk of the corpus."""
-    if len(score) < 2:
-        return []
-    sources = np.flatnonzero(score > score.min())
-    document, unit = corpus.chunk_document, corpus.chunk_unit
-    pairs = []
-    for step in (1, -1):
-        target = sources + step
-        inside = (target >= 0) & (target < len(score))
-        source, target = sources[inside], target[inside]
-        together = (document[source] == document[target]) & (unit[source] == unit[target])
-        pairs.append((source[together], target[together]))
-    return pairs
 
 
 class _Selection:
@@ -212,7 +191,6 @@ def verbatim_phase(
     pins: list[int] | None = None,
     *,
     share_of: int | None = None,
-    context: bool = True,
     shown: BoolArray | None = None,
 ) -> tuple[BoolArray, int]:
     """The chunks taken verbatim within `budget`, and the tokens they cost.
@@ -224,11 +202,12 @@ def verbatim_phase(
 
     `pins` are chunk indices whose units go first, whole, in the given order (those that do
     not fit are left to the normal order with the rest). A unit may be cut when it costs more
-    than `UNIT_SHARE` of `share_of`: the window's whole budget, of which `budget` is what the
-    overview left (default: `budget`). Without `context` (a set question packed for
-    coverage), a hit lends no priority to its neighbours and no unit is taken whole.
+    than `UNIT_SHARE` of its tier's rule budget (`budget_tiers`), scaled by `share_of` (the
+    window's whole budget, of which `budget` is what the overview left; default: `budget`).
     """
-    units = units_of(corpus, share_of if share_of is not None else budget, whole_units=context)
+    runs = unit_runs(corpus)
+    sections = corpus.chunk_in_section
+    scale = (share_of / budget) if share_of is not None and budget > 0 else 1.0
     selection = _Selection(corpus, overheads)
     repeats = corpus.repeats
     if repeats is not None:
@@ -239,12 +218,12 @@ def verbatim_phase(
         selection.chosen |= shown
     attempted: set[int] = set()
     for chunk in pins or []:
-        run = int(units.of_chunk[chunk])
+        run = int(runs.of_chunk[chunk])
         if run in attempted:
             continue
         attempted.add(run)
         members = [
-            i for i in range(int(units.start[run]), int(units.end[run])) if not selection.chosen[i]
+            i for i in range(int(runs.start[run]), int(runs.end[run])) if not selection.chosen[i]
         ]
         if not members:
             continue
@@ -253,19 +232,58 @@ def verbatim_phase(
         if selection.used + cost > budget:
             break
         selection.take(members, cost)
-    priority = chunk_priority(corpus) if context else corpus.chunk_score.astype(np.float64)
-    for index in _priority_order(priority, _expected_takes(corpus, budget)):
-        run = int(units.of_chunk[index])
-        if selection.chosen[index] or run in attempted:
-            continue
-        members = _members(units, run, index, selection.chosen)
-        cost = selection.cost(members)
-        if selection.used + cost > budget:
-            break  # a prefix of a fixed order: recall is monotone in the budget
-        selection.take(members, cost)
+    priority = corpus.chunk_score.astype(np.float64)
+    order = _priority_order(priority, _expected_takes(corpus, budget))
+    waiting: int | None = None
+    for limit, rule in budget_tiers(budget):
+        # A unit goes in whole when it costs at most its share of the tier's rule budget.
+        whole = max(1, int(rule * scale * UNIT_SHARE))
+        whole_section = int(rule * scale * SECTION_SHARE)
+        while True:
+            index = waiting if waiting is not None else next(order, None)
+            waiting = None
+            if index is None:
+                break
+            run = int(runs.of_chunk[index])
+            if selection.chosen[index] or run in attempted:
+                continue
+            in_section = sections is not None and bool(sections[index])
+            if in_section:
+                members = _members(runs, run, index, selection.chosen, whole_section, head=False)
+            else:
+                members = _members(runs, run, index, selection.chosen, whole)
+            cost = selection.cost(members)
+            if selection.used + cost > limit:
+                waiting = index  # the next tier starts here: every budget takes a prefix
+                break
+            selection.take(members, cost)
     if shown is not None:
         return selection.chosen & ~shown, selection.used
     return selection.chosen, selection.used
+
+
+def unit_rule(budget: int) -> int:
+    """The budget whose `UNIT_SHARE` (or `SECTION_SHARE`) a unit must exceed to be cut in a
+    window of `budget` tokens: its last tier's rule, between a half and all of `budget`."""
+    return budget_tiers(budget)[-1][1]
+
+
+def budget_tiers(budget: int) -> list[tuple[int, int]]:
+    """The phases of a verbatim allocation of `budget` tokens: (token limit, rule budget).
+
+    Limits double from `FIRST_TIER` to the last below `budget`, then `budget` itself; each
+    phase decides which units go in whole by the previous phase's limit (the first by half
+    its own). Two budgets share every phase up to the smaller one's last, and the larger one's
+    next phase has the same rule and a higher limit than the smaller one's last: so whatever
+    a budget takes, every larger budget takes too (design §4.6), although a larger budget
+    takes larger units whole."""
+    tiers: list[tuple[int, int]] = []
+    limit, rule = FIRST_TIER, FIRST_TIER // 2
+    while limit <= budget:
+        tiers.append((limit, rule))
+        rule, limit = limit, limit * 2
+    tiers.append((budget, rule))
+    return tiers
 
 
 def _expected_takes(corpus: Corpus, budget: int) -> int:
@@ -300,10 +318,14 @@ def _priority_order(priority: FloatArray, first: int) -> Iterator[int]:
     yield from np.flatnonzero(priority <= lowest).tolist()
 
 
-def _members(units: Units, run: int, index: int, chosen: BoolArray) -> list[int]:
-    """What taking chunk `index` brings in: its whole unit, or (in a unit that may be cut)
-    itself and the unit's first chunk."""
-    first, end = int(units.start[run]), int(units.end[run])
-    if units.atomic[run]:
+def _members(
+    runs: Runs, run: int, index: int, chosen: BoolArray, whole: int, *, head: bool = True
+) -> list[int]:
+    """What taking chunk `index` brings in: its whole unit when the unit costs at most `whole`
+    tokens, or (in a unit that may be cut) itself and, with `head`, the unit's first chunk."""
+    first, end = int(runs.start[run]), int(runs.end[run])
+    if runs.in_unit[run] and int(runs.cost[run]) <= whole:
         return [i for i in range(first, end) if not chosen[i]]
+    if not head:
+        return [] if chosen[index] else [index]
     return sorted({index, first} - {i for i in (index, first) if chosen[i]})

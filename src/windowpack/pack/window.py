@@ -17,7 +17,6 @@ import numpy as np
 from windowpack.pack import layout, rendering
 from windowpack.pack.allocate import allocate, lossless_chunks
 from windowpack.pack.corpus import Corpus, Overheads, combined
-from windowpack.pack.coverage import OVERVIEW_SHARE, excerpted
 from windowpack.pack.evidence import PieceHits
 from windowpack.pack.layout import Block
 from windowpack.pack.overview import Overview, overview
@@ -27,7 +26,6 @@ from windowpack.pack.repeats import Focus
 from windowpack.pack.request import PackRequest
 from windowpack.pack.state import PackingState
 from windowpack.pack.verbatim import pinned_cost
-from windowpack.search import is_set_question
 from windowpack.text import TokenCounter
 from windowpack.types import HeaderStyle, Span, Window, WindowItem
 
@@ -49,7 +47,7 @@ class Part:
     pieces: PieceHits = field(default_factory=PieceHits)
     """The best sentence of the chunks the sentence index found (`evidence`)."""
     excerpts: dict[int, tuple[int, int]] = field(default_factory=dict)
-    """Chunks shown only in part (a set question packed for coverage, `coverage`)."""
+    """Chunks shown only in part: (first, end) characters within each."""
     found: Found | None = None
     """Which of the first look-up's lists found each chunk (`reasons`); None: not scored."""
 
@@ -72,9 +70,6 @@ def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounte
     if whole is not None and whole.tokens <= budget:
         return whole
     parts = [styled_part(part, style) for part in parts]
-    coverage = request.evidence.set_coverage and is_set_question(request.query)
-    if coverage:
-        parts = [_for_coverage(part, request, counter) for part in parts]
     corpus = combined([p.corpus for p in parts], [len(p.state.documents) for p in parts])
     overheads = styled_overheads(parts, style)
     pins = [
@@ -85,10 +80,7 @@ def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounte
     essential = sum(part.focus.essential for part in parts)
     # The turns an ordinal question needs come before the overview: it yields what they take.
     yielded = pinned_cost(corpus, pins[:essential], overheads)
-    share = OVERVIEW_SHARE if coverage else None
-    tier = overview(
-        [part.state for part in parts], request, counter, yielded, share_of_budget=share
-    )
+    tier = overview([part.state for part in parts], request, counter, yielded)
     room = budget - tier.tokens
     offsets = _offsets_of(parts)
     # The overview's summaries are in the window already: the question's material says
@@ -113,7 +105,6 @@ def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounte
             overheads,
             pins,
             window_budget=budget,
-            context=not coverage,
             shown_nodes=shown,
         )
         blocks = [(parts[position], block) for position, block in tier.blocks]
@@ -180,12 +171,6 @@ def styled_overheads(parts: Sequence[Part], style: HeaderStyle) -> Overheads:
         gap=max(o.gap for o in each),
         label=max(o.label for o in each),
     )
-
-
-def _for_coverage(part: Part, request: PackRequest, counter: TokenCounter) -> Part:
-    """The part with its best chunks cut to their best sentence (`coverage`)."""
-    cut = excerpted(part.state, part.corpus, part.pieces, request.query, counter, request.budget)
-    return replace(part, corpus=cut.corpus, excerpts=cut.spans)
 
 
 def lossless_window(

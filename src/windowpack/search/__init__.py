@@ -1,22 +1,16 @@
-"""Search: dense and lexical candidates from a collection's indexes, fused into one ranking.
+"""Search: question -> ranked evidence, the one ranking `search()` and `pack()` share.
 
-`hybrid_search` asks both indexes and fuses their scores (`fusion`, z-scores by default),
-within the units a metadata filter keeps when given them (`stored_kept_units`);
-`QueryEmbeddingCache` keeps recent question vectors; `check_query` / `check_search` check
-a caller's arguments once.
-
-`is_set_question` tells a question after a whole set or a count from one after one thing.
-`asks_for_person` tells a question whose answer is someone (its answer type).
-`bridge_terms`: the names and rare words of evidence that a second look-up follows.
-`content_words`: a text's lowercased, crudely stemmed content words.
+`Question` is a question read once (its terms and literals, in its collection's language
+rules); `retrieve` asks every index once and fuses their lists by rank, with the question's
+literals and a feedback hop (`retrieval`); `hybrid_search` turns that ranking into hits with
+provenance, within the units a metadata filter keeps when given them (`stored_kept_units`).
+`QueryEmbeddingCache` keeps recent question vectors; `check_query` / `check_search` check a
+caller's arguments once.
 """
 
 from __future__ import annotations
 
-from windowpack.search.answer_kinds import asks_for_person
-from windowpack.search.bridge_terms import bridge_terms, content_words
 from windowpack.search.filtering import stored_kept_units
-from windowpack.search.fusion import z_scores_fused
 from windowpack.search.hybrid import (
     MIN_CANDIDATES,
     QueryEmbeddingCache,
@@ -24,20 +18,21 @@ from windowpack.search.hybrid import (
     check_search,
     hybrid_search,
 )
-from windowpack.search.question_kinds import is_set_question
+from windowpack.search.question import Question
+from windowpack.search.retrieval import Evidence, fuse, read_question, retrieve
 from windowpack.search.timing import timed_calls
 
 __all__ = [
     "MIN_CANDIDATES",
+    "Evidence",
     "QueryEmbeddingCache",
-    "asks_for_person",
-    "bridge_terms",
+    "Question",
     "check_query",
     "check_search",
-    "content_words",
+    "fuse",
     "hybrid_search",
-    "is_set_question",
+    "read_question",
+    "retrieve",
     "stored_kept_units",
     "timed_calls",
-    "z_scores_fused",
 ]

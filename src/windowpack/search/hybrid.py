@@ -1,31 +1,28 @@
-"""Hybrid search: dense (FAISS: chunk vectors and, when the store keeps them, sentence vectors)
-and lexical (BM25) candidates fused by z-scores (fusion.py)."""
+"""Search: the k best units for a question, by the one ranking packs use too (`retrieval`)."""
 
 from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from cachetools import LRUCache
 from sqlalchemy.orm import Session, sessionmaker
 
+from windowpack.config import EvidenceSettings
 from windowpack.documents import heading_trail
 from windowpack.embed import Embedder, Vectors
 from windowpack.errors import InvalidArgumentError
 from windowpack.index import CollectionIndexes, KeptUnits, is_node_index_id, node_id_of
-from windowpack.search.fusion import z_score_fusion
+from windowpack.search.retrieval import read_question, retrieve
 from windowpack.storage import repository
 from windowpack.types import Hit, Span, unit_name
 
-# Each retriever proposes more candidates than asked for, so that a chunk ranked modestly by
-# both can still win the fusion, and so that the z-scores are taken over enough scores to
-# describe each retriever's distribution: with 30-50 candidates the planted-needle ranking
-# still moved, from 100 on it was stable. A pack ranks every unit of the collection, and the
-# units no retriever proposed share the floor score, so it wants more: 512. Search and pack
-# use the same floor, so a chunk that search ranks first is ranked first in a pack too.
+# Each list is read deeper than the hits asked for, so that a unit ranked modestly by several
+# can still win the fusion; search and pack read at least `MIN_CANDIDATES`, and fusion by
+# rank gives their common head the same order however deep each read.
 _CANDIDATE_FACTOR = 2
 MIN_CANDIDATES = 512
 MAX_K = 10_000
@@ -87,35 +84,33 @@ def hybrid_search(
     indexes: CollectionIndexes,
     query_vectors: QueryEmbeddingCache,
     sessions: sessionmaker[Session],
+    settings: EvidenceSettings,
     include_summaries: bool = False,
-    lexical_weight: float = 1.0,
-    sentence_weight: float = 2.0,
-    sentences: bool = True,
     kept: KeptUnits | None = None,
 ) -> list[Hit]:
     """The k best chunks (and summaries, if asked) for `query`, best first, with provenance.
 
     The arguments are checked by the caller (`check_search`), once, where they come in.
-    `lexical_weight`, `sentence_weight` and `sentences` are the store's `EvidenceSettings`,
-    as a pack uses them. With `kept` (the units a metadata filter keeps) every index is
-    searched within them, so the k hits come from them however few they are.
+    `settings` are the store's `EvidenceSettings`, as a pack uses them. With `kept` (the
+    units a metadata filter keeps) every index is searched within them, so the k hits come
+    from them however few they are.
     """
     if kept is not None and not len(kept):
         return []  # the filter keeps nothing: no question to embed
     indexes = indexes.within(kept)
-    within = indexes.kept
     candidates = max(k * _CANDIDATE_FACTOR, MIN_CANDIDATES)
-    vector_of = query_vectors.get_soon(query)
-    lexical = indexes.lexical.search(query, candidates, within=within)
-    vector = vector_of()
-    rankings = [indexes.dense.search(vector, candidates, within=within), lexical]
-    weights = [1.0, lexical_weight]
-    if sentences and indexes.sentences is not None:  # by its best sentence, as a pack ranks
-        rankings.append(indexes.sentences.search(vector, candidates, within=within))
-        weights.append(sentence_weight)
+    question = read_question(query, [indexes])
+    evidence = retrieve(
+        question,
+        [indexes],
+        query_vectors.get_soon(query),
+        depth=candidates,
+        settings=settings,
+        texts_of=functools.partial(_chunk_texts, sessions),
+    )
     fused = [
         (index_id, score)
-        for index_id, score in z_score_fusion(rankings, weights)
+        for index_id, score in zip(evidence.ids.tolist(), evidence.scores.tolist(), strict=True)
         if include_summaries or not is_node_index_id(index_id)
     ][:k]
     chunk_ids = [index_id for index_id, _ in fused if not is_node_index_id(index_id)]
@@ -133,6 +128,13 @@ def hybrid_search(
         if found is not None:  # None: deleted by a concurrent writer since the index was read
             hits.append(_hit(found, score, summary=is_node_index_id(index_id), trails=trails))
     return hits
+
+
+def _chunk_texts(sessions: sessionmaker[Session], chunk_ids: Sequence[int]) -> list[str]:
+    """The stored texts of some chunks (empty for one deleted meanwhile), in their order."""
+    with sessions() as session:
+        found = repository.chunks_with_documents(session, list(chunk_ids))
+    return [found[i][0].text if i in found else "" for i in chunk_ids]
 
 
 def _heading_trails(

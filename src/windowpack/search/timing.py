@@ -11,13 +11,13 @@ from __future__ import annotations
 
 def timed_calls() -> dict[str, tuple[object, str]]:
     """Stage name -> (owner, attribute): query embedding (the model, for a question not in the
-    cache; in a worker thread beside the BM25 search), fusion (of the dense and lexical
-    scores), db fetch (the hits' chunk rows with their documents)."""
+    cache; in a worker thread beside the BM25 search), retrieval (every look-up, the
+    fusion and the stages), db fetch (the hits' chunk rows with their documents)."""
     from windowpack.search import hybrid
     from windowpack.storage import repository
 
     return {
         "query embedding": (hybrid.QueryEmbeddingCache, "_embedded"),
-        "fusion": (hybrid, "z_score_fusion"),
+        "retrieval": (hybrid, "retrieve"),
         "db fetch": (repository, "chunks_with_documents"),
     }

@@ -232,13 +232,13 @@ class Collection:
     ) -> Window:
         """The best window for `query` in at most `budget` tokens of `tokenizer` (design §4).
 
-        The most relevant chunks verbatim, summaries of the rest, gap markers for what is left
-        out, in document order; a query-independent overview first (`overview_tokens` caps it;
-        default: an eighth of the budget, at most 4,096), padded to a multiple of 256 tokens
-        with `align=True`. `align=N` (e.g. 1024, see `PROMPT_CACHE_MINIMUMS`) also makes that
-        tier at least N tokens, filled with more overview first, when N is at most half the
-        budget; `window.prefix_cache()` says which providers' minimums it reaches. The same
-        index version and request give the same bytes (cached). `evidence` turns this pack's
+        The most relevant chunks verbatim, summaries of the rest, gap markers for what is left out,
+        in document order; a query-independent overview first when `overview_tokens` asks for one
+        (default: none; it earns no recall, docs/evidence.md), padded to a multiple of 256 tokens
+        with `align=True`. `align=N` (e.g. 1024, see `PROMPT_CACHE_MINIMUMS`) also makes that tier
+        at least N tokens, filled with more overview first, when N is at most half the budget;
+        `window.prefix_cache()` says which providers' minimums it reaches. The same index version
+        and request give the same bytes (cached). `evidence` turns this pack's
         evidence stages on or off (default: the store's `StoreConfig.evidence`;
         docs/evidence.md). `provider` (a key of `PROMPT_CACHE_MINIMUMS`) makes the stable tier
         reach that provider's cache minimum when at most half the budget allows it;

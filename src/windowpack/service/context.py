@@ -119,6 +119,7 @@ class StoreContext:
             ann_threshold=config.ann_threshold,
             snapshot_reads=config.snapshot_reads,
             sentence_index=config.sentence_index,
+            language=config.language,
         )
         packer = Packer(
             sessions,
@@ -335,9 +336,7 @@ class StoreContext:
             query_vectors=self.query_vectors,
             sessions=self.sessions,
             include_summaries=include_summaries,
-            lexical_weight=self.config.evidence.lexical_weight,
-            sentence_weight=self.config.evidence.sentence_weight,
-            sentences=self.config.evidence.sentences,
+            settings=self.config.evidence,
         )
 
     def _stored_kept_units(

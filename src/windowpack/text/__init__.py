@@ -3,8 +3,9 @@
 Pure functions over strings, no database and no models: `tokens` (offline tiktoken,
 Hugging Face tokenizers and GGUF vocabularies, which `gguf` opens with llama.cpp),
 `hashing` (the cache key of every derived artefact) and `sentences` (the one sentence
-splitter the chunker, BM25 and the summarizer share), `names` (whether a text names
-someone, by form) and `stop_words` (bm25s's stop word lists, without importing bm25s).
+splitter the chunker, BM25 and the summarizer share), `stop_words` (bm25s's stop word
+lists, without importing bm25s) and `language` (a language's rules for lexical matching, and
+which language a text is in).
 """
 
 from __future__ import annotations
@@ -13,20 +14,30 @@ from windowpack.text import storable
 from windowpack.text.files import write_atomically
 from windowpack.text.gguf import load_llama
 from windowpack.text.hashing import content_hash
-from windowpack.text.names import names_a_person
+from windowpack.text.language import (
+    LANGUAGES,
+    PLAIN,
+    LanguageRules,
+    detect_language,
+    language_rules,
+)
 from windowpack.text.sentences import append_trimmed, split_sentences
 from windowpack.text.stop_words import bm25s_stop_words
 from windowpack.text.tokens import TIKTOKEN_ENCODINGS, TokenCounter, get_token_counter
 
 __all__ = [
+    "LANGUAGES",
+    "PLAIN",
     "TIKTOKEN_ENCODINGS",
+    "LanguageRules",
     "TokenCounter",
     "append_trimmed",
     "bm25s_stop_words",
     "content_hash",
+    "detect_language",
     "get_token_counter",
+    "language_rules",
     "load_llama",
-    "names_a_person",
     "split_sentences",
     "storable",
     "write_atomically",

@@ -1,0 +1,329 @@
+"""Question -> ranked evidence: the one ranking `search` and `pack` share.
+
+1. *Candidates.* Each collection's indexes are asked once, to the same depth: BM25 over the
+   question's terms (`Question.terms`), the chunk vectors, and the sentence vectors (a
+   chunk's best sentence; its pieces are kept for the packer, which shows a chunk's best
+   sentence when it cuts it). Every collection's lists are merged: cosines from one model,
+   and BM25 scores, share a scale across collections.
+2. *Fusion* of the lists (`fuse`): z-scores with a weight per list, each list standardised
+   by its leading scores, so the order of the leading candidates does not depend on how
+   deep each list was read: a search for 10 hits and a pack of 128K tokens rank their common
+   head alike.
+3. *Feedback* (`feedback_terms`, the second hop). The leading evidence names what the
+   question does not: the setting a paragraph says controls a behaviour, the command a
+   page points to. Pseudo-relevance feedback (RM3: Lavrenko and Croft 2001; Abdul-Jaleel
+   et al. 2004) takes the terms of the best `FEEDBACK_DOCUMENTS` candidates, weighted by
+   their frequency there and their inverse document frequency, and runs BM25 again with the
+   question's terms and the best `FEEDBACK_TERMS` of them; that ranking joins the fusion.
+   No word list and no grammar: it works in any language the index has rules for.
+4. *Literals win* (`_literals_first`). When the question names literals (`--flag`,
+   `module.function`, `max_connections`, a quoted string), a unit holding more of them
+   word for word ranks above one holding fewer, whatever the fusion said: a passage naming
+   the option asked about is evidence no paraphrase can stand in for. Units are matched
+   through the BM25 index's postings (a literal is a term of its own, `text.language`); a
+   quoted phrase, in the leading `_PHRASE_DEPTH` candidates' texts.
+
+The weights (`config.EvidenceSettings`) and constants below were set on the development
+manuals (`examples/manuals`: the Debian handbook, PostgreSQL's, Python's and SQLite's;
+Git's kept aside), as docs/evidence.md reports.
+
+`Evidence` is the result: the fused ranking (index ids of chunks and summary nodes, best
+first), the lists it came from (what found each unit: `pack.reasons`), the sentence pieces,
+the units the feedback raised, the units holding a literal, and the question as read.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from windowpack.config import EvidenceSettings
+from windowpack.embed import Vectors
+from windowpack.index import CollectionIndexes, best_per_chunk, is_node_index_id
+from windowpack.search.question import Question
+from windowpack.text import language_rules
+
+Ids = npt.NDArray[np.int64]
+Scores = npt.NDArray[np.float64]
+Ranked = tuple[Ids, Scores]
+TextsOf = Callable[[Sequence[int]], list[str]]
+"""The texts of some chunks, by index id (what feedback reads)."""
+
+STATS_DEPTH = 512
+"""How many of each list's leading scores its standardisation reads (`fuse`): the depth
+every search and pack reads at least (`hybrid.MIN_CANDIDATES`)."""
+FEEDBACK_DOCUMENTS = 5
+"""Leading candidates whose terms feedback reads: RM3's usual 5-10 (Lin's Anserini default
+is 10 over whole documents; chunks are a few sentences, and fewer keep the drift small)."""
+FEEDBACK_TERMS = 10
+"""Expansion terms added to the question: Anserini's RM3 default."""
+FEEDBACK_QUERY_WEIGHT = 0.5
+"""The question's own share of the expanded query (RM3's original-query weight, Anserini's
+default 0.5)."""
+PIECES_PER_CHUNK = 4
+_PHRASE_DEPTH = 200
+
+
+@dataclass(frozen=True, kw_only=True)
+class Evidence:
+    """What retrieval found for one question (see module)."""
+
+    question: Question
+    ids: Ids
+    """Index ids of chunks and summary nodes, best first."""
+    scores: Scores
+    """Their fused scores (reciprocal-rank units), descending."""
+    words: tuple[Ranked, ...] = ()
+    """The lists that matched the question's words: BM25."""
+    meaning: tuple[Ranked, ...] = ()
+    """The lists that matched its meaning: chunk vectors, sentence vectors."""
+    pieces: Ranked = field(default_factory=lambda: _empty())
+    """The sentence index's best pieces: (piece ids, cosines)."""
+    linked: Ids = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    """Units the feedback ranking found (at or above its mean), sorted."""
+    literal: Ids = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    """Units holding one of the question's literals."""
+    stages: tuple[str, ...] = ()
+
+    def describe(self) -> dict[str, object]:
+        """The question as read and the stages run: what a window records."""
+        return {**self.question.describe(), "stages": list(self.stages)}
+
+
+def read_question(text: str, sources: Sequence[CollectionIndexes]) -> Question:
+    """`text` read by the language rules of the first source's lexical index (English's
+    before it holds anything)."""
+    language = sources[0].lexical.language if sources else None
+    return Question.of(text, language_rules(language or "en"))
+
+
+def retrieve(
+    question: Question,
+    sources: Sequence[CollectionIndexes],
+    vector_of: Callable[[], Vectors],
+    *,
+    depth: int,
+    settings: EvidenceSettings,
+    texts_of: TextsOf,
+) -> Evidence:
+    """The evidence for `question` over `sources` (see module). `vector_of` gives the
+    question's vector (embedded meanwhile: the lexical look-ups run first); `depth` is how
+    many candidates each list is read to."""
+    stages = ["bm25"]
+    words = _merged([s.lexical.search_terms(question.terms, depth, within=s.kept) for s in sources])
+    vector = vector_of()
+    dense = _merged([s.dense.search(vector, depth, within=s.kept) for s in sources])
+    meaning = [dense]
+    weights = [settings.lexical_weight, 1.0]
+    lists = [words, dense]
+    stages.append("chunk vectors")
+    pieces = _empty()
+    if settings.sentences and any(s.sentences is not None for s in sources):
+        pieces = _merged(
+            [
+                s.sentences.search_pieces(vector, depth * PIECES_PER_CHUNK, within=s.kept)
+                for s in sources
+                if s.sentences is not None
+            ]
+        )
+        by_chunk = best_per_chunk(pieces[0], pieces[1].astype(np.float32), depth)
+        lists.append((by_chunk[0], by_chunk[1].astype(np.float64)))
+        meaning.append(lists[-1])
+        weights.append(settings.sentence_weight)
+        stages.append("sentence vectors")
+    ids, scores = fuse(lists, weights)
+    linked = np.zeros(0, dtype=np.int64)
+    if settings.second_hop and len(ids):
+        hop = _feedback_list(question, sources, ids, texts_of, depth)
+        if len(hop[0]):
+            ids, scores = fuse([*lists, hop], [*weights, settings.feedback_weight])
+            # What the hop found: its list at or above its mean (as `pack.reasons` reads a
+            # list); a unit the question's own lists found too is said to be found by them.
+            linked = np.sort(hop[0][hop[1] >= hop[1].mean()])
+            stages.append("feedback")
+    literal = np.zeros(0, dtype=np.int64)
+    if settings.literals and question.literals and len(ids):
+        ids, scores, literal = _literals_first(question, sources, ids, scores, texts_of, depth)
+        stages.append("literals")
+    return Evidence(
+        question=question,
+        ids=ids,
+        scores=scores,
+        words=(words,),
+        meaning=tuple(meaning),
+        pieces=pieces,
+        linked=linked,
+        literal=literal,
+        stages=tuple(stages),
+    )
+
+
+def fuse(lists: Sequence[Ranked], weights: Sequence[float], *, head: int = STATS_DEPTH) -> Ranked:
+    """Weighted z-score fusion, best first (ties by smaller id): each list's scores are
+    standardised by the mean and spread of its leading `head` scores, weighted, and summed;
+    a unit a list did not return gets that list's lowest standardised score. A list whose
+    leading scores are all equal carries membership only (`_membership_z`). A list of weight
+    0, or empty, is left out.
+
+    Why scores and not ranks (reciprocal rank fusion): a BM25 hit that outscores everything
+    else by far (a rare term, an exact option) keeps that margin instead of counting as a
+    near tie. On the development manuals z-scores led RRF at 2K tokens (docs/evidence.md).
+    Why the leading scores' statistics: a unit every list returns within `head` gets the same
+    fused score however deep the lists were read, so a search for 10 hits and a pack of a
+    large budget rank their common head alike."""
+    kept = [
+        (ids, scores.astype(np.float64), weight)
+        for (ids, scores), weight in zip(lists, weights, strict=True)
+        if len(ids) and weight
+    ]
+    if not kept:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+    everyone = np.unique(np.concatenate([ids for ids, _, _ in kept]).astype(np.int64))
+    totals = np.zeros(len(everyone), dtype=np.float64)
+    for ids, scores, weight in kept:
+        leading = scores[:head]
+        spread = float(leading.std())
+        if spread > 0:
+            z_scores = (scores - float(leading.mean())) / spread
+            floor = float(z_scores.min())
+        else:
+            member, floor = _membership_z(len(scores), len(everyone))
+            z_scores = np.full(len(scores), member)
+        column = np.full(len(everyone), floor)
+        column[np.searchsorted(everyone, ids)] = z_scores
+        totals += weight * column
+    order = np.lexsort((everyone, -totals))
+    return everyone[order], totals[order]
+
+
+def _membership_z(members: int, candidates: int) -> tuple[float, float]:
+    """z-scores of members and of the others when `members` of `candidates` score one value
+    and the rest another, lower: sqrt((1 - p) / p) and -sqrt(p / (1 - p)), p the members'
+    share (a list of one hit, above all: the chunk holding a rare term must not lose to the
+    other lists' top hits). All candidates members: no ranking at all (1 and 0)."""
+    if members >= candidates:
+        return 1.0, 0.0
+    share = members / candidates
+    return float(np.sqrt((1 - share) / share)), float(-np.sqrt(share / (1 - share)))
+
+
+def feedback_terms(
+    question: Question, documents: Sequence[Sequence[str]], idf: Callable[[list[str]], Scores]
+) -> list[tuple[str, float]]:
+    """RM3's expansion terms: over `documents` (each a leading candidate's terms, best
+    first, weighted by 1 / rank), each term not in the question weighs the sum of its
+    relative frequency in each document times that document's weight, times its idf; the
+    best `FEEDBACK_TERMS`, weights normalised to sum 1."""
+    asked = set(question.terms) | set(question.literals)
+    weights: dict[str, float] = {}
+    for rank, terms in enumerate(documents, start=1):
+        if not terms:
+            continue
+        counts = Counter(term for term in terms if term not in asked)
+        for term, count in counts.items():
+            weights[term] = weights.get(term, 0.0) + count / len(terms) / rank
+    if not weights:
+        return []
+    candidates = list(weights)
+    scored = {
+        term: weights[term] * float(value)
+        for term, value in zip(candidates, idf(candidates), strict=True)
+    }
+    best = sorted((t for t in scored if scored[t] > 0), key=lambda t: (-scored[t], t))[
+        :FEEDBACK_TERMS
+    ]
+    total = sum(scored[t] for t in best)
+    return [(term, scored[term] / total) for term in best] if total > 0 else []
+
+
+def _feedback_list(
+    question: Question,
+    sources: Sequence[CollectionIndexes],
+    ranked: Ids,
+    texts_of: TextsOf,
+    depth: int,
+) -> Ranked:
+    """BM25 over the question's terms and the feedback terms of the leading chunks."""
+    leaders = [int(i) for i in ranked[: FEEDBACK_DOCUMENTS * 2] if not is_node_index_id(int(i))]
+    leaders = leaders[:FEEDBACK_DOCUMENTS]
+    if not leaders:
+        return _empty()
+    lexical = sources[0].lexical
+    documents = [lexical.terms(text) for text in texts_of(leaders)]
+    expansion = feedback_terms(question, documents, lexical.idf)
+    if not expansion:
+        return _empty()
+    asked = list(question.terms)
+    own = FEEDBACK_QUERY_WEIGHT / max(1, len(asked))
+    terms = [*asked, *(term for term, _ in expansion)]
+    weights = [own] * len(asked) + [(1 - FEEDBACK_QUERY_WEIGHT) * w for _, w in expansion]
+    return _merged(
+        [s.lexical.search_terms(terms, depth, weights=weights, within=s.kept) for s in sources]
+    )
+
+
+def _literals_first(
+    question: Question,
+    sources: Sequence[CollectionIndexes],
+    ids: Ids,
+    scores: Scores,
+    texts_of: TextsOf,
+    depth: int,
+) -> tuple[Ids, Scores, Ids]:
+    """The ranking with units holding more of the question's literals first (fused order
+    among equals), scores raised to keep it descending, and the units holding any (sorted).
+
+    A literal term is looked up in the postings, to `depth` units, so that a unit naming it
+    counts even when the fusion ranked it below the candidates read; a literal the index
+    has no term for (a quoted phrase) is looked for in the leading candidates' texts."""
+    held: dict[int, int] = {}
+    phrases = []
+    for literal in question.literals:
+        found = _merged([s.lexical.search_terms([literal], depth, within=s.kept) for s in sources])[
+            0
+        ]
+        if len(found):
+            for unit in found.tolist():
+                held[unit] = held.get(unit, 0) + 1
+        else:
+            phrases.append(literal)
+    if phrases:
+        leading = [int(i) for i in ids[:_PHRASE_DEPTH] if not is_node_index_id(int(i))]
+        for unit, text in zip(leading, texts_of(leading), strict=True):
+            lowered = text.lower()
+            count = sum(phrase in lowered for phrase in phrases)
+            if count:
+                held[unit] = held.get(unit, 0) + count
+    if not held:
+        return ids, scores, np.zeros(0, dtype=np.int64)
+    missing = np.asarray(sorted(set(held) - set(ids.tolist())), dtype=np.int64)
+    floor = float(scores[-1]) if len(scores) else 0.0
+    ids = np.concatenate([ids, missing])
+    scores = np.concatenate([scores, np.full(len(missing), floor)])
+    counts = np.asarray([held.get(int(i), 0) for i in ids.tolist()], dtype=np.float64)
+    # One step per literal held, above the whole range of the fused scores.
+    step = float(scores.max() - min(scores.min(), 0.0)) + 1.0
+    raised = scores + counts * step
+    order = np.lexsort((ids, -raised))
+    return ids[order], raised[order], np.asarray(sorted(held), dtype=np.int64)
+
+
+def _merged(results: Sequence[tuple[npt.NDArray[np.int64], npt.NDArray[np.floating]]]) -> Ranked:
+    """Several collections' lists as one, best first (ties by smaller id)."""
+    results = [r for r in results if len(r[0])]
+    if not results:
+        return _empty()
+    ids = np.concatenate([ids for ids, _ in results]).astype(np.int64)
+    scores = np.concatenate([scores for _, scores in results]).astype(np.float64)
+    if len(results) > 1:
+        order = np.lexsort((ids, -scores))
+        ids, scores = ids[order], scores[order]
+    return ids, scores
+
+
+def _empty() -> Ranked:
+    return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)

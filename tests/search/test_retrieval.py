@@ -1,0 +1,131 @@
+"""Retrieval, the one ranking search and pack share: fusion by rank, the question's literals
+first, feedback terms; on real text (the PostgreSQL manual's program pages) where it
+matters, over the hash embedder (the lexical stages are what is tested here)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import windowpack as wp
+from windowpack.search import Question, fuse
+from windowpack.search.retrieval import RRF_K, feedback_terms
+from windowpack.text import language_rules
+
+MANUAL = Path("/usr/share/doc/postgresql-doc-15/html")
+PROGRAMS = [
+    "app-clusterdb.html",
+    "app-createdb.html",
+    "app-dropdb.html",
+    "app-dropuser.html",
+    "app-pgdump.html",
+    "app-pgrestore.html",
+    "app-psql.html",
+    "app-initdb.html",
+]
+
+
+def _ids(*values: int) -> np.ndarray:
+    return np.asarray(values, dtype=np.int64)
+
+
+def _ranked(*values: int) -> tuple[np.ndarray, np.ndarray]:
+    return _ids(*values), np.linspace(1.0, 0.0, len(values))
+
+
+def test_fusion_adds_weighted_reciprocal_ranks() -> None:
+    ids, scores = fuse([_ranked(1, 2, 3), _ranked(3, 1)], [1.0, 2.0])
+    expected = {
+        1: 1 / (RRF_K + 1) + 2 / (RRF_K + 2),
+        2: 1 / (RRF_K + 2),
+        3: 1 / (RRF_K + 3) + 2 / (RRF_K + 1),
+    }
+    assert ids.tolist() == sorted(expected, key=lambda i: -expected[i])
+    assert scores.tolist() == pytest.approx([expected[i] for i in ids.tolist()])
+
+
+def test_a_list_of_weight_zero_is_left_out() -> None:
+    ids, _ = fuse([_ranked(1, 2), _ranked(9)], [1.0, 0.0])
+    assert ids.tolist() == [1, 2]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.permutations(list(range(30))), min_size=1, max_size=3),
+    st.integers(min_value=3, max_value=29),
+)
+def test_the_head_keeps_its_order_however_deep_the_lists_are_read(
+    orders: list[list[int]], depth: int
+) -> None:
+    """Units every shallow list holds score in a shallow read exactly as in a deep one, so
+    their order is the same: a search for a few hits and a large pack rank them alike."""
+    weights = [1.0 + i for i in range(len(orders))]
+    deep = fuse([_ranked(*order) for order in orders], weights)[0].tolist()
+    shallow = fuse([_ranked(*order[:depth]) for order in orders], weights)[0].tolist()
+    common = set.intersection(*(set(order[:depth]) for order in orders))
+    assert [i for i in shallow if i in common] == [i for i in deep if i in common]
+
+
+def test_feedback_terms_come_from_the_evidence_weighted_by_idf() -> None:
+    question = Question.of("Which setting limits connections?", language_rules("en"))
+    documents = [["max_connect", "limit", "server", "server"], ["max_connect", "server"]]
+    idf = {"max_connect": 3.0, "server": 0.1, "limit": 2.0}
+    found = dict(
+        feedback_terms(question, documents, lambda terms: np.asarray([idf[t] for t in terms]))
+    )
+    assert "limit" not in found  # the question's own term
+    assert max(found, key=found.__getitem__) == "max_connect"  # rare and in both
+    assert sum(found.values()) == pytest.approx(1.0)
+
+
+def test_a_question_reads_its_literals_and_quoted_strings() -> None:
+    question = Question.of('Does pg_dump take --if-exists or "clean mode"?', language_rules("en"))
+    assert question.literals == ("pg_dump", "--if-exists", "clean mode")
+    assert "--if-exists" in question.terms and "pg_dump" in question.terms
+
+
+@pytest.fixture(scope="module")
+def programs(tmp_path_factory: pytest.TempPathFactory) -> wp.Collection:
+    if not MANUAL.is_dir():
+        pytest.skip(f"{MANUAL} is not installed (apt-get install postgresql-doc-15)")
+    store = wp.open(tmp_path_factory.mktemp("programs"), config=wp.StoreConfig(embedder="hash"))
+    collection = store.collection("programs")
+    collection.add_files([MANUAL / page for page in PROGRAMS])
+    return collection
+
+
+def test_units_naming_the_option_asked_about_rank_first(programs: wp.Collection) -> None:
+    hits = programs.search("Which programs accept --if-exists?", k=12)
+    holds = ["--if-exists" in hit.text for hit in hits]
+    assert any(holds)
+    assert holds == sorted(holds, reverse=True), "a unit without the option outranked one with"
+    assert {Path(hit.document_id).name for hit, held in zip(hits, holds, strict=True) if held} >= {
+        "app-dropdb.html",
+        "app-pgdump.html",
+        "app-pgrestore.html",
+    }
+
+
+def test_the_window_says_how_the_question_was_read(programs: wp.Collection) -> None:
+    window = programs.pack("What does --if-exists do for dropdb?", budget=600)
+    assert window.retrieval is not None
+    assert window.retrieval["language"] == "en"
+    assert window.retrieval["literals"] == ["--if-exists"]
+    assert "literals" in window.retrieval["stages"]
+    assert "--if-exists" in window.text
+
+
+def test_the_first_hit_of_search_is_verbatim_in_the_pack(programs: wp.Collection) -> None:
+    for question in (
+        "How do I choose the template database for a new database?",
+        "Which option makes the dump include commands to drop objects first?",
+        "locale provider",
+    ):
+        first = programs.search(question, k=1)[0]
+        for budget in (400, 1000, 3000):
+            window = programs.pack(question, budget=budget)
+            assert first.text in window.text, (question, budget)
