@@ -235,10 +235,14 @@ def verbatim_phase(
     priority = corpus.chunk_score.astype(np.float64)
     order = _priority_order(priority, _expected_takes(corpus, budget))
     waiting: int | None = None
+    cut: list[int] = []  # runs of turns and records taken in part, in the order first taken
     for limit, rule in budget_tiers(budget):
         # A unit goes in whole when it costs at most its share of the tier's rule budget.
         whole = max(1, int(rule * scale * UNIT_SHARE))
         whole_section = int(rule * scale * SECTION_SHARE)
+        # A unit an earlier tier had to cut is completed first once this tier takes it whole.
+        if not _completed(cut, runs, selection, whole, limit):
+            continue  # the rest of one did not fit: the next tier starts with it
         while True:
             index = waiting if waiting is not None else next(order, None)
             waiting = None
@@ -257,32 +261,54 @@ def verbatim_phase(
                 waiting = index  # the next tier starts here: every budget takes a prefix
                 break
             selection.take(members, cost)
+            first, end = int(runs.start[run]), int(runs.end[run])
+            in_part = not selection.chosen[first:end].all()
+            if runs.in_unit[run] and not in_section and in_part and run not in cut:
+                cut.append(run)
     if shown is not None:
         return selection.chosen & ~shown, selection.used
     return selection.chosen, selection.used
 
 
+def _completed(cut: list[int], runs: Runs, selection: _Selection, whole: int, limit: int) -> bool:
+    """Take the rest of each unit of `cut` (in order) that costs at most `whole` tokens,
+    dropping it from `cut`; False when one's rest does not fit within `limit`."""
+    for run in [run for run in cut if int(runs.cost[run]) <= whole]:
+        members = [
+            i for i in range(int(runs.start[run]), int(runs.end[run])) if not selection.chosen[i]
+        ]
+        cost = selection.cost(members) if members else 0
+        if selection.used + cost > limit:
+            return False
+        if members:
+            selection.take(members, cost)
+        cut.remove(run)
+    return True
+
+
 def unit_rule(budget: int) -> int:
-    """The budget whose `UNIT_SHARE` (or `SECTION_SHARE`) a unit must exceed to be cut in a
-    window of `budget` tokens: its last tier's rule, between a half and all of `budget`."""
+    """The budget whose `UNIT_SHARE` a turn or record must exceed to stay cut in a window of
+    `budget` tokens that has room for its rest: the last tier's rule, between `budget` and
+    twice it."""
     return budget_tiers(budget)[-1][1]
 
 
 def budget_tiers(budget: int) -> list[tuple[int, int]]:
     """The phases of a verbatim allocation of `budget` tokens: (token limit, rule budget).
 
-    Limits double from `FIRST_TIER` to the last below `budget`, then `budget` itself; each
-    phase decides which units go in whole by the previous phase's limit (the first by half
-    its own). Two budgets share every phase up to the smaller one's last, and the larger one's
-    next phase has the same rule and a higher limit than the smaller one's last: so whatever
-    a budget takes, every larger budget takes too (design §4.6), although a larger budget
-    takes larger units whole."""
+    Limits double from `FIRST_TIER` up to `budget`, each phase's rule (which units go in
+    whole: those costing at most `UNIT_SHARE` of it) its own limit; a last phase takes the
+    rest of `budget` by the rule of the next doubling. Two budgets share every phase up to
+    the smaller one's last, and the larger one's next phase has the same rule as that last
+    and a limit at least as high: so whatever a budget takes, every larger budget takes too
+    (design §4.6), while a larger budget takes larger units whole (and completes, first in a
+    phase, the units an earlier phase had to cut)."""
     tiers: list[tuple[int, int]] = []
-    limit, rule = FIRST_TIER, FIRST_TIER // 2
+    limit = FIRST_TIER
     while limit <= budget:
-        tiers.append((limit, rule))
-        rule, limit = limit, limit * 2
-    tiers.append((budget, rule))
+        tiers.append((limit, limit))
+        limit *= 2
+    tiers.append((budget, limit))
     return tiers
 
 

@@ -274,42 +274,48 @@ def _literals_first(
     texts_of: TextsOf,
     depth: int,
 ) -> tuple[Ids, Scores, Ids]:
-    """The ranking with units holding more of the question's literals first (fused order
-    among equals), scores raised to keep it descending, and the units holding any (sorted).
+    """The ranking with units holding more of the question's literals first, each literal
+    weighted by its inverse document frequency (fused order among equals; the fused scores
+    handed out again in that order), and the units holding any (sorted).
 
-    A literal term is looked up in the postings, to `depth` units, so that a unit naming it
-    counts even when the fusion ranked it below the candidates read; a literal the index
-    has no term for (a quoted phrase) is looked for in the leading candidates' texts."""
-    held: dict[int, int] = {}
-    phrases = []
+    A literal that is one term of the index (an option, an identifier, a word) is looked up
+    in the postings, to `depth` units, so that a unit naming it counts even when the fusion
+    ranked it below the candidates read; a literal of several terms (a quoted phrase) is
+    looked for in the leading candidates' texts."""
+    held: dict[int, float] = {}
+    phrases: list[tuple[str, float]] = []
+    lexical = sources[0].lexical
     for literal in question.literals:
-        found = _merged([s.lexical.search_terms([literal], depth, within=s.kept) for s in sources])[
-            0
-        ]
-        if len(found):
-            for unit in found.tolist():
-                held[unit] = held.get(unit, 0) + 1
-        else:
-            phrases.append(literal)
+        own = lexical.terms(literal)
+        # A literal weighs what its rarest term does: naming a rare option outweighs naming
+        # the product the whole manual is about.
+        weight = float(lexical.idf(own).max()) if own else 0.0
+        if weight <= 0:
+            continue
+        term = literal if literal in own else (own[0] if len(own) == 1 else None)
+        if term is None:
+            phrases.append((literal, weight))
+            continue
+        found = _merged([s.lexical.search_terms([term], depth, within=s.kept) for s in sources])
+        for unit in found[0].tolist():
+            held[unit] = held.get(unit, 0.0) + weight
     if phrases:
         leading = [int(i) for i in ids[:_PHRASE_DEPTH] if not is_node_index_id(int(i))]
         for unit, text in zip(leading, texts_of(leading), strict=True):
             lowered = text.lower()
-            count = sum(phrase in lowered for phrase in phrases)
-            if count:
-                held[unit] = held.get(unit, 0) + count
+            weight = sum(w for phrase, w in phrases if phrase in lowered)
+            if weight:
+                held[unit] = held.get(unit, 0.0) + weight
     if not held:
         return ids, scores, np.zeros(0, dtype=np.int64)
     missing = np.asarray(sorted(set(held) - set(ids.tolist())), dtype=np.int64)
     floor = float(scores[-1]) if len(scores) else 0.0
     ids = np.concatenate([ids, missing])
     scores = np.concatenate([scores, np.full(len(missing), floor)])
-    counts = np.asarray([held.get(int(i), 0) for i in ids.tolist()], dtype=np.float64)
-    # One step per literal held, above the whole range of the fused scores.
-    step = float(scores.max() - min(scores.min(), 0.0)) + 1.0
-    raised = scores + counts * step
-    order = np.lexsort((ids, -raised))
-    return ids[order], raised[order], np.asarray(sorted(held), dtype=np.int64)
+    weights = np.asarray([held.get(int(i), 0.0) for i in ids.tolist()], dtype=np.float64)
+    order = np.lexsort((ids, -scores, -weights))
+    # The same scores, handed out in the new order: only the order changes.
+    return ids[order], np.sort(scores)[::-1], np.asarray(sorted(held), dtype=np.int64)
 
 
 def _merged(results: Sequence[tuple[npt.NDArray[np.int64], npt.NDArray[np.floating]]]) -> Ranked:
