@@ -39,6 +39,12 @@ class Access:
     store: Store
     key: ApiKey | None
 
+    @property
+    def scope(self) -> str:
+        """Whom a session token is signed for: the key's id ('' without keys), so that a
+        token one key was given is refused to another."""
+        return self.key.key_id if self.key is not None else ""
+
     def can_see(self, name: str) -> bool:
         return self.key is None or self.key.can_see(name)
 

@@ -4,7 +4,8 @@ Pure functions over strings, no database and no models: `tokens` (offline tiktok
 Hugging Face tokenizers and GGUF vocabularies, which `gguf` opens with llama.cpp),
 `hashing` (the cache key of every derived artefact) and `sentences` (the one sentence
 splitter the chunker, BM25 and the summarizer share), `names` (whether a text names
-someone, by form) and `stop_words` (bm25s's stop word lists, without importing bm25s).
+someone, by form), `stop_words` (bm25s's stop word lists, without importing bm25s) and
+`untrusted_json` (JSON from outside the process, read with limits on size, depth and text).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from windowpack.text.names import names_a_person
 from windowpack.text.sentences import append_trimmed, split_sentences
 from windowpack.text.stop_words import bm25s_stop_words
 from windowpack.text.tokens import TIKTOKEN_ENCODINGS, TokenCounter, get_token_counter
+from windowpack.text.untrusted_json import load_untrusted_json
 
 __all__ = [
     "TIKTOKEN_ENCODINGS",
@@ -26,6 +28,7 @@ __all__ = [
     "content_hash",
     "get_token_counter",
     "load_llama",
+    "load_untrusted_json",
     "names_a_person",
     "split_sentences",
     "storable",
