@@ -153,6 +153,10 @@ class Worker:
         )
         if self.table.finish(row.id, row.worker, outcome):
             input_of(row.kind, row.manifest).cleanup()
+            if row.manifest.get("collection") is None:
+                # The job was to create its collection (a first write): a killed run may have
+                # made the row, and a failed first write leaves no empty collection behind.
+                self.queue.store.delete_collection(row.collection, only_if_unwritten=True)
             self.queue.ended()
 
     def _loop(self) -> None:
