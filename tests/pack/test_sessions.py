@@ -341,14 +341,14 @@ def test_a_token_is_bound_to_its_store_scope_and_secret(store: wp.Store, tmp_pat
     assert token is not None
     resumed = store.collection("c1").session(budget=2000, token=token)
     assert resumed.pack("What is the value of key1_2?") is not None
-    with pytest.raises(wp.InvalidArgumentError, match="'session'.*not signed"):
+    with pytest.raises(wp.InvalidArgumentError, match=r"'session'.*not signed"):
         store.collection("c1").session(budget=2000, token=token, scope="another-key")
     with wp.open(tmp_path / "other", config=CONFIG) as other:
         other.collection("c1").add(_facts(1, 3, "text"))
-        with pytest.raises(wp.InvalidArgumentError, match="'session'.*not signed"):
+        with pytest.raises(wp.InvalidArgumentError, match=r"'session'.*not signed"):
             other.collection("c1").session(budget=2000, token=token)
     store.rotate_session_secret()
-    with pytest.raises(wp.InvalidArgumentError, match="'session'.*rotated"):
+    with pytest.raises(wp.InvalidArgumentError, match=r"'session'.*rotated"):
         store.collection("c1").session(budget=2000, token=token)
 
 

@@ -87,7 +87,10 @@ def create_app(settings: ApiSettings | None = None, *, store: Store | None = Non
         JsonShapeLimit, max_values=settings.max_json_values, max_depth=settings.max_json_depth
     )
     app.add_middleware(
-        BodySizeLimit, max_bytes=settings.max_request_bytes, body_timeout=settings.body_timeout_s
+        BodySizeLimit,
+        max_bytes=settings.max_request_bytes,
+        body_timeout=settings.body_timeout_s,
+        body_deadline=settings.body_deadline_s,
     )
     app.add_middleware(RequestMetrics, metrics=metrics)
     app.add_middleware(UnexpectedErrors)  # outermost: it also sees the other middlewares' bugs
