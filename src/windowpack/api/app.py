@@ -9,6 +9,7 @@ from pathlib import Path
 from fastapi import FastAPI
 
 from windowpack import __version__
+from windowpack.api.access import KeylessPages
 from windowpack.api.deps import ApiContext
 from windowpack.api.docs import install_docs
 from windowpack.api.errors import UnexpectedErrors, install_error_handlers
@@ -92,6 +93,7 @@ def create_app(settings: ApiSettings | None = None, *, store: Store | None = Non
         body_timeout=settings.body_timeout_s,
         body_deadline=settings.body_deadline_s,
     )
+    app.add_middleware(KeylessPages, store=store, settings=settings)
     app.add_middleware(RequestMetrics, metrics=metrics)
     app.add_middleware(UnexpectedErrors)  # outermost: it also sees the other middlewares' bugs
     return app
