@@ -121,3 +121,18 @@ def test_a_delete_by_a_filter_keeping_every_document_is_a_400_naming_all(
 ) -> None:
     body = json.dumps({"where": {"$not": {"team": "nobody"}}})
     _refused(server, "/v1/collections/docs/documents:delete", body, "all")
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-32-be"])
+def test_a_json_body_in_utf_16_or_32_is_a_400_naming_body(
+    server: FilledServer, encoding: str
+) -> None:
+    body = json.dumps({"documents": [{"id": "wide", "text": "Wide characters."}]})
+    response = server.client.post(
+        "/v1/collections/docs/documents",
+        content=body.encode(encoding),
+        headers={"content-type": "application/json"},
+    )
+    assert response.status_code == 400, response.text
+    code, message = error_of(response)
+    assert code == "invalid_argument" and "'body'" in message and "UTF-8" in message

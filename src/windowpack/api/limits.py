@@ -189,7 +189,9 @@ class JsonShapeLimit:
         body = await _whole_body(receive)
         values, depth = await run_in_threadpool(self.scan, body)
         problem = None
-        if values > self.max_values:
+        if not _utf8_json(body):
+            problem = "must be JSON in UTF-8 (RFC 8259), not UTF-16 or UTF-32"
+        elif values > self.max_values:
             problem = f"holds more than {self.max_values:,} JSON values (max_json_values)"
         elif depth > self.max_depth:
             problem = f"nests JSON {depth} levels deep, over {self.max_depth} (max_json_depth)"
@@ -206,6 +208,13 @@ class JsonShapeLimit:
             return {"type": "http.request", "body": body, "more_body": False}
 
         await self.app(scope, replay, send)
+
+
+def _utf8_json(body: bytes) -> bool:
+    """Whether `body` may be UTF-8 JSON: Python's parser would also take UTF-16 and UTF-32
+    (told by a byte-order mark or by a NUL among the first four bytes, since JSON starts with
+    an ASCII character), which no other client reads and RFC 8259 rules out between systems."""
+    return not body.startswith((b"\xff\xfe", b"\xfe\xff")) and b"\x00" not in body[:4]
 
 
 def _is_json(scope: Scope) -> bool:
