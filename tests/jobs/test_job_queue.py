@@ -211,6 +211,24 @@ def test_a_files_job_removes_its_upload_folder_when_it_ends(
     assert not folder.exists()
 
 
+def test_a_files_job_of_which_no_file_could_be_read_fails_and_leaves_no_collection(
+    any_database_store: wp.Store, tmp_path: Path
+) -> None:
+    folder = tmp_path / "upload-1"
+    folder.mkdir()
+    (folder / "broken.pdf").write_bytes(b"not a pdf")
+    (folder / "empty.txt").write_text("   \n")
+    queue = JobQueue(any_database_store)
+    fresh = any_database_store.collection("fresh")
+    job, _ = queue.enqueue(fresh, FilesInput(folder=folder, paths=None, count=2))
+    done = _run_until_ended(queue, job.id)
+    assert done.status == "failed" and done.error is not None, done
+    assert done.error.code == "invalid_input" and "none of the 2 file(s)" in done.error.message
+    assert sorted(done.failures) == ["broken.pdf", "empty.txt"]
+    assert any_database_store.collections() == []
+    assert not folder.exists()
+
+
 def test_wait_times_out_on_the_given_clock(hash_store: wp.Store) -> None:
     collection = _collection(hash_store)
     queue = JobQueue(hash_store)
