@@ -85,6 +85,7 @@ def test_each_operator_keeps_exactly_the_documents_it_says(
         ({"score": float("nan")}, "where.score: compares with a string"),
         ({"team": "\ud800x"}, "where.team: is not valid Unicode"),
         ({"team": {"$in": ["ops", "\udfff"]}}, "where.team.$in: is not valid Unicode"),
+        ({"team": "a\x00b"}, "where.team: is not valid Unicode (a lone surrogate) or holds a NUL"),
         ({"$or": [{"t\ud800": 1}]}, "where.$or[0]: key 't\\ud800' is not valid Unicode"),
         ({"$and": [{"n": i} for i in range(MAX_LIST + 1)]}, "where.$and: lists at most 10,000"),
         ({"$or": [{"n": i} for i in range(MAX_CONDITIONS)]}, "where.$or[999].n: the filter holds"),

@@ -19,6 +19,11 @@ TOKENS = SessionTokens(secret=b"a secret of the store", scope="key-1")
 COLLECTIONS = ["docs", "notes"]
 BUDGET = 4000
 
+
+def _storable(text: str) -> bool:
+    return "\x00" not in text and not any(0xD800 <= ord(char) <= 0xDFFF for char in text)
+
+
 positions = st.lists(st.integers(0, 2**40), max_size=5, unique=True)
 states = st.builds(
     lambda versions, plan, question, tiers: SessionState(
@@ -28,16 +33,14 @@ states = st.builds(
         added=tiers,
     ),
     st.lists(st.integers(0, 2**40), min_size=2, max_size=2),
-    st.lists(st.none() | st.booleans() | st.integers() | st.text(max_size=8), max_size=8),
-    st.text(min_size=1, max_size=50).filter(
-        lambda text: text.strip() and "\x00" not in text and not _surrogates(text)
+    # What a plan holds: numbers, names and a filter's key (filters refuse NUL too).
+    st.lists(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=8).filter(_storable),
+        max_size=8,
     ),
+    st.text(min_size=1, max_size=50).filter(lambda text: bool(text.strip()) and _storable(text)),
     st.just(()),
 )
-
-
-def _surrogates(text: str) -> bool:
-    return any(0xD800 <= ord(char) <= 0xDFFF for char in text)
 
 
 def _decode(token: object, tokens: SessionTokens = TOKENS) -> SessionState | None:
@@ -110,3 +113,21 @@ def test_any_signed_payload_is_a_state_or_refused_naming_session(body: Any) -> N
 @pytest.mark.parametrize("payload", [b"[" * 100_000, b'{"a":' * 5_000, b"\xff\xfe", b""])
 def test_payloads_that_are_no_json_within_the_limits_are_refused(payload: bytes) -> None:
     assert _decode(TOKENS.sign(payload)) is None
+
+
+def test_a_payload_of_far_more_values_than_the_budget_allows_is_refused_unparsed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its cost is then a byte count, not a parse: bounded by the budget, not by the token."""
+    from windowpack.service import session_tokens
+
+    def parse(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("parsed")
+
+    monkeypatch.setattr(session_tokens, "load_untrusted_json", parse)
+    body = {"format": 1, "versions": [["docs", 1], ["notes", 1]], "plan": [],
+            "first_query": "q", "added": [[[0], []]] * 60_000}  # fmt: skip
+    with pytest.raises(InvalidArgumentError, match="more than 13,000 JSON values"):
+        TOKENS.decode(
+            TOKENS.sign(json.dumps(body).encode()), collections=COLLECTIONS, budget=BUDGET
+        )

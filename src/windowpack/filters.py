@@ -34,7 +34,7 @@ Limits, so that a filter's cost is bounded whoever sends it (a filter is matched
 every document's metadata, and keys the caches): at most `MAX_DEPTH` levels of nesting, at
 most `MAX_LIST` entries in any list (`$in`, `$nin`, `$and`, `$or`), and at most
 `MAX_CONDITIONS` key conditions and clauses in the whole filter. Keys and strings must be
-valid Unicode (no lone surrogate), as stored metadata is.
+valid Unicode (no lone surrogate) without NUL, as stored metadata is.
 """
 
 from __future__ import annotations
@@ -140,7 +140,9 @@ def _clause(
         if not isinstance(name, str) or not name:
             raise InvalidArgumentError(path, f"keys must be non-empty strings, got {name!r}")
         if _not_unicode(name):
-            raise InvalidArgumentError(path, f"key {name!r} is not valid Unicode (lone surrogate)")
+            raise InvalidArgumentError(
+                path, f"key {name!r} is not valid Unicode (a lone surrogate) or holds a NUL"
+            )
         tally.count(f"{path}.{name}")
         if name in COMBINATIONS:
             tests.append(_combination(name, condition, f"{path}.{name}", depth, tally))
@@ -216,7 +218,7 @@ def _scalar(value: Any, path: str, operator: str) -> Scalar:
     if isinstance(value, str) and _not_unicode(value):
         raise InvalidArgumentError(
             f"{path}.{operator}" if operator != "$eq" else path,
-            f"is not valid Unicode (a lone surrogate), got {value!r}",
+            f"is not valid Unicode (a lone surrogate) or holds a NUL, got {value!r}",
         )
     if isinstance(value, bool | int | str):
         return value
@@ -229,8 +231,11 @@ def _scalar(value: Any, path: str, operator: str) -> Scalar:
 
 
 def _not_unicode(text: str) -> bool:
-    """Whether `text` holds a lone surrogate: no stored metadata can (`text.storable`), and
-    the canonical key and the SQL that filters by it would fail to encode it."""
+    """Whether `text` holds a lone surrogate or a NUL: no stored metadata can
+    (`text.storable`), the canonical key would fail to encode a surrogate, and a session
+    token, whose settings hold the key, refuses both."""
+    if "\x00" in text:
+        return True
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

@@ -15,8 +15,9 @@ checks must cost what the session may cost, not what the token's sender chooses:
   strings without NUL or lone surrogates (`text.load_untrusted_json`); the first question a
   string of at most `MAX_QUERY_CHARS`, as REST caps a query; at most as many chunk positions
   as the budget has tokens, none twice (a window shows a chunk once, and each costs a token at
-  least), and each tier adds one. Rendering the state again then stops at the budget
-  (`pack.session`), so a follow-up costs at most what a window of the budget costs.
+  least), and each tier adds one; a payload with more JSON values than that allows is refused
+  before it is parsed. Rendering the state again then stops at the budget (`pack.session`),
+  so a follow-up costs at most what a window of the budget costs.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ MAX_DEPTH = 4
 """A token's JSON nests {`added` [tier [collection [position]]]}: four levels."""
 MAX_COLLECTIONS = 100
 MAX_PLAN_ENTRIES = 32
+_SETTINGS_SLACK = 20_000  # brackets and commas a filter's key in the settings may hold
 _PREFIX = "wps1"
 _FORMAT = 1
 _FIELDS = {"format", "versions", "plan", "first_query", "added"}
@@ -82,12 +84,19 @@ class SessionTokens:
             raw = base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))
         except (binascii.Error, ValueError) as error:
             raise _refused(f"its payload is not base64url ({error})") from None
+        max_values = 3 * budget + 1_000
+        # Parsing costs by the value; counted first by the bytes that can start one (memchr
+        # speed), so that a payload of many more values than the budget allows is refused
+        # unparsed: the question and the settings may hold such bytes in their strings.
+        starts = raw.count(b"[") + raw.count(b"{") + raw.count(b",")
+        if starts > max_values + MAX_QUERY_CHARS + _SETTINGS_SLACK:
+            raise _refused(f"holds more than {max_values:,} JSON values")
         body = load_untrusted_json(
             raw,
             argument=_ARGUMENT,
             max_chars=MAX_TOKEN_CHARS,
             max_depth=MAX_DEPTH,
-            max_values=3 * budget + 1_000,
+            max_values=max_values,
         )
         return _state(body, list(collections), budget)
 
