@@ -408,3 +408,28 @@ def test_a_follow_up_share_smaller_than_a_chunk_still_takes_the_best_passage(
     session.pack("What is the value of key3_1?")
     window = session.pack("What is the value of key31_0?")
     assert session.extends and "31000" in window.text and window.tokens <= 3000
+
+
+def test_a_signed_state_whose_follow_ups_pass_the_budget_is_refused_unrendered(
+    store: wp.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a session never makes (tiers past its budget) is refused before it is rendered:
+    rebuilding a state costs what a window of the budget costs, not what the state lists."""
+    import base64
+    import json
+
+    from windowpack.pack import session as session_module
+
+    session = store.collection("c0").session(budget=2000)
+    session.pack("What is the value of key1_1?")
+    assert session.token is not None
+    payload = json.loads(base64.urlsafe_b64decode(session.token.split(".")[1] + "=="))
+    chunks = store.collection("c0").stats().chunks
+    payload["added"] = [[list(range(chunks))]]  # every chunk: far more than 2,000 tokens
+    forged = _token(store, **{key: payload[key] for key in ("versions", "plan", "added")})
+    rendered: list[object] = []
+    monkeypatch.setattr(session_module, "_appended", lambda *a, **k: rendered.append(a))
+    resumed = store.collection("c0").session(budget=2000, token=forged)  # a state never kept
+    with pytest.raises(wp.InvalidArgumentError, match="pass the budget of 2,000 tokens"):
+        resumed.pack("What is the value of key2_1?")
+    assert rendered == []
