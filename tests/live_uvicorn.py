@@ -19,13 +19,18 @@ def free_port() -> int:
 
 
 @contextmanager
-def served(app_on: Callable[[int], Any], *, log_level: str = "warning") -> Iterator[int]:
+def served(
+    app_on: Callable[[int], Any], *, log_level: str = "warning", **options: Any
+) -> Iterator[int]:
     """`app_on(port)` served by uvicorn on a free loopback port until the block ends: the
-    port. In this process, so a test can fill the store directly and check the answers."""
+    port. In this process, so a test can fill the store directly and check the answers.
+    `options` go to `uvicorn.Config` (`http=`: the server's protocol with its deadlines)."""
     import uvicorn
 
     port = free_port()
-    config = uvicorn.Config(app_on(port), host="127.0.0.1", port=port, log_level=log_level)
+    config = uvicorn.Config(
+        app_on(port), host="127.0.0.1", port=port, log_level=log_level, **options
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -29,6 +29,7 @@ EXPECTED = {
     "ann": "recall@100=",
     "ann_vectors": "'vectors': (",
     "api": "results: ",
+    "audit_probes": "results: ",
     "chat_pack": "Figures written to",
     "cli_start": "Figures written to",
     "crash": "every check passed",

@@ -111,3 +111,31 @@ def test_delete_by_ids_and_filter_with_yes_reports_what_went(
     assert code == 0 and "deleted 2 document(s) from 'default'" in err
     code, _, err = _run(monkeypatch, capsys, "delete", "--store", team_store, "--yes")
     assert code == 2 and "IDS" in err
+
+
+def test_a_where_keeping_every_document_needs_all(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], team_store: str
+) -> None:
+    everything = '{"year": {"$gte": 2000}}'
+    code, _, err = _run(
+        monkeypatch, capsys, "delete", "--where", everything, "--store", team_store, "--yes"
+    )
+    assert code == 2 and "--all" in err and "all 6 documents" in err
+    code, _, err = _run(
+        monkeypatch, capsys, "delete", "--where", everything, "--store", team_store, "--yes",
+        "--all",
+    )  # fmt: skip
+    assert code == 0 and "deleted 6 document(s)" in err
+
+
+def test_a_where_nested_past_what_json_parses_is_one_error_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], team_store: str
+) -> None:
+    deep = '{"$not": ' * 1000 + '{"team": "ops"}' + "}" * 1000
+    for where in (deep, "[" * 100_000, '{"team": "\\ud800"}'):
+        code, out, err = _run(
+            monkeypatch, capsys, "search", "otters", "--store", team_store, "--where", where
+        )
+        assert code == 2 and out == "", err
+        assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+        assert "--where" in err

@@ -10,7 +10,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from windowpack.errors import InvalidArgumentError
-from windowpack.filters import Filter, parse_filter
+from windowpack.filters import MAX_CONDITIONS, MAX_DEPTH, MAX_LIST, Filter, parse_filter
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    where: dict[str, Any] = {"team": "ops"}
+    for _ in range(depth):
+        where = {"$not": where}
+    return where
+
 
 DOCS: dict[str, dict[str, Any]] = {
     "a": {"team": "ops", "year": 2021, "date": "2024-03-05", "tags": ["urgent", "db"]},
@@ -75,6 +83,13 @@ def test_each_operator_keeps_exactly_the_documents_it_says(
         ({"team": {}}, "where.team: an empty condition"),
         ({"team": {"$exists": "yes"}}, "where.team.$exists: needs true or false"),
         ({"score": float("nan")}, "where.score: compares with a string"),
+        ({"team": "\ud800x"}, "where.team: is not valid Unicode"),
+        ({"team": {"$in": ["ops", "\udfff"]}}, "where.team.$in: is not valid Unicode"),
+        ({"team": "a\x00b"}, "where.team: is not valid Unicode (a lone surrogate) or holds a NUL"),
+        ({"$or": [{"t\ud800": 1}]}, "where.$or[0]: key 't\\ud800' is not valid Unicode"),
+        ({"$and": [{"n": i} for i in range(MAX_LIST + 1)]}, "where.$and: lists at most 10,000"),
+        ({"$or": [{"n": i} for i in range(MAX_CONDITIONS)]}, "where.$or[999].n: the filter holds"),
+        (_nested(MAX_DEPTH + 1), "where" + ".$not" * (MAX_DEPTH + 1) + ": nests deeper than 32"),
     ],
 )
 def test_a_malformed_filter_names_the_argument_and_the_path(where: Any, names: str) -> None:
@@ -173,3 +188,32 @@ def _first_leaf(clause: dict[str, Any]) -> dict[str, Any]:
     if name in ("$and", "$or"):
         return _first_leaf(operand[0])
     return clause
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=6),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(["team", "year", "$and", "$or", "$not", "$in", "$gt", "$exists", "x"])
+            | st.text(max_size=4),
+            inner,
+            max_size=4,
+        )
+    ),
+    max_leaves=20,
+)
+
+
+@given(where=json_values, meta=metadata)
+def test_any_input_is_a_filter_or_an_error_naming_where(where: Any, meta: dict[str, Any]) -> None:
+    """Whatever a caller sends (lone surrogates included: st.text makes them), the outcome is
+    a filter whose key encodes and whose test runs, or an InvalidArgumentError."""
+    try:
+        parsed = parse_filter(where)
+    except InvalidArgumentError as error:
+        assert error.argument is not None and error.argument.startswith("where")
+        return
+    if parsed is not None:
+        parsed.key.encode("utf-8")
+        assert parsed.matches(meta) in (True, False)

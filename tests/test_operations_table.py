@@ -248,6 +248,8 @@ INVENTORIES: dict[str, Callable[[set[tuple[str, str]]], set[str]]] = {
 LOCAL_ONLY = {
     "progress": "a callback runs in the process that holds the store",
     "evidence": "a server runs the query-time stages of its store's StoreConfig.evidence",
+    "only_if_unwritten": "a job worker's clean-up after a first write it gave up",
+    "scope": "a server signs a session's tokens for the caller's API key itself",
 }
 """Library parameters a client method does not take, and why."""
 

@@ -114,14 +114,19 @@ class RequestTooLargeError(InvalidInputError):
 
 
 class RequestTimeoutError(InvalidInputError):
-    """Nothing of a request's body arrived for `seconds` (a stalled or very slow client)."""
+    """Nothing of a request's body arrived for `seconds`, or (`whole`) the body did not all
+    arrive within `seconds` of its headers (a stalled or very slow client)."""
 
     code = "request_timeout"
     http_status = 408
     seconds: float | None = None
 
-    def __init__(self, seconds: float) -> None:
-        super().__init__(f"the request body stopped arriving: nothing for {seconds:g} s")
+    def __init__(self, seconds: float, *, whole: bool = False) -> None:
+        super().__init__(
+            f"the request body did not arrive within {seconds:g} s of its headers"
+            if whole
+            else f"the request body stopped arriving: nothing for {seconds:g} s"
+        )
         self.seconds = seconds
 
 

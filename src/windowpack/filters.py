@@ -29,6 +29,12 @@ Rules, the same everywhere a filter is taken (library, CLI, REST, client, MCP):
 `parse_filter` checks a filter once, naming the argument and the path of what is wrong
 (`where.$and[1].year: $gt needs a number or an ISO date, got 'soon'`); a parsed `Filter`
 knows whether a metadata mapping matches and has a canonical `key` for caches.
+
+Limits, so that a filter's cost is bounded whoever sends it (a filter is matched against
+every document's metadata, and keys the caches): at most `MAX_DEPTH` levels of nesting, at
+most `MAX_LIST` entries in any list (`$in`, `$nin`, `$and`, `$or`), and at most
+`MAX_CONDITIONS` key conditions and clauses in the whole filter. Keys and strings must be
+valid Unicode (no lone surrogate) without NUL, as stored metadata is.
 """
 
 from __future__ import annotations
@@ -51,8 +57,13 @@ COMBINATIONS = ("$and", "$or", "$not")
 """The operators that combine clauses."""
 
 _RANGES = ("$gt", "$gte", "$lt", "$lte")
-_MAX_DEPTH = 32
-_MAX_LIST = 10_000
+MAX_DEPTH = 32
+"""The deepest a filter may nest clauses."""
+MAX_LIST = 10_000
+"""The most entries of any one list in a filter (`$in`, `$nin`, `$and`, `$or`)."""
+MAX_CONDITIONS = 1_000
+"""The most clauses and key conditions a whole filter may hold: a filter runs once per
+document, so its size multiplies the cost of every filtered request."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,23 +107,45 @@ def parse_filter(
         )
     if not where:
         return None
-    test = _clause(where, argument, 0)
+    test = _clause(where, argument, 0, _Tally())
     canonical = json.loads(json.dumps(where))  # a plain copy: callers may mutate theirs
     key = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return Filter(canonical, key, test)
 
 
-def _clause(where: Any, path: str, depth: int) -> Callable[[Mapping[str, Any]], bool]:
-    if depth > _MAX_DEPTH:
-        raise InvalidArgumentError(path, f"nests deeper than {_MAX_DEPTH} levels")
+class _Tally:
+    """The conditions a filter has held so far, checked against `MAX_CONDITIONS` as each
+    is read, so that an oversized filter is refused before the rest of it is looked at."""
+
+    def __init__(self) -> None:
+        self.conditions = 0
+
+    def count(self, path: str) -> None:
+        self.conditions += 1
+        if self.conditions > MAX_CONDITIONS:
+            raise InvalidArgumentError(
+                path, f"the filter holds more than {MAX_CONDITIONS:,} clauses and conditions"
+            )
+
+
+def _clause(
+    where: Any, path: str, depth: int, tally: _Tally
+) -> Callable[[Mapping[str, Any]], bool]:
+    if depth > MAX_DEPTH:
+        raise InvalidArgumentError(path, f"nests deeper than {MAX_DEPTH} levels")
     if not isinstance(where, Mapping) or not where:
         raise InvalidArgumentError(path, "must be a non-empty mapping of keys to conditions")
     tests = []
     for name, condition in where.items():
         if not isinstance(name, str) or not name:
             raise InvalidArgumentError(path, f"keys must be non-empty strings, got {name!r}")
+        if _not_unicode(name):
+            raise InvalidArgumentError(
+                path, f"key {name!r} is not valid Unicode (a lone surrogate) or holds a NUL"
+            )
+        tally.count(f"{path}.{name}")
         if name in COMBINATIONS:
-            tests.append(_combination(name, condition, f"{path}.{name}", depth))
+            tests.append(_combination(name, condition, f"{path}.{name}", depth, tally))
         elif name.startswith("$"):
             raise InvalidArgumentError(
                 f"{path}.{name}",
@@ -123,13 +156,17 @@ def _clause(where: Any, path: str, depth: int) -> Callable[[Mapping[str, Any]], 
     return tests[0] if len(tests) == 1 else _all(tests)
 
 
-def _combination(name: str, operand: Any, path: str, depth: int) -> Callable[..., bool]:
+def _combination(
+    name: str, operand: Any, path: str, depth: int, tally: _Tally
+) -> Callable[..., bool]:
     if name == "$not":
-        inner = _clause(operand, path, depth + 1)
+        inner = _clause(operand, path, depth + 1, tally)
         return lambda metadata: not inner(metadata)
     if isinstance(operand, str | bytes) or not isinstance(operand, Sequence) or not operand:
         raise InvalidArgumentError(path, "must be a non-empty list of clauses")
-    tests = [_clause(item, f"{path}[{i}]", depth + 1) for i, item in enumerate(operand)]
+    if len(operand) > MAX_LIST:
+        raise InvalidArgumentError(path, f"lists at most {MAX_LIST:,} clauses")
+    tests = [_clause(item, f"{path}[{i}]", depth + 1, tally) for i, item in enumerate(operand)]
     return _all(tests) if name == "$and" else _any(tests)
 
 
@@ -162,8 +199,8 @@ def _operand(operator: str, operand: Any, path: str) -> Any:
     if operator in ("$in", "$nin"):
         if isinstance(operand, str | bytes) or not isinstance(operand, Sequence):
             raise InvalidArgumentError(f"{path}.{operator}", "needs a list of values")
-        if len(operand) > _MAX_LIST:
-            raise InvalidArgumentError(f"{path}.{operator}", f"lists at most {_MAX_LIST:,} values")
+        if len(operand) > MAX_LIST:
+            raise InvalidArgumentError(f"{path}.{operator}", f"lists at most {MAX_LIST:,} values")
         return [_scalar(value, path, operator) for value in operand]
     if operator == "$exists":
         if not isinstance(operand, bool):
@@ -178,6 +215,11 @@ def _operand(operator: str, operand: Any, path: str) -> Any:
 
 
 def _scalar(value: Any, path: str, operator: str) -> Scalar:
+    if isinstance(value, str) and _not_unicode(value):
+        raise InvalidArgumentError(
+            f"{path}.{operator}" if operator != "$eq" else path,
+            f"is not valid Unicode (a lone surrogate) or holds a NUL, got {value!r}",
+        )
     if isinstance(value, bool | int | str):
         return value
     if isinstance(value, float) and math.isfinite(value):
@@ -186,6 +228,19 @@ def _scalar(value: Any, path: str, operator: str) -> Scalar:
         f"{path}.{operator}" if operator != "$eq" else path,
         f"compares with a string, a number or a boolean, got {value!r}",
     )
+
+
+def _not_unicode(text: str) -> bool:
+    """Whether `text` holds a lone surrogate or a NUL: no stored metadata can
+    (`text.storable`), the canonical key would fail to encode a surrogate, and a session
+    token, whose settings hold the key, refuses both."""
+    if "\x00" in text:
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _compare(

@@ -91,3 +91,14 @@ def test_deleting_needs_a_key_that_may_write_the_collection(
     hidden = client.post(url, json=body, headers=other)
     assert hidden.status_code == 404
     assert client.post(url, json=body, headers=writer).json()["deleted"] == ["n0"]
+
+
+def test_a_filter_delete_of_every_document_needs_all(client: TestClient) -> None:
+    _teams(client)
+    everything = {"where": {"year": {"$gte": 0}}}
+    refused = client.post("/v1/collections/t/documents:delete", json=everything)
+    assert refused.status_code == 400 and error_code(refused) == "invalid_argument"
+    assert "'all'" in refused.json()["error"]["message"]
+    assert len(client.get("/v1/collections/t/documents").json()["items"]) == 6
+    done = client.post("/v1/collections/t/documents:delete", json={**everything, "all": True})
+    assert done.status_code == 200 and len(done.json()["deleted"]) == 6

@@ -4,7 +4,9 @@ session lives in its token alone, so another replica continues it; provider cach
 
 from __future__ import annotations
 
+import base64
 import itertools
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,8 @@ import windowpack as wp
 from windowpack.api import create_app
 from windowpack.config import StoreConfig
 from windowpack.prompt_cache import MAX_ANTHROPIC_BREAKPOINTS
+from windowpack.service import SessionTokens
+from windowpack.storage import SESSION_TOKENS, StoreSecrets
 from windowpack.text.tokens import get_token_counter
 
 CONFIG = StoreConfig(embedder="hash", chunk_tokens=32, fanout=3)
@@ -60,6 +64,11 @@ def store(store_path: Path) -> Iterator[wp.Store]:
 def api(store: wp.Store, store_path: Path) -> Iterator[TestClient]:
     with local_client(create_app(settings_for(store_path), store=store)) as client:
         yield client
+
+
+def store_tokens(store: wp.Store, scope: str = "") -> SessionTokens:
+    """The store's own token signer, for `scope` (an API key's id; '' without keys)."""
+    return SessionTokens(secret=StoreSecrets(store.sessions).get(SESSION_TOKENS), scope=scope)
 
 
 def ask(client: TestClient, body: dict[str, Any], route: str = ROUTE) -> dict[str, Any]:
@@ -152,9 +161,12 @@ def test_several_collections_share_one_session(api: TestClient) -> None:
     assert [answer["index_versions"] for answer in answers] == [{"ledgers": 1, "notes": 1}] * 2
     assert answers[1]["extends"] and answers[1]["text"].startswith(answers[0]["text"])
     check_exact(answers[1], 3000, "o200k_base")
-    # The token names its collections: sent to one collection's route, the session is over.
-    alone = ask(api, {"query": questions[1], "budget": 3000, "session": answers[1]["session"]})
-    assert not alone["extends"] and "other collections" in alone["session_reason"]
+    # The token is bound to its collections: sent to one collection's route, it is refused.
+    body = {"query": questions[1], "budget": 3000, "session": answers[1]["session"]}
+    alone = api.post(ROUTE, json=body)
+    assert alone.status_code == 400 and error_code(alone) == "invalid_argument"
+    message = alone.json()["error"]["message"]
+    assert "'session'" in message and "['ledgers', 'notes']" in message
 
 
 def test_a_follow_up_that_cannot_fit_is_packed_afresh_and_says_why(api: TestClient) -> None:
@@ -262,14 +274,20 @@ def test_a_bad_session_token_is_an_error_naming_session(
     assert "session" in response.json()["error"]["message"]
 
 
-def test_a_token_naming_chunks_the_collection_lacks_is_refused(api: TestClient) -> None:
-    import base64
-    import json
-
+def test_a_token_naming_chunks_the_collection_lacks_is_refused(
+    api: TestClient, store: wp.Store
+) -> None:
     first = ask(api, {"query": QUESTIONS[0], "budget": 2000})
-    state = json.loads(base64.urlsafe_b64decode(first["session"] + "=="))
-    state["added"] = [[[10**6]]]
-    forged = base64.urlsafe_b64encode(json.dumps(state).encode()).decode()
+    payload = json.loads(base64.urlsafe_b64decode(first["session"].split(".")[1] + "=="))
+    payload["added"] = [[[10**6]]]
+    edited = first["session"].split(".")
+    edited[1] = base64.urlsafe_b64encode(json.dumps(payload).encode()).decode().rstrip("=")
+    refused = api.post(
+        ROUTE, json={"query": QUESTIONS[1], "budget": 2000, "session": ".".join(edited)}
+    )
+    assert refused.status_code == 400 and "not signed" in refused.json()["error"]["message"]
+    # Signed with the store's own secret (as if it leaked), the chunks are still checked.
+    forged = store_tokens(store).sign(json.dumps(payload).encode())
     response = api.post(ROUTE, json={"query": QUESTIONS[1], "budget": 2000, "session": forged})
 
     assert response.status_code == 400 and error_code(response) == "invalid_argument"

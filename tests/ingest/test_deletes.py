@@ -104,6 +104,22 @@ def test_a_delete_needs_ids_or_a_filter_and_checks_both(filled: wp.Collection) -
     assert len(filled) == 90
 
 
+def test_a_filter_that_keeps_every_document_deletes_only_with_all(
+    any_database_store: wp.Store,
+) -> None:
+    collection = any_database_store.collection("docs")
+    collection.add(_documents(6))
+    version = collection.index_version
+    with pytest.raises(wp.InvalidArgumentError) as refused:
+        collection.delete(where={"year": {"$gte": 2000}})
+    assert refused.value.argument == "all" and "all 6 documents" in str(refused.value)
+    assert len(collection) == 6 and collection.index_version == version
+    # Listed ids are explicit, and a filter keeping some documents is not guarded.
+    assert collection.delete(where={"team": "ops"}).deleted == ("d0", "d3")
+    report = collection.delete(where={"year": {"$gte": 2000}}, all=True)
+    assert report.deleted == ("d1", "d2", "d4", "d5") and len(collection) == 0
+
+
 def test_a_crash_inside_the_delete_leaves_the_store_as_it_was(
     filled: wp.Collection, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -162,6 +162,23 @@ def test_a_job_interrupted_too_often_fails_saying_so(
         raise wp.errors.from_code(ended.error.code, ended.error.message)
 
 
+def test_a_first_write_interrupted_too_often_leaves_no_collection(
+    any_database_store: wp.Store, tmp_path: Path
+) -> None:
+    queue = JobQueue(any_database_store)
+    job, _ = queue.enqueue(any_database_store.collection("fresh"), _documents("a"))
+    kept, _ = queue.enqueue(_collection(any_database_store, "kept"), _documents("b"))
+    dead = WorkerLease(any_database_store.engine, tmp_path / "workers")
+    for _ in (job, kept):
+        assert queue.table.claim("dead", dead.key) is not None
+    # What a killed first write leaves: the collection's row, created before the ingest.
+    any_database_store.create_collection("fresh")
+    Worker(queue, WorkerSettings(max_attempts=1)).recover()
+    assert queue.get(job.id).status == queue.get(kept.id).status == "failed"
+    assert any_database_store.collections() == ["kept"]  # an existing one stays, documents too
+    assert [info.id for info in any_database_store.collection("kept").documents()] == ["seed"]
+
+
 def test_a_worker_that_lost_its_job_cannot_overwrite_its_outcome(
     any_database_store: wp.Store,
 ) -> None:
@@ -191,6 +208,24 @@ def test_a_files_job_removes_its_upload_folder_when_it_ends(
     assert done.status == "succeeded", done
     assert list(done.failures) == ["broken.pdf"]
     assert "owls.md" in {info.id for info in collection.documents()}
+    assert not folder.exists()
+
+
+def test_a_files_job_of_which_no_file_could_be_read_fails_and_leaves_no_collection(
+    any_database_store: wp.Store, tmp_path: Path
+) -> None:
+    folder = tmp_path / "upload-1"
+    folder.mkdir()
+    (folder / "broken.pdf").write_bytes(b"not a pdf")
+    (folder / "empty.txt").write_text("   \n")
+    queue = JobQueue(any_database_store)
+    fresh = any_database_store.collection("fresh")
+    job, _ = queue.enqueue(fresh, FilesInput(folder=folder, paths=None, count=2))
+    done = _run_until_ended(queue, job.id)
+    assert done.status == "failed" and done.error is not None, done
+    assert done.error.code == "invalid_input" and "none of the 2 file(s)" in done.error.message
+    assert sorted(done.failures) == ["broken.pdf", "empty.txt"]
+    assert any_database_store.collections() == []
     assert not folder.exists()
 
 

@@ -290,28 +290,66 @@ def test_messages_cut_at_the_session_tiers(store: wp.Store) -> None:
     assert not any("cache_control" in part for m in messages for part in m["content"])
 
 
-def _token(**body: object) -> str:
-    import base64
+def _token(store: wp.Store, **body: object) -> str:
+    """A token of `body` over the defaults, signed with `store`'s secret: past the signature,
+    so that what it holds is checked (a leaked secret must not open anything else)."""
     import json
 
+    from windowpack.service import SessionTokens
+    from windowpack.storage import SESSION_TOKENS, StoreSecrets
+
     fields = {"format": 1, "versions": [["c1", 1]], "plan": [], "first_query": "q", "added": []}
-    raw = json.dumps({**fields, **body}).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    secret = StoreSecrets(store.sessions).get(SESSION_TOKENS)
+    return SessionTokens(secret=secret).sign(json.dumps({**fields, **body}).encode())
 
 
 @pytest.mark.parametrize(
-    "body",
+    ("body", "says"),
     [
-        {"versions": [["c1", float("inf")]]},
-        {"added": [[[2**70]]]},
-        {"added": [[[-1]]]},
-        {"first_query": ""},
-        {"first_query": 7},
+        ({"versions": [["c1", float("inf")]]}, "no version"),
+        ({"versions": [["c2", 1]]}, "issued for the collections ['c2']"),
+        ({"added": [[[2**70]]]}, "no chunk position"),
+        ({"added": [[[-1]]]}, "no chunk position"),
+        ({"added": [[[0]], [[0]]]}, "a chunk twice"),
+        ({"added": [[[0, 0]]]}, "a chunk twice"),
+        ({"added": [[[]]]}, "adds no chunk"),
+        ({"added": [[list(range(2001))]]}, "more chunks than the budget"),
+        ({"added": [[[[[[0]]]]]]}, "nests deeper"),
+        ({"plan": [[1]]}, "settings"),
+        ({"first_query": ""}, "question"),
+        ({"first_query": "   "}, "question"),
+        ({"first_query": 7}, "question"),
+        ({"first_query": "q" * 20_001}, "question"),
+        ({"first_query": "\ud800x"}, "lone surrogate"),
+        ({"first_query": "a\x00b"}, "NUL"),
+        ({"extra": 1}, "not a session token"),
     ],
 )
-def test_a_forged_token_is_refused_and_named(store: wp.Store, body: dict[str, object]) -> None:
-    with pytest.raises(wp.InvalidArgumentError, match="'session'"):
-        store.collection("c1").session(budget=2000, token=_token(**body)).pack("key1_1?")
+def test_a_forged_token_is_refused_and_named(
+    store: wp.Store, body: dict[str, object], says: str
+) -> None:
+    token = _token(store, **body)
+    with pytest.raises(wp.InvalidArgumentError, match="'session'") as refused:
+        store.collection("c1").session(budget=2000, token=token).pack("key1_1?")
+    assert says in str(refused.value)
+
+
+def test_a_token_is_bound_to_its_store_scope_and_secret(store: wp.Store, tmp_path: Path) -> None:
+    session = store.collection("c1").session(budget=2000)
+    session.pack("What is the value of key1_1?")
+    token = session.token
+    assert token is not None
+    resumed = store.collection("c1").session(budget=2000, token=token)
+    assert resumed.pack("What is the value of key1_2?") is not None
+    with pytest.raises(wp.InvalidArgumentError, match=r"'session'.*not signed"):
+        store.collection("c1").session(budget=2000, token=token, scope="another-key")
+    with wp.open(tmp_path / "other", config=CONFIG) as other:
+        other.collection("c1").add(_facts(1, 3, "text"))
+        with pytest.raises(wp.InvalidArgumentError, match=r"'session'.*not signed"):
+            other.collection("c1").session(budget=2000, token=token)
+    store.rotate_session_secret()
+    with pytest.raises(wp.InvalidArgumentError, match=r"'session'.*rotated"):
+        store.collection("c1").session(budget=2000, token=token)
 
 
 def test_a_session_window_reports_the_session_budget(store: wp.Store) -> None:
@@ -370,3 +408,28 @@ def test_a_follow_up_share_smaller_than_a_chunk_still_takes_the_best_passage(
     session.pack("What is the value of key3_1?")
     window = session.pack("What is the value of key31_0?")
     assert session.extends and "31000" in window.text and window.tokens <= 3000
+
+
+def test_a_signed_state_whose_follow_ups_pass_the_budget_is_refused_unrendered(
+    store: wp.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a session never makes (tiers past its budget) is refused before it is rendered:
+    rebuilding a state costs what a window of the budget costs, not what the state lists."""
+    import base64
+    import json
+
+    from windowpack.pack import session as session_module
+
+    session = store.collection("c0").session(budget=2000)
+    session.pack("What is the value of key1_1?")
+    assert session.token is not None
+    payload = json.loads(base64.urlsafe_b64decode(session.token.split(".")[1] + "=="))
+    chunks = store.collection("c0").stats().chunks
+    payload["added"] = [[list(range(chunks))]]  # every chunk: far more than 2,000 tokens
+    forged = _token(store, **{key: payload[key] for key in ("versions", "plan", "added")})
+    rendered: list[object] = []
+    monkeypatch.setattr(session_module, "_appended", lambda *a, **k: rendered.append(a))
+    resumed = store.collection("c0").session(budget=2000, token=forged)  # a state never kept
+    with pytest.raises(wp.InvalidArgumentError, match="pass the budget of 2,000 tokens"):
+        resumed.pack("What is the value of key2_1?")
+    assert rendered == []

@@ -87,5 +87,8 @@ def serving(store: wp.Store, tmp_path: Path, **settings: object) -> Iterator[int
         values: dict[str, object] = {"upload_dir": str(tmp_path / "up"), "port": port, **settings}
         return create_app(ApiSettings(**values), store=store)  # type: ignore[arg-type]
 
-    with served(app_on, log_level="critical") as port:
+    from windowpack.api import head_deadline_protocol
+
+    head_timeout = float(settings.get("head_timeout_s", 20.0))  # type: ignore[arg-type]
+    with served(app_on, log_level="critical", http=head_deadline_protocol(head_timeout)) as port:
         yield port

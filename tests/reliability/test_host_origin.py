@@ -128,3 +128,10 @@ def test_the_python_client_works_against_a_real_keyless_server(
         assert "ferry" in other.pack("ferry island", budget=200).text.lower()
         remote.delete_collection("other")  # sends ?confirm=other
         assert remote.collections() == ["docs"]
+
+
+@pytest.mark.parametrize("path", ["/ui", "/docs", "/redoc", "/openapi.json", "/healthz"])
+def test_the_pages_outside_the_api_follow_the_host_rule_too(client: TestClient, path: str) -> None:
+    refused = client.get(path, headers={"Host": "evil.com"})
+    assert refused.status_code == 403 and "Host" in error_of(refused)[1]
+    assert client.get(path, headers={"Host": "127.0.0.1:8000"}).status_code == 200

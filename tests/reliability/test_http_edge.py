@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import logging
 import socket
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -110,6 +111,84 @@ def test_a_slow_but_steady_body_is_not_cut_off(store: wp.Store, tmp_path: Path) 
             answer = sock.recv(65536)
         assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
     assert store.collection("docs").get("slow").text.startswith("Slowly")
+
+
+def _answer_while_trickling(port: int, head: bytes, pieces: list[bytes]) -> tuple[bytes, float]:
+    """Send `head`, then `pieces` one at a time 0.2 s apart from another thread (as a slow or
+    hostile client does) while reading the answer until the server closes: (answer, seconds).
+    A server without deadlines answers nothing until every piece is sent, or never."""
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.settimeout(60)  # only catches a hang: every deadline in these tests is 1 s
+    stop = threading.Event()
+
+    def trickle() -> None:
+        for piece in pieces:
+            if stop.wait(0.2):
+                return
+            try:
+                sock.sendall(piece)
+            except OSError:  # closed by the server: what the tests want
+                return
+
+    started = time.monotonic()
+    sock.sendall(head)
+    sender = threading.Thread(target=trickle, daemon=True)
+    sender.start()
+    answer = b""
+    try:
+        while chunk := sock.recv(65536):
+            answer += chunk
+    except ConnectionResetError:
+        pass
+    waited = time.monotonic() - started
+    stop.set()
+    sender.join()
+    sock.close()
+    return answer, waited
+
+
+def test_header_lines_trickled_forever_are_cut_off_by_the_head_deadline(
+    store: wp.Store, tmp_path: Path
+) -> None:
+    head = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+    lines = [b"X-Slow-%d: a\r\n" % i for i in range(300)]  # 60 s of header lines
+    with serving(store, tmp_path, head_timeout_s=1.0) as port:
+        answer, waited = _answer_while_trickling(port, head, lines)
+    assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+    assert b"connection: close" in answer.lower()
+    assert waited < 30, "the head deadline closed the connection long before the lines ended"
+
+
+def test_half_a_request_line_is_cut_off_by_the_head_deadline(
+    store: wp.Store, tmp_path: Path
+) -> None:
+    with serving(store, tmp_path, head_timeout_s=1.0) as port:
+        answer, waited = _answer_while_trickling(port, b"GET /heal", [])
+        # On a kept-alive connection, the next request's head has the same deadline.
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.settimeout(60)
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /hea")
+            second = b""
+            while chunk := sock.recv(65536):
+                second += chunk
+    assert answer.startswith(b"HTTP/1.1 408") and waited < 30, answer[:200]
+    assert second.startswith(b"HTTP/1.1 200") and second.count(b"HTTP/1.1 408") == 1, second
+
+
+def test_a_body_trickled_a_byte_at_a_time_is_cut_off_by_the_body_deadline(
+    store: wp.Store, tmp_path: Path
+) -> None:
+    head = (
+        b"POST /v1/collections/docs/search HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        b"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+    )
+    body = [b" "] * 300  # a byte every 0.2 s: well inside the 30 s between bytes
+    with serving(store, tmp_path, body_deadline_s=1.0) as port:
+        answer, waited = _answer_while_trickling(port, head, body)
+    assert answer.startswith(b"HTTP/1.1 408"), answer[:300]
+    assert b"did not arrive within 1 s" in answer and b"connection: close" in answer.lower()
+    assert waited < 30
+    assert len(store.collection("docs")) == 1
 
 
 @pytest.fixture

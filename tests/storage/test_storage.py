@@ -39,14 +39,14 @@ def test_migration_creates_the_schema_at_head(any_database_store: wp.Store) -> N
     tables = set(inspect(engine).get_table_names())
     expected = {"collections", "documents", "chunks", "embeddings", "api_keys", "alembic_version"}
     assert expected <= tables
-    assert current_revision(engine) == "0005"
+    assert current_revision(engine) == "0006"
 
 
 def test_migrating_twice_is_a_no_op(tmp_path: Path) -> None:
     engine = create_database_engine(f"sqlite:///{tmp_path / 'db.sqlite'}")
     migrate(engine)
     migrate(engine)
-    assert current_revision(engine) == "0005"
+    assert current_revision(engine) == "0006"
 
 
 def test_the_head_read_from_the_revision_files_is_alembics() -> None:
@@ -71,11 +71,11 @@ def test_migrating_a_database_at_head_leaves_alembic_alone(
     migrate(engine)  # at head: one query, no upgrade
     assert upgrades == []
     with engine.begin() as connection:  # as a database left one revision behind
-        connection.exec_driver_sql("UPDATE alembic_version SET version_num = '0004'")
-        connection.exec_driver_sql("DROP TABLE jobs")
+        connection.exec_driver_sql("UPDATE alembic_version SET version_num = '0005'")
+        connection.exec_driver_sql("DROP TABLE store_secrets")
     migrate(engine)
     assert upgrades == ["x"] and current_revision(engine) == head_revision()
-    assert "jobs" in inspect(engine).get_table_names()
+    assert "store_secrets" in inspect(engine).get_table_names()
 
 
 def test_a_database_never_migrated_has_no_revision(tmp_path: Path) -> None:
@@ -107,7 +107,7 @@ def test_replicas_migrating_a_new_postgresql_database_at_once_all_succeed(
     for thread in threads:
         thread.join(timeout=60)
     assert errors == []
-    assert {current_revision(engine) for engine in engines} == {"0005"}
+    assert {current_revision(engine) for engine in engines} == {"0006"}
     for engine in engines:
         engine.dispose()
 
@@ -316,7 +316,7 @@ def test_an_existing_database_is_upgraded_in_place(tmp_path: Path) -> None:
         )
     assert "tree_nodes" not in inspect(engine).get_table_names()
     migrate(engine)
-    assert current_revision(engine) == "0005"
+    assert current_revision(engine) == "0006"
     assert {"tree_nodes", "summaries", "api_keys"} <= set(inspect(engine).get_table_names())
     with engine.connect() as connection:
         names = connection.exec_driver_sql("SELECT name FROM collections").scalars().all()

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from windowpack.api.access import Access, Caller, authenticate, keys_required
 from windowpack.api.app import check_binding, create_app
+from windowpack.api.connections import head_deadline_protocol
 from windowpack.api.errors import client_message
-from windowpack.api.server import serve, serve_app
+from windowpack.api.server import serve, serve_app, uvicorn_options
 from windowpack.api.settings import ApiSettings
 
 __all__ = [
@@ -21,7 +22,9 @@ __all__ = [
     "check_binding",
     "client_message",
     "create_app",
+    "head_deadline_protocol",
     "keys_required",
     "serve",
     "serve_app",
+    "uvicorn_options",
 ]

@@ -11,7 +11,9 @@ may create that name (a write key in whose scope it is).
 A caller without a key (a keyless server, which listens on loopback only) is also held to
 where the request came from: its Host must be a loopback name (a DNS-rebinding page
 reaches the server under its own host name) and an Origin header, if sent, must be this
-same host (a cross-origin page must not write to, or make work for, the store).
+same host (a cross-origin page must not write to, or make work for, the store). The pages
+outside the API's routes (the inspector, the docs, the schema, health) follow the same Host
+rule (`KeylessPages`): nothing there is secret, but a keyless server answers loopback only.
 """
 
 from __future__ import annotations
@@ -19,6 +21,11 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from windowpack.api.errors import error_response
 from windowpack.api.settings import ApiSettings
 from windowpack.errors import (
     AuthenticationError,
@@ -38,6 +45,12 @@ class Access:
 
     store: Store
     key: ApiKey | None
+
+    @property
+    def scope(self) -> str:
+        """Whom a session token is signed for: the key's id ('' without keys), so that a
+        token one key was given is refused to another."""
+        return self.key.key_id if self.key is not None else ""
 
     def can_see(self, name: str) -> bool:
         return self.key is None or self.key.can_see(name)
@@ -155,3 +168,26 @@ def _host_name(host: str) -> str:
         return host[: host.find("]") + 1] if "]" in host else host
     name, _, port = host.partition(":")
     return name if port.isdigit() or not port else host
+
+
+class KeylessPages:
+    """On a keyless server, refuse (403) a page outside the API's routes requested under a
+    foreign Host name, as the routes do (`check_local_origin`). `/v1` and `/mcp` check their
+    callers themselves, keys included."""
+
+    _CHECKED_BY_ROUTES = ("/v1/", "/mcp")
+
+    def __init__(self, app: ASGIApp, *, store: Store, settings: ApiSettings) -> None:
+        self.app, self.store, self.settings = app, store, settings
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not scope["path"].startswith(self._CHECKED_BY_ROUTES):
+            host = Headers(scope=scope).get("host")
+            try:
+                if not await run_in_threadpool(keys_required, self.store, self.settings):
+                    check_local_origin(host, None)
+            except PermissionDeniedError as error:
+                response = error_response(error.http_status, error.code, error.message)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)

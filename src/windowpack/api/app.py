@@ -9,6 +9,7 @@ from pathlib import Path
 from fastapi import FastAPI
 
 from windowpack import __version__
+from windowpack.api.access import KeylessPages
 from windowpack.api.deps import ApiContext
 from windowpack.api.docs import install_docs
 from windowpack.api.errors import UnexpectedErrors, install_error_handlers
@@ -87,8 +88,12 @@ def create_app(settings: ApiSettings | None = None, *, store: Store | None = Non
         JsonShapeLimit, max_values=settings.max_json_values, max_depth=settings.max_json_depth
     )
     app.add_middleware(
-        BodySizeLimit, max_bytes=settings.max_request_bytes, body_timeout=settings.body_timeout_s
+        BodySizeLimit,
+        max_bytes=settings.max_request_bytes,
+        body_timeout=settings.body_timeout_s,
+        body_deadline=settings.body_deadline_s,
     )
+    app.add_middleware(KeylessPages, store=store, settings=settings)
     app.add_middleware(RequestMetrics, metrics=metrics)
     app.add_middleware(UnexpectedErrors)  # outermost: it also sees the other middlewares' bugs
     return app

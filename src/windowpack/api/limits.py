@@ -4,9 +4,11 @@ before any body is parsed.
 Size: a declared `Content-Length` over the limit is refused without reading the body. A body
 sent without one (chunked) is counted as it streams; once it passes the limit the app's own
 response, whatever parsing error it makes of the cut-off body, is replaced by the 413.
-Likewise a body of which nothing arrives for `body_timeout` seconds is answered 408: uvicorn
-(h11) has no such timeout: without this one a stalled client holds its connection for as long
-as it likes.
+Likewise a body of which nothing arrives for `body_timeout` seconds, or that is not whole
+`body_deadline` seconds after its headers, is answered 408 and its connection closed: uvicorn
+(h11) has no such timeout, and without both a client that stalls, or trickles a byte every
+few seconds, holds its connection for as long as it likes. (The request line and headers
+have their deadline in the protocol: `api.connections`.)
 
 Shape: a JSON body's parsed size is not its raw size (57 MiB of `{}` objects took 2.15 GB
 once parsed into dicts and models), so its values and nesting are counted on the raw bytes
@@ -49,12 +51,21 @@ ShapeScan = Callable[[bytes], tuple[int, int]]
 
 class BodySizeLimit:
     """Answer 413 `request_too_large` to any request body over `max_bytes`, and 408
-    `request_timeout` to one of which nothing arrives for `body_timeout` seconds."""
+    `request_timeout` to one of which nothing arrives for `body_timeout` seconds or that is
+    not whole `body_deadline` seconds after the request began."""
 
-    def __init__(self, app: ASGIApp, *, max_bytes: int, body_timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        max_bytes: int,
+        body_timeout: float = 30.0,
+        body_deadline: float = 120.0,
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.body_timeout = body_timeout
+        self.body_deadline = body_deadline
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -67,15 +78,21 @@ class BodySizeLimit:
         received = 0
         over: InvalidInputError | None = None
         body_done = False
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.body_deadline
 
         async def counted_receive() -> Message:
             nonlocal received, over, body_done
             if body_done:  # after the body only a disconnect comes, whenever it comes
                 return await receive()
+            left = deadline - loop.time()
             try:
-                message = await asyncio.wait_for(receive(), self.body_timeout)
+                message = await asyncio.wait_for(receive(), max(0.0, min(self.body_timeout, left)))
             except TimeoutError:
-                over = RequestTimeoutError(self.body_timeout)
+                if left < self.body_timeout:
+                    over = RequestTimeoutError(self.body_deadline, whole=True)
+                else:
+                    over = RequestTimeoutError(self.body_timeout)
                 raise over from None
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
@@ -172,7 +189,9 @@ class JsonShapeLimit:
         body = await _whole_body(receive)
         values, depth = await run_in_threadpool(self.scan, body)
         problem = None
-        if values > self.max_values:
+        if not _utf8_json(body):
+            problem = "must be JSON in UTF-8 (RFC 8259), not UTF-16 or UTF-32"
+        elif values > self.max_values:
             problem = f"holds more than {self.max_values:,} JSON values (max_json_values)"
         elif depth > self.max_depth:
             problem = f"nests JSON {depth} levels deep, over {self.max_depth} (max_json_depth)"
@@ -189,6 +208,13 @@ class JsonShapeLimit:
             return {"type": "http.request", "body": body, "more_body": False}
 
         await self.app(scope, replay, send)
+
+
+def _utf8_json(body: bytes) -> bool:
+    """Whether `body` may be UTF-8 JSON: Python's parser would also take UTF-16 and UTF-32
+    (told by a byte-order mark or by a NUL among the first four bytes, since JSON starts with
+    an ASCII character), which no other client reads and RFC 8259 rules out between systems."""
+    return not body.startswith((b"\xff\xfe", b"\xfe\xff")) and b"\x00" not in body[:4]
 
 
 def _is_json(scope: Scope) -> bool:

@@ -257,6 +257,11 @@ class DocumentsDeleteIn(_Body):
         default=None, max_length=100_000, description="Ids; those not stored are reported."
     )
     where: dict[str, Any] | None = _WHERE
+    all: bool = Field(
+        default=False,
+        description="Required (true) when the `where` filter keeps every document of the "
+        "collection: a delete that empties it must say so.",
+    )
 
 
 class WindowOptions(_Body):

@@ -49,14 +49,22 @@ def serve_app(app: Starlette, settings: ApiSettings) -> None:
     """`app` under uvicorn at the settings' address, with their logging, until interrupted."""
     import uvicorn
 
-    uvicorn.run(
-        app,
-        host=settings.host,
-        port=settings.port,
-        log_level=settings.log_level,
-        access_log=settings.access_log,
-        log_config=log_config(settings.log_level),
-    )
+    uvicorn.run(app, **uvicorn_options(settings))
+
+
+def uvicorn_options(settings: ApiSettings) -> dict[str, Any]:
+    """What uvicorn runs the app with: the address, logging, and h11 with the deadline on a
+    request's line and headers (`api.connections`)."""
+    from windowpack.api.connections import head_deadline_protocol
+
+    return {
+        "host": settings.host,
+        "port": settings.port,
+        "log_level": settings.log_level,
+        "access_log": settings.access_log,
+        "log_config": log_config(settings.log_level),
+        "http": head_deadline_protocol(settings.head_timeout_s),
+    }
 
 
 def log_config(level: str) -> dict[str, Any]:

@@ -56,6 +56,11 @@ class ApiSettings(BaseSettings):
     watch_interval_s: float = Field(default=1.0, ge=0)
     # Seconds a request body may go without a byte arriving before it is answered 408.
     body_timeout_s: float = Field(default=30.0, gt=0)
+    # Seconds the whole body may take after its headers (a 64 MiB upload needs 0.55 MB/s).
+    body_deadline_s: float = Field(default=120.0, gt=0)
+    # Seconds a request's line and headers may take from the connection's start (or the
+    # next request's first byte), before the server answers 408 and closes it.
+    head_timeout_s: float = Field(default=20.0, gt=0)
     # An operator may lower the budget cap; the library's `MAX_BUDGET` is the most any has.
     max_budget: int = Field(default=MAX_BUDGET, gt=0, le=MAX_BUDGET)
     max_k: int = Field(default=1000, gt=0)

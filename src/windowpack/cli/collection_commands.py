@@ -103,12 +103,17 @@ def delete_documents(
     index_dir: IndexDirOption = None,
     collection: CollectionOption = DEFAULT_COLLECTION,
     yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+    every: Annotated[
+        bool,
+        typer.Option("--all", help="Allow a --where filter that keeps every document."),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     embedder: EmbedderOption = None,
 ) -> None:
     """Delete documents by id, by --where filter, or both (the listed ones it matches), in one
     index version. Without --yes it says how many would go and asks (an error when no one
-    can answer: stdin is not a terminal)."""
+    can answer: stdin is not a terminal); a --where that keeps every document also needs
+    --all."""
     matching = parse_where(where)
     if not ids and matching is None:
         raise InvalidArgumentError("IDS", "name documents to delete, or give --where (or both)")
@@ -122,7 +127,7 @@ def delete_documents(
             )
         if not typer.confirm(question):
             raise InvalidArgumentError("--yes", "nothing deleted: not confirmed")
-    report = col.delete(list(ids) if ids else None, where=matching)
+    report = col.delete(list(ids) if ids else None, where=matching, all=every)
     if as_json:
         print(json.dumps(asdict(report), ensure_ascii=False, indent=2))
         return

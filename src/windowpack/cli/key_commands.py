@@ -1,4 +1,5 @@
-"""`windowpack keys`: the REST service's API keys, created, listed and revoked."""
+"""`windowpack keys`: the REST service's API keys, created, listed and revoked, and the secret
+that signs session tokens, rotated."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from windowpack.cli.output import errors
 from windowpack.config import DEFAULT_STORE
 
 keys = typer.Typer(
-    help="API keys of the REST service: create, list, revoke.",
+    help="API keys of the REST service: create, list, revoke; rotate the session secret.",
     no_args_is_help=True,
     rich_markup_mode=None,
     cls=HelpGroup,
@@ -55,3 +56,13 @@ def keys_revoke(
     """Revoke a key: it stops working at the next request."""
     open_store(store, index_dir, None, create=False).api_keys.revoke(key_id)
     errors.print(f"key {key_id} revoked")
+
+
+@keys.command("rotate-session-secret")
+def keys_rotate_session_secret(
+    store: StoreOption = DEFAULT_STORE, index_dir: IndexDirOption = None
+) -> None:
+    """Replace the secret that signs session tokens: every token given out so far is refused
+    from the next request on (in every replica), and its client starts a new session."""
+    open_store(store, index_dir, None, create=False).rotate_session_secret()
+    errors.print("session secret rotated: earlier session tokens are no longer accepted")

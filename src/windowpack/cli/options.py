@@ -3,7 +3,6 @@ filter) and how a command opens the store they name."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated
 
@@ -45,6 +44,10 @@ EmbedderOption = Annotated[
 ]
 
 
+_WHERE_CHARS = 4 * 1024 * 1024
+# Twenty full `$in` lists: far past any filter typed by hand, well short of a slow parse.
+_MAX_WHERE_VALUES = 200_000
+
 WhereOption = Annotated[
     str | None,
     typer.Option(
@@ -62,12 +65,14 @@ def parse_where(text: str | None) -> Filter | None:
     is an error naming `--where` and the path inside it."""
     if text is None:
         return None
-    from windowpack.filters import parse_filter
+    from windowpack.filters import MAX_DEPTH, parse_filter
+    from windowpack.text import load_untrusted_json
 
-    try:
-        where = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise InvalidArgumentError("--where", f"is not valid JSON: {error.msg}") from None
+    # A clause level is a mapping and its `$and` list: two JSON levels, plus a condition's own.
+    where = load_untrusted_json(
+        text, argument="--where", max_chars=_WHERE_CHARS, max_depth=2 * MAX_DEPTH + 4,
+        max_values=_MAX_WHERE_VALUES,
+    )  # fmt: skip
     return parse_filter(where, argument="--where")
 
 

@@ -387,7 +387,9 @@ def documents(name: str, offset: int, limit: int) -> Call[tuple[list[DocumentInf
     return Call(method="GET", path=path, params={"offset": offset, "limit": limit}, parse=parse)
 
 
-def delete(name: str, ids: str | Sequence[str] | None, where: Where) -> Call[DeleteReport]:
+def delete(
+    name: str, ids: str | Sequence[str] | None, where: Where, *, all: bool = False
+) -> Call[DeleteReport]:
     """Documents deleted by id, by filter or both, in one call (`Collection.delete`): one id
     not stored is a `DocumentNotFoundError`, as in the library; in a list, it is reported."""
     listed = [ids] if isinstance(ids, str) else None if ids is None else list(ids)
@@ -396,6 +398,8 @@ def delete(name: str, ids: str | Sequence[str] | None, where: Where) -> Call[Del
         body["ids"] = listed
     if not body:
         raise InvalidArgumentError("ids", "name documents to delete, or give where (or both)")
+    if all:
+        body["all"] = True
 
     def parse(answer: Any) -> DeleteReport:
         report: DeleteReport = _delete_report(answer)

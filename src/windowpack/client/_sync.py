@@ -460,12 +460,12 @@ class RemoteCollection(_calls.CollectionFields):
         return found
 
     def delete(
-        self, ids: str | Sequence[str] | None = None, *, where: Where = None
+        self, ids: str | Sequence[str] | None = None, *, where: Where = None, all: bool = False
     ) -> DeleteReport:
         """Delete documents by id, by metadata filter, or both, in one index version, as
         `Collection.delete` (one id not stored is a `DocumentNotFoundError`; in a list it is
-        reported in `missing`)."""
-        return self._send(_calls.delete(self.name, ids, where))
+        reported in `missing`; a filter that keeps every document needs `all=True`)."""
+        return self._send(_calls.delete(self.name, ids, where, all=all))
 
     def stats(self) -> CollectionStats:
         """Settings and size of the collection: documents, chunks, tokens, index version."""

@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 
 from windowpack.documents import reject_duplicate_ids
 from windowpack.embed import Vectors, embed_with_cache
+from windowpack.errors import InvalidArgumentError
 from windowpack.filters import Filter
 from windowpack.index import IndexDelta, embed_pieces, node_index_id
 from windowpack.ingest.prepared import (
@@ -164,11 +165,13 @@ def delete_documents(
     where: Filter | None,
     *,
     collection_name: str,
+    every: bool = False,
 ) -> DeleteReport:
     """Delete the documents with these ids that `where` keeps (all of them without `where`;
     every document it keeps without `ids`) in one transaction: the collection levels are
     regrouped and the version bumped once, however many go, and the indexes published once.
-    Deleting nothing writes nothing: the version stays."""
+    Deleting nothing writes nothing: the version stays. A `where` that keeps every document
+    of the collection deletes them only with `every` (else `InvalidArgumentError("all")`)."""
     with target.sessions.begin() as session:
         # Checked first: a collection deleted since (whose id SQLite may have given to
         # another) is the deletion's error, not "missing" documents.
@@ -178,6 +181,13 @@ def delete_documents(
         missing = tuple(i for i in ids if i not in found) if ids is not None else ()
         if where is not None:
             rows = [row for row in rows if where.matches(row[2])]
+            total = repository.count_documents(session, target.collection_id)
+            if rows and len(rows) == total and not every:
+                raise InvalidArgumentError(
+                    "all",
+                    f"the filter keeps all {total:,} documents of collection "
+                    f"{collection_name!r}; pass all=True (CLI --all) to delete every one",
+                )
         if not rows:
             return DeleteReport(deleted=(), missing=missing, index_version=version)
         removed = _delete(session, [row[0] for row in rows])

@@ -23,7 +23,12 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from windowpack.errors import JobInterruptedError, StorageError, WindowpackError
+from windowpack.errors import (
+    InvalidInputError,
+    JobInterruptedError,
+    StorageError,
+    WindowpackError,
+)
 from windowpack.jobs.inputs import input_of, run_checked
 from windowpack.jobs.liveness import WorkerLease
 from windowpack.jobs.queue import JobQueue, report_json, state_of
@@ -153,6 +158,10 @@ class Worker:
         )
         if self.table.finish(row.id, row.worker, outcome):
             input_of(row.kind, row.manifest).cleanup()
+            if row.manifest.get("collection") is None:
+                # The job was to create its collection (a first write): a killed run may have
+                # made the row, and a failed first write leaves no empty collection behind.
+                self.queue.store.delete_collection(row.collection, only_if_unwritten=True)
             self.queue.ended()
 
     def _loop(self) -> None:
@@ -198,6 +207,9 @@ class Worker:
         if not self.table.finish(row.id, self.name, outcome):
             _LOG.warning("job %s was taken from worker %s before it ended", row.id, self.name)
             return
+        if outcome.status == "failed" and row.manifest.get("collection") is None:
+            # A failed first write leaves no collection, whichever way it failed.
+            self.queue.store.delete_collection(row.collection, only_if_unwritten=True)
         job_input.cleanup()
         self.queue.ended()
         self.table.prune(self.queue.keep)
@@ -256,7 +268,22 @@ class _ProgressWriter:
 
 
 def _succeeded(report: IngestReport, counts: dict[str, int]) -> JobOutcome:
+    """The outcome of an ingest that ran: succeeded, unless it was given files and not one
+    could be read (then `failed`: `succeeded` with nothing added hid that from a client that
+    looks at the status alone; each file's reason is in `failures` either way)."""
     documents = report.added + report.replaced + report.unchanged
+    if report.skipped and not documents:
+        error = InvalidInputError(
+            f"none of the {len(report.skipped):,} file(s) could be read, so nothing was "
+            "stored; each file's reason is in `failures`"
+        )
+        return JobOutcome(
+            status="failed",
+            progress=counts,
+            failures=dict(report.skipped),
+            error_code=error.code,
+            error_message=error.message,
+        )
     progress = {
         **counts,
         "documents": max(documents, counts.get("documents", 0)),

@@ -12,17 +12,16 @@ pack at the full budget opens with, so even then a prefix cache reuses it.
 
 What a session has shown is kept as a `SessionState`: the first question and, for each
 follow-up, the chunks its tier added, at the collections' versions. Nothing else is needed to
-render the previous window again byte for byte, so the state travels over REST as a token
-and any replica can pack the next question.
+render the previous window again byte for byte, so the state travels over REST as a signed
+token (`service.session_tokens`) and any replica can pack the next question. Rendering a
+state again stops, refused, as soon as it would pass the budget: a state this code made
+never does, so its cost is bounded by the budget, not by the state.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import bisect
 import itertools
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -46,7 +45,6 @@ from windowpack.pack.window import (
     with_title,
 )
 from windowpack.prompt_cache import Tier
-from windowpack.search import check_query
 from windowpack.text import TokenCounter
 from windowpack.types import HeaderStyle, Window, WindowItem
 
@@ -54,7 +52,6 @@ FIRST_SHARE = 2
 """The first window of a session takes 1/FIRST_SHARE of the budget by default."""
 FOLLOW_UP_SHARE = 20
 """Each follow-up adds at most 1/FOLLOW_UP_SHARE of the budget by default."""
-_STATE_FORMAT = 1
 _MAX_TRIMS = 8
 
 
@@ -119,60 +116,6 @@ class SessionState:
     plan: tuple[object, ...]
     first_query: str
     added: tuple[tuple[tuple[int, ...], ...], ...] = ()
-
-    def encode(self) -> str:
-        """The state as an opaque token (base64url of compact JSON), for REST clients."""
-        body = {
-            "format": _STATE_FORMAT,
-            "versions": self.versions,
-            "plan": self.plan,
-            "first_query": self.first_query,
-            "added": self.added,
-        }
-        raw = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
-        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-    @classmethod
-    def decode(cls, token: str) -> SessionState:
-        """The state a token encodes; InvalidArgumentError("session") when it is not one."""
-        try:
-            raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-            body = json.loads(raw)
-            if body["format"] != _STATE_FORMAT:
-                raise ValueError(f"format {body['format']!r}")
-            first_query = body["first_query"]
-            if not isinstance(first_query, str):
-                raise TypeError("first_query is not a string")
-            state = cls(
-                versions=tuple((str(name), int(version)) for name, version in body["versions"]),
-                plan=tuple(body["plan"]),
-                first_query=first_query,
-                added=tuple(
-                    tuple(tuple(_position(chunk) for chunk in chunks) for chunks in tier)
-                    for tier in body["added"]
-                ),
-            )
-        except (
-            binascii.Error,
-            ValueError,
-            KeyError,
-            TypeError,
-            OverflowError,
-            UnicodeDecodeError,
-        ) as error:
-            raise InvalidArgumentError("session", f"not a session token ({error})") from error
-        try:
-            check_query(state.first_query)
-        except InvalidArgumentError as error:
-            raise InvalidArgumentError("session", f"not a session token ({error})") from error
-        return state
-
-
-def _position(value: object) -> int:
-    """A chunk position read from a token: a non-negative integer numpy can hold."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**62:
-        raise ValueError(f"{value!r} is no chunk position")
-    return value
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -304,12 +247,23 @@ def _rebuilt(sources: SessionSources, plan: SessionPlan, state: SessionState) ->
     if window is not None:
         return window
     window = _first(sources, plan, state.first_query)
+    budget = plan.request.budget
     for tier in state.added:
         if window is None:
             return None
         chosen = [np.asarray(chunks, dtype=np.int64) for chunks in tier]
         _check_chunks(sources.states, chosen)
+        # Each chunk's own tokens, less one for a merge at its edge: a tier whose chunks
+        # alone pass the room left was never packed here, and is refused before rendering.
+        least = sum(
+            int(state.corpus.chunk_cost[chunks].sum()) - len(chunks)
+            for state, chunks in zip(sources.states, chosen, strict=True)
+        )
+        if least > budget - window.tokens:
+            raise _over_budget(budget)
         window = _appended(sources, window, chosen, window.query, plan.request.headers)
+        if window.tokens > budget:
+            raise _over_budget(budget)
     if window is not None:
         sources.keep(state, window)
     return window
@@ -469,6 +423,12 @@ def _appended(
         items=(*previous.items, *items),
         query=query,
         session_tiers=(*previous.session_tiers, Tier(end=len(text), tokens=ended)),
+    )
+
+
+def _over_budget(budget: int) -> InvalidArgumentError:
+    return InvalidArgumentError(
+        "session", f"its follow-ups pass the budget of {budget:,} tokens: not a state packed here"
     )
 
 

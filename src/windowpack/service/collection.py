@@ -277,6 +277,7 @@ class Collection:
         follow_up_tokens: int | None = None,
         token: str | None = None,
         where: Where = None,
+        scope: str = "",
     ) -> WindowSession:
         """A session of follow-up questions whose windows extend each other (docs/sessions.md).
 
@@ -284,9 +285,11 @@ class Collection:
         follow-up the previous window plus at most `follow_up_tokens` (default: a twentieth)
         of what it needs that is not shown yet, so that about ten questions share one budget
         and a prefix cache reuses each previous window whole. `token` (a `Session.token`)
-        resumes a session, here or in another process. `where` filters every window's
-        documents as for `pack`; resume a token with the same filter (with another, the
-        next window is packed afresh and `reason` says why).
+        resumes a session, here or in another process on this store: tokens are signed with
+        the store's secret for `scope` (the REST service passes the caller's API key id), and
+        one of another store, collection or scope is an `InvalidArgumentError` naming
+        `session`. `where` filters every window's documents as for `pack`; resume a token with
+        the same filter (with another, the next window is packed afresh and `reason` says why).
         """
         return new_session(
             self._context,
@@ -299,10 +302,11 @@ class Collection:
             follow_up_tokens=follow_up_tokens,
             token=token,
             where=where,
+            scope=scope,
         )
 
     def delete(
-        self, ids: str | Sequence[str] | None = None, *, where: Where = None
+        self, ids: str | Sequence[str] | None = None, *, where: Where = None, all: bool = False
     ) -> DeleteReport:
         """Delete documents by id, by metadata filter, or both, in one transaction and one
         new index version (their summaries go, the collection levels regroup once).
@@ -312,6 +316,9 @@ class Collection:
         both `ids` and `where`, the listed documents that the filter keeps are deleted (both
         must hold, as in Chroma). A call that deletes nothing leaves the index version as it
         was. To empty a collection, delete the collection: `where` alone must be a filter.
+        A `where` that keeps every document of the collection is an `InvalidArgumentError`
+        naming `all`, and nothing is deleted, unless `all=True` says that is what is meant (a
+        filter is easy to get wider than intended; listed ids are explicit already).
         """
         single = isinstance(ids, str)
         listed = _delete_ids(ids)
@@ -320,7 +327,7 @@ class Collection:
             raise InvalidArgumentError("ids", "name documents to delete, or give where (or both)")
         with self._context.write_lock:
             report = delete_documents(
-                self._ingest_target(), listed, matching, collection_name=self.name
+                self._ingest_target(), listed, matching, collection_name=self.name, every=all
             )
         if single and report.missing:
             raise DocumentNotFoundError(report.missing[0], self.name)

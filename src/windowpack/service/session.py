@@ -6,6 +6,8 @@ from collections.abc import Sequence
 
 from windowpack.pack import SessionPlan, SessionState
 from windowpack.service.context import StoreContext, Where
+from windowpack.service.session_tokens import SessionTokens
+from windowpack.storage import SESSION_TOKENS, StoreSecrets
 from windowpack.types import Window
 
 
@@ -18,8 +20,9 @@ class WindowSession:
     `window.cache_plan(provider)`) then reuses all of the previous window. `extends` says
     whether the last window did; when it did not, `reason` says why it was packed afresh (no
     room left for another question's material, a write to a collection). Every window is
-    within `budget`, counted exactly. `token` is the session's state as an opaque string:
-    `Collection.session(token=...)` (or the REST API) resumes from it in another process.
+    within `budget`, counted exactly. `token` is the session's state as an opaque string,
+    signed with the store's secret: `Collection.session(token=...)` (or the REST API) resumes
+    from it in another process on the same store (`service.session_tokens`).
     """
 
     def __init__(
@@ -27,9 +30,11 @@ class WindowSession:
         context: StoreContext,
         collections: Sequence[tuple[int, str]],
         plan: SessionPlan,
+        tokens: SessionTokens,
         state: SessionState | None = None,
     ) -> None:
         self._context = context
+        self._tokens = tokens
         self._collections = list(collections)
         self._plan = plan
         self._state = state
@@ -47,7 +52,7 @@ class WindowSession:
     @property
     def token(self) -> str | None:
         """The session's state as an opaque string (None before the first question)."""
-        return self._state.encode() if self._state is not None else None
+        return self._tokens.encode(self._state) if self._state is not None else None
 
     def pack(self, query: str) -> Window:
         """The window for `query`, extending the last one when the budget allows."""
@@ -69,10 +74,12 @@ def new_session(
     follow_up_tokens: int | None,
     token: str | None,
     where: Where = None,
+    scope: str = "",
 ) -> WindowSession:
     """A session over `collections`, checked here; resumed from `token` when one is given.
     With `where` every window holds only the documents that metadata filter keeps: a token
-    resumes with the same filter (with another, the next window is packed afresh)."""
+    resumes with the same filter (with another, the next window is packed afresh). Tokens are
+    signed for `scope` (the REST service's API key id) and refused under another."""
     request = context.pack_request(
         budget=budget,
         tokenizer=tokenizer,
@@ -81,5 +88,7 @@ def new_session(
         where=where,
     )
     plan = SessionPlan.of(request, first_tokens=first_tokens, follow_up_tokens=follow_up_tokens)
-    state = SessionState.decode(token) if token is not None else None
-    return WindowSession(context, collections, plan, state)
+    tokens = SessionTokens(secret=StoreSecrets(context.sessions).get(SESSION_TOKENS), scope=scope)
+    names = [name for _, name in collections]
+    state = None if token is None else tokens.decode(token, collections=names, budget=budget)
+    return WindowSession(context, collections, plan, tokens, state)

@@ -27,7 +27,14 @@ from windowpack.search import QueryEmbeddingCache
 from windowpack.service.collection import Collection
 from windowpack.service.context import StoreContext, Where
 from windowpack.service.session import WindowSession, new_session
-from windowpack.storage import ApiKeys, announce_change, repository, sqlite_url
+from windowpack.storage import (
+    SESSION_TOKENS,
+    ApiKeys,
+    StoreSecrets,
+    announce_change,
+    repository,
+    sqlite_url,
+)
 from windowpack.summarizer import Summarizer
 from windowpack.types import (
     HEADER_STYLES,
@@ -193,9 +200,11 @@ class Store:
         follow_up_tokens: int | None = None,
         token: str | None = None,
         where: Where = None,
+        scope: str = "",
     ) -> WindowSession:
         """A session of follow-up questions over several collections (`Collection.session`);
-        `where` filters the documents of every collection named."""
+        `where` filters the documents of every collection named, `scope` is who its tokens
+        are signed for."""
         if not collections:
             raise InvalidArgumentError("collections", "name at least one collection")
         named = [self.collection(name, create=False) for name in dict.fromkeys(collections)]
@@ -210,6 +219,7 @@ class Store:
             follow_up_tokens=follow_up_tokens,
             token=token,
             where=where,
+            scope=scope,
         )
 
     def create_collection(
@@ -281,13 +291,29 @@ class Store:
         """Where ingest parses, chunks and embeds (`StoreConfig.executor`)."""
         return self._context.executor
 
+    def rotate_session_secret(self) -> None:
+        """Replace the secret that signs session tokens: tokens signed before are refused
+        from now on, by every process on this store (`service.session_tokens`)."""
+        StoreSecrets(self._context.sessions).rotate(SESSION_TOKENS)
+
     @property
     def api_keys(self) -> ApiKeys:
         """The REST service's API keys, stored hashed in this store's database."""
         return self._api_keys
 
-    def delete_collection(self, name: str) -> None:
-        """Delete a collection, its documents and its index files."""
+    def delete_collection(self, name: str, *, only_if_unwritten: bool = False) -> None:
+        """Delete a collection, its documents and its index files.
+
+        `only_if_unwritten`: only if nothing was ever written to it (no version published,
+        no document), quietly keeping it otherwise or when it is gone: what a first write
+        that never finished (an ingest job given up after its worker was killed) leaves."""
+        if only_if_unwritten:
+            with self._context.sessions() as session:
+                row = repository.get_collection(session, name)
+            if row is not None:
+                with self._context.write_lock:
+                    self._context.drop_unwritten(row.id, name)
+            return
         with self._context.write_lock, self._context.sessions.begin() as session:
             row = repository.get_collection(session, name)
             if row is None:

@@ -3,7 +3,8 @@
 `database` creates engines and migrates (alembic), `schema` holds the models, `repository`
 the queries and writes (callers own the session and transaction), `notifications` tells other
 processes of a new index version or job (PostgreSQL NOTIFY), `api_keys` keeps the REST
-service's keys and `job_table` the ingest jobs.
+service's keys, `secrets` the store's own (the key that signs session tokens) and
+`job_table` the ingest jobs.
 """
 
 from __future__ import annotations
@@ -27,9 +28,11 @@ from windowpack.storage.schema import (
     TreeNodeRow,
     new_row,
 )
+from windowpack.storage.secrets import SESSION_TOKENS, StoreSecrets
 
 __all__ = [
     "JOBS_CHANNEL",
+    "SESSION_TOKENS",
     "ApiKeys",
     "ChunkRow",
     "CollectionRow",
@@ -37,6 +40,7 @@ __all__ = [
     "JobOutcome",
     "JobRow",
     "JobTable",
+    "StoreSecrets",
     "TreeNodeRow",
     "VersionListener",
     "announce_change",

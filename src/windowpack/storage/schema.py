@@ -214,6 +214,18 @@ class ApiKeyRow(Base):
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
+class StoreSecretRow(Base):
+    """A secret of the store that its processes share, by purpose (`name`): the key that
+    signs session tokens, so that any replica on the database verifies any other's. It is
+    made on first use and replaced by a rotation (`storage.StoreSecrets`)."""
+
+    __tablename__ = "store_secrets"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    secret: Mapped[str] = mapped_column(String(128))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utc_now)
+
+
 class JobRow(Base):
     """An ingest job: what to ingest (`manifest`), where it stands, and how it ended.
 

@@ -4,8 +4,9 @@ Pure functions over strings, no database and no models: `tokens` (offline tiktok
 Hugging Face tokenizers and GGUF vocabularies, which `gguf` opens with llama.cpp),
 `hashing` (the cache key of every derived artefact) and `sentences` (the one sentence
 splitter the chunker, BM25 and the summarizer share), `stop_words` (bm25s's stop word
-lists, without importing bm25s) and `language` (a language's rules for lexical matching, and
-which language a text is in).
+lists, without importing bm25s), `language` (a language's rules for lexical matching, and
+which language a text is in) and `untrusted_json` (JSON from outside the process, read with
+limits on size, depth and text).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from windowpack.text.language import (
 from windowpack.text.sentences import append_trimmed, split_sentences
 from windowpack.text.stop_words import bm25s_stop_words
 from windowpack.text.tokens import TIKTOKEN_ENCODINGS, TokenCounter, get_token_counter
+from windowpack.text.untrusted_json import load_untrusted_json
 
 __all__ = [
     "LANGUAGES",
@@ -38,6 +40,7 @@ __all__ = [
     "get_token_counter",
     "language_rules",
     "load_llama",
+    "load_untrusted_json",
     "split_sentences",
     "storable",
     "write_atomically",

@@ -229,8 +229,9 @@ def delete_documents(
 ) -> DeleteReport:
     """Delete documents by `ids`, by `where` filter, or both (the listed documents the filter
     keeps), in one transaction and one index version; ids not stored are reported, not an
-    error, and a call that deletes nothing leaves the version as it was."""
-    return access.write(name).delete(body.ids, where=body.where)
+    error, and a call that deletes nothing leaves the version as it was. A filter that keeps
+    every document needs `all: true`."""
+    return access.write(name).delete(body.ids, where=body.where, all=body.all)
 
 
 @router.delete("/collections/{name}/documents/{document_id:path}", status_code=204)

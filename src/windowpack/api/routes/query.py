@@ -63,7 +63,7 @@ def pack_session(
     Stateless: the token holds all the server needs, so any replica answers, after restarts
     too."""
     api.check_limit("budget", body.budget, api.settings.max_budget)
-    session = access.read(name).session(**body.session_options())
+    session = access.read(name).session(**body.session_options(), scope=access.scope)
     return _session_json(session, body)
 
 
@@ -73,7 +73,9 @@ def pack_collections_session(body: MultiSessionPackIn, access: AccessDep, api: A
     api.check_limit("budget", body.budget, api.settings.max_budget)
     for name in body.collections:
         access.read(name)
-    session = api.store.session(collections=body.collections, **body.session_options())
+    session = api.store.session(
+        collections=body.collections, **body.session_options(), scope=access.scope
+    )
     return _session_json(session, body)
 
 
