@@ -46,7 +46,9 @@ def hogs(count: int) -> Iterator[list[subprocess.Popen[bytes]]]:
                 process.wait()
 
 
-def run_beside_hogs(command: Sequence[str], *, hog_count: int, runs: int) -> list[tuple[float, int]]:
+def run_beside_hogs(
+    command: Sequence[str], *, hog_count: int, runs: int
+) -> list[tuple[float, int]]:
     """(wall seconds, exit status) of each run of `command`, stopping after a failed one."""
     results: list[tuple[float, int]] = []
     with hogs(hog_count) as started:
@@ -81,11 +83,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = [sys.executable, "-c", "print('ran beside the hogs')"] if args.smoke else args.command
     if not command:
         parser.error("give the command to run after --, e.g. -- make test")
-    results = run_beside_hogs(command, hog_count=2 if args.smoke else args.hogs, runs=args.runs)
+    runs = 1 if args.smoke else args.runs
+    results = run_beside_hogs(command, hog_count=args.hogs, runs=runs)
     passed = sum(1 for _, status in results if status == 0)
     walls = ", ".join(f"{wall:.0f} s" for wall, _ in results)
-    print(f"results: {passed} of {args.runs} runs passed beside {args.hogs} hogs ({walls})")
-    return 0 if passed == args.runs else 1
+    print(f"results: {passed} of {runs} runs passed beside {args.hogs} hogs ({walls})")
+    return 0 if passed == runs else 1
 
 
 if __name__ == "__main__":
