@@ -29,14 +29,17 @@ FAST_WORKERS ?= auto
 .PHONY: serve demo test test-fast test-under-load browser manuals check lint typecheck imports pytest clean dist package-check
 
 # constraints.txt pins every version we test with (torch==2.13.0: the CPU build), for both sets.
-# Serving's set is wheels only: nothing of it is compiled on install.
+# Serving's set is wheels only: nothing of it is compiled on install. --no-compile: pip would
+# byte-compile all ~14K modules of the set (a minute of two loaded cores); Python compiles the
+# few hundred a command imports on first use instead.
+PIP_INSTALL := $(BIN)/python -m pip install --quiet --no-compile -c constraints.txt
 $(SERVE_STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[serve]"
+	$(PIP_INSTALL) -e ".[serve]"
 	touch $(SERVE_STAMP)
 
 $(STAMP): $(SERVE_STAMP)
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev]"
+	$(PIP_INSTALL) -e ".[dev]"
 	touch $(STAMP)
 
 demo: $(SERVE_STAMP)
