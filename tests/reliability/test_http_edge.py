@@ -39,7 +39,7 @@ def test_after_a_500_the_next_request_uses_the_same_connection(
     monkeypatch.setattr(wp.Store, "collections", broken)
     with (
         serving(store, tmp_path) as port,
-        httpx.Client(base_url=f"http://127.0.0.1:{port}") as client,
+        httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client,
     ):
         for _ in range(5):
             failed = client.get("/v1/collections")
