@@ -1,16 +1,24 @@
 # Two commands do all set-up on a fresh machine:
-#   make serve  - create the virtual environment if needed, run the demo ingest, then serve the
-#                 REST API over it (prints the URL of the interactive docs)
-#   make test   - the one check command: ruff, mypy, import-linter and the whole pytest suite
-#                 (the fast tier on every core, then the slow tier in one process)
+#   make serve  - create the virtual environment if needed with what serving needs (the core,
+#                 the REST API, the MCP server and the client: no compiler runs), run the demo
+#                 ingest, then serve the REST API over it (prints the URL of the interactive docs)
+#   make test   - the one check command: adds everything else the suite needs (extra `dev`:
+#                 llama.cpp compiled from source, Ray, Playwright, the linters...), then ruff,
+#                 mypy, import-linter and the whole pytest suite (the fast tier on every core,
+#                 then the slow tier in one process)
 # `make test-fast` is the edit-test loop: ruff and every test not marked slow (tests/tiers.py
 # marks live servers, subprocesses, Ray, Chromium, PostgreSQL, the real model...), on all cores.
 # `make demo` runs only the demo (ingest, tree, search, pack) and exits.
+# `make test-under-load` runs `make test` three times in a row beside two CPU-bound processes
+# (benchmarks/under_load.py): the proof that the suite does not depend on the machine's speed.
 # `make dist` builds the wheel and sdist; `make package-check` installs the wheel in a fresh
 # venv and runs the demo from it (CI runs it after `make test`).
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
+# Two install sets, each with its own stamp: serving's (extra `serve`) and the whole suite's
+# (extra `dev`, which includes serving's). `make serve` never waits for the second.
+SERVE_STAMP := $(VENV)/.serve-stamp
 STAMP := $(VENV)/.installed-stamp
 # pytest keeps the test modules it rewrites (and Python the modules it compiles) as bytecode
 # for the next run; with bytecode writing off, every run rewrites ~700 modules again (10+ s).
@@ -18,25 +26,35 @@ unexport PYTHONDONTWRITEBYTECODE
 # Workers of the fast tier (pytest-xdist): one per core.
 FAST_WORKERS ?= auto
 
-.PHONY: serve demo test test-fast browser manuals check lint typecheck imports pytest clean dist package-check
+.PHONY: serve demo test test-fast test-under-load browser manuals check lint typecheck imports pytest clean dist package-check
 
-$(STAMP): pyproject.toml constraints.txt
+# constraints.txt pins every version we test with (torch==2.13.0: the CPU build), for both sets.
+# Serving's set is wheels only: nothing of it is compiled on install. --no-compile: pip would
+# byte-compile all ~14K modules of the set (a minute of two loaded cores); Python compiles the
+# few hundred a command imports on first use instead.
+PIP_INSTALL := $(BIN)/python -m pip install --quiet --no-compile -c constraints.txt
+$(SERVE_STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	# constraints.txt pins every version we test with (torch==2.13.0: the CPU build).
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev]"
+	$(PIP_INSTALL) -e ".[serve]"
+	touch $(SERVE_STAMP)
+
+$(STAMP): $(SERVE_STAMP)
+	$(PIP_INSTALL) -e ".[dev]"
 	touch $(STAMP)
 
-demo: $(STAMP)
+demo: $(SERVE_STAMP)
 	$(BIN)/windowpack demo
 
 # The demo fills the default store and collection (wp-store, default), the ones every
 # command uses; later runs find it unchanged and start serving at once.
-serve: $(STAMP)
+serve: $(SERVE_STAMP)
 	$(BIN)/windowpack demo
 	$(BIN)/windowpack serve
 
 test: $(STAMP) browser manuals lint typecheck imports pytest
+
+test-under-load: $(STAMP)
+	$(BIN)/python benchmarks/under_load.py --hogs 2 --runs 3 -- $(MAKE) test
 
 # Whole test files go to one worker, so that a module's fixtures are built once.
 test-fast: $(STAMP) lint

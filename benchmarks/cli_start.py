@@ -1,4 +1,5 @@
-"""Cold `windowpack pack` and `windowpack search` processes over an existing store.
+"""Cold `windowpack pack`, `windowpack search` and `windowpack mcp` processes over an existing
+store.
 
     .venv/bin/python benchmarks/cli_start.py                     # the demo store, built by
                                                                  # `windowpack demo` (real model)
@@ -12,8 +13,10 @@ the wall seconds from spawn to exit and the child's user+sys CPU seconds (a load
 moves wall times far more than CPU times: the load average is printed at start and end).
 One more run of each under `python -X importtime` gives the seconds spent importing and
 whether torch, transformers, sentence-transformers or another heavy package was imported.
-Also `windowpack --help`, and `pack --questions` over a file of questions: one process, so
-the start is paid once. The store is `--store` (built there by `windowpack demo`, or with
+Also `windowpack --help`; `windowpack mcp` on stdio with its stdin at end of file (the whole
+start of the server, then its exit: a run fails if the exit prints a traceback or "Exception
+in thread"); and `pack --questions` over a file of questions: one process, so the start is
+paid once. The store is `--store` (built there by `windowpack demo`, or with
 `--essays` by `windowpack ingest` of ../shared/data's 48 NIAH essays, when the folder holds
 none), else a temporary demo store. Figures go to `benchmarks/results/cli_start.json`.
 `--smoke` builds a demo store with the hash embedder and runs each command twice: a check.
@@ -84,8 +87,8 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=20, help="questions of the batch")
     parser.add_argument(
         "--only",
-        default="pack,search,help,questions",
-        help="what to run, of pack, search, help, questions (pack --questions): an older "
+        default="pack,search,mcp,help,questions",
+        help="what to run, of pack, search, mcp, help, questions (pack --questions): an older "
         "checkout (PYTHONPATH) has no --questions",
     )
     add_smoke_option(parser)
@@ -103,6 +106,7 @@ def main() -> None:
         commands = {
             "pack": ["pack", asked[0], "--budget", str(args.budget), *base],
             "search": ["search", asked[0], *base],
+            "mcp": ["mcp", "--store", str(store), *embedder],
             "help": ["--help"],
         }
         chosen = args.only.split(",")
@@ -184,6 +188,8 @@ def _timed(command: list[str]) -> tuple[float, float]:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"windowpack {' '.join(command)} failed:\n{done.stderr[-3000:]}")
+    if "Traceback" in done.stderr or "Exception in thread" in done.stderr:
+        raise SystemExit(f"windowpack {' '.join(command)} was noisy:\n{done.stderr[-3000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu
 
@@ -210,6 +216,7 @@ def _run(command: list[str], *python_options: str) -> subprocess.CompletedProces
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     return subprocess.run(
         [sys.executable, *python_options, "-c", CONSOLE_SCRIPT, *command],
+        stdin=subprocess.DEVNULL,  # `mcp` on stdio: at end of input at once, it exits
         capture_output=True,
         text=True,
         env=env | {"COLUMNS": "120"},
@@ -220,7 +227,7 @@ def _run(command: list[str], *python_options: str) -> subprocess.CompletedProces
 def _report(figures: dict[str, Any]) -> None:
     print(f"{'command':<8} {'wall p50':>9} {'min':>6} {'max':>6} {'first':>6} "
           f"{'cpu p50':>8} {'imports':>8}  heavy imports")  # fmt: skip
-    for name in ("pack", "search", "help"):
+    for name in ("pack", "search", "mcp", "help"):
         if name not in figures:
             continue
         shown = figures[name]

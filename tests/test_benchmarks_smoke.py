@@ -48,6 +48,7 @@ EXPECTED = {
     "server_start": "Figures written to",
     "state_reload": "first pack after add:",
     "tree": "Figures written to",
+    "under_load": "results: 1 of 1 runs passed",
     "window_scaffolding": "Figures written to",
     "write_cost": "Figures written to",
 }

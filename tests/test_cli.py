@@ -343,7 +343,7 @@ def test_a_worker_runs_the_queued_jobs_until_stopped(
 
     def run_once(self: Worker, stop: object = None) -> None:
         self.start()
-        self.queue.wait(job.id, timeout=60)
+        self.queue.wait(job.id, timeout=300)
         self.close()
 
     monkeypatch.setattr(Worker, "run", run_once)  # no signal to send from inside the test

@@ -1,5 +1,6 @@
 """The ingest progress of the CLI, drawn by rich: each step against its own total, within the
-console's width, with a rate that holds steady between batches.
+console's width, with a rate that holds steady between batches; where stderr is not a terminal,
+plain lines at a steady interval (`ProgressLog`), with a rate and the time left.
 
 rich is driven by a fake clock (`get_time`) and renders into a `StringIO` console of a fixed
 width; a frame is rendered after each report, so nothing here depends on the machine's speed.
@@ -9,13 +10,16 @@ from __future__ import annotations
 
 import re
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
 import windowpack as wp
+from cli_main import run_main
 from windowpack.cli.progress import IngestDisplay
+from windowpack.ingest import ProgressLog
 from windowpack.types import IngestProgress
 
 _COUNT = re.compile(r"(\d[\d,]*)/(\d[\d,]*) (docs|texts|sentences)")
@@ -155,3 +159,69 @@ def test_a_finished_step_keeps_its_count_and_the_next_starts_its_own() -> None:
 
     assert _numbers(first) == (100, 100) and "25 texts/s" in first
     assert _numbers(second) == (0, 300) and "sentences" in second
+
+
+# --- where stderr is not a terminal: plain lines at a steady interval ----------------------
+
+
+def _log(clock: Clock, interval_s: float = 10.0) -> tuple[ProgressLog, list[str]]:
+    lines: list[str] = []
+    return ProgressLog(lines.append, label="ingest", interval_s=interval_s, clock=clock), lines
+
+
+def test_a_log_gets_a_line_per_step_then_one_per_interval_with_rate_and_eta() -> None:
+    clock = Clock()
+    log, lines = _log(clock)
+    progress = IngestProgress(stage="embed", documents_total=1, unit="texts", total=1000)
+    log.report(progress)
+    for _ in range(60):  # 1 s per report of 10 texts: a line every 10 s
+        clock.now += 1
+        progress.completed += 10
+        log.report(progress)
+    progress.stage, progress.unit, progress.total, progress.completed = "index", "", None, 0
+    log.report(progress)
+    clock.now += 3
+    log.close()
+
+    assert lines[0] == "ingest: embed 0/1,000 texts (0.0%)"
+    assert lines[1] == "ingest: embed 100/1,000 texts (10.0%), 10.0 texts/s, ETA 0:01:30"
+    assert lines[6] == "ingest: embed 600/1,000 texts (60.0%), 10.0 texts/s, ETA 0:00:40"
+    assert lines[7:] == ["ingest: index"]  # a new step at once; close adds nothing new
+    assert not any("\r" in line or "\x1b" in line for line in lines)
+
+
+def test_close_writes_the_last_state_no_line_has_shown() -> None:
+    clock = Clock()
+    log, lines = _log(clock)
+    log.update("chunk", 0, 3, "documents")
+    clock.now += 2
+    log.update("chunk", 3, 3, "documents")  # within the interval: not written yet
+    assert lines == ["ingest: chunk 0/3 documents (0.0%)"]
+    log.close()
+    assert lines[-1] == "ingest: chunk 3/3 documents (100.0%), 1.5 documents/s, ETA 0:00:00"
+
+
+def test_the_interval_must_be_positive() -> None:
+    with pytest.raises(wp.InvalidArgumentError, match="interval_s"):
+        ProgressLog(print, label="x", interval_s=0)
+
+
+def test_ingest_to_a_log_file_writes_plain_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`windowpack ingest` with stderr captured (as in a log file): one line per step, no bar."""
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    for document in _documents(3):
+        (folder / str(document.id)).write_text(document.text, encoding="utf-8")
+    code, _, err = run_main(
+        monkeypatch, capsys, "ingest", str(folder), "--store", str(tmp_path / "s"),
+        "--embedder", "hash",
+    )  # fmt: skip
+
+    assert code == 0, err
+    lines = [line for line in err.splitlines() if line.startswith("ingest: ")]
+    stages = [line.split()[1] for line in lines]
+    assert stages[0] == "parse" and {"chunk", "summarize", "embed", "index"} <= set(stages)
+    assert "ingest: chunk 3/3 documents (100.0%)" in "\n".join(lines)
+    assert "\r" not in err and "\x1b" not in err

@@ -107,7 +107,7 @@ def test_files_and_background_jobs(client: wp.Client, tmp_path: Path) -> None:
     docs = client.collection("docs")
 
     job = docs.add_files([folder], background=True)
-    report = job.wait(timeout=60)
+    report = job.wait(timeout=300)
 
     assert isinstance(job, wp.client.RemoteJob) and job.state.status == "succeeded"
     assert report.added == 2 and client.job(job.id).state.report == report
@@ -121,7 +121,7 @@ def test_a_failed_background_job_raises_its_error_from_the_tree(client: wp.Clien
     twice = [wp.Document(id="same", text="One."), wp.Document(id="same", text="Two.")]
     job = client.collection("docs").add(twice, background=True)
     with pytest.raises(wp.InvalidInputError, match="same"):
-        job.wait(timeout=60)
+        job.wait(timeout=300)
     state = job.state
     assert state.status == "failed" and state.done and state.report is None
     assert state.error is not None and state.error.code == "invalid_input"
@@ -183,7 +183,7 @@ def test_the_async_client_mirrors_the_sync_one(server: str, hash_store: wp.Store
     async def run() -> tuple[wp.Window, list[wp.Hit], wp.IngestReport]:
         async with wp.AsyncClient(server) as client:
             docs = client.collection("docs")
-            report = await (await docs.add(DOCUMENTS, background=True)).wait(timeout=60)
+            report = await (await docs.add(DOCUMENTS, background=True)).wait(timeout=300)
             hits = await docs.search("owls voles", k=2)
             window = await docs.pack("owls voles", budget=250)
             with pytest.raises(wp.CollectionNotFoundError):

@@ -102,7 +102,7 @@ def test_a_job_is_seen_and_run_by_another_server_on_the_store(
     with wp.open(tmp_path / "store", config=hash_store.config) as other_store:
         other_app = create_app(settings_for(tmp_path), store=other_store)
         with local_client(other_app) as other:  # its lifespan starts its worker
-            JobQueue(other_store).wait(job_id, timeout=60)
+            JobQueue(other_store).wait(job_id, timeout=300)
             state = other.get(f"/v1/jobs/{job_id}").json()
     assert state["status"] == "succeeded" and state["attempts"] == 1, state
     assert state["started_at"] is not None and state["report"]["added"] == 1

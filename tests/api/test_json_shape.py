@@ -93,7 +93,7 @@ async def test_other_requests_are_served_while_a_body_is_counted(
 
     def waiting_scan(body: bytes) -> tuple[int, int]:
         scan_started.set()
-        assert healthz_answered.wait(timeout=10), "/healthz was not answered during the scan"
+        assert healthz_answered.wait(timeout=120), "/healthz was not answered during the scan"
         return json_shape(body)
 
     app = create_app(settings_for(tmp_path), store=hash_store)

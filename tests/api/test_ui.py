@@ -373,7 +373,7 @@ def test_the_page_names_units_as_the_library_does(demo_server: str) -> None:
 
     from windowpack.types import UNIT_NAMES
 
-    page = httpx.get(f"{demo_server}/ui").text
+    page = httpx.get(f"{demo_server}/ui", timeout=120).text
 
     assert f"const UNIT_NAMES = {json.dumps(dict(UNIT_NAMES), sort_keys=True)};" in page
     assert f"const WHY = {json.dumps(dict(WHY))};" in page

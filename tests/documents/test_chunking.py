@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from functools import cache
 from pathlib import Path
 
@@ -151,13 +150,11 @@ def test_invariants_on_real_prose(offset: int, length: int, target: int) -> None
 
 @pytest.mark.shared
 @pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
-def test_chunking_all_essays_is_fast_and_fills_chunks(name: str) -> None:
+def test_chunking_all_essays_fills_chunks(name: str) -> None:
+    # Its speed is a figure of benchmarks/, not a bound here: a loaded machine is no bug.
     document = Document(text=essays_text())
-    started = time.perf_counter()
     chunks = chunk_document(document, counter(name), 200)
-    elapsed = time.perf_counter() - started
     assert_valid_chunks(document, counter(name), 200, chunks)
-    assert elapsed < 10, f"chunking ~700K tokens took {elapsed:.1f}s"
     # Greedy sentence packing should fill chunks well, not emit one sentence per chunk.
     assert sum(chunk.tokens for chunk in chunks) / len(chunks) > 120
 

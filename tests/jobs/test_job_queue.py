@@ -3,6 +3,7 @@ come back after their worker dies, and a retry with the same key answers the sam
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from pathlib import Path
@@ -28,7 +29,7 @@ def _run_until_ended(queue: JobQueue, job_id: str) -> wp.types.JobState:
     """Start a worker (it first recovers orphaned jobs), wait for the job, stop the worker."""
     worker = Worker(queue).start()
     try:
-        return queue.wait(job_id, timeout=60)
+        return queue.wait(job_id, timeout=300)
     finally:
         worker.close()
 
@@ -275,8 +276,33 @@ def test_a_worker_runs_its_jobs_at_the_priority_it_is_given(
     job, _ = queue.enqueue(_collection(hash_store), _documents("a"))
     worker = Worker(queue, WorkerSettings(niceness=5)).start()
     try:
-        assert queue.wait(job.id, timeout=60).status == "succeeded"
+        assert queue.wait(job.id, timeout=300).status == "succeeded"
     finally:
         worker.close()
     mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
     assert seen == [min(mine + 5, 19)]
+
+
+def test_a_running_job_writes_its_progress_to_the_log_as_lines(hash_store: wp.Store) -> None:
+    """What `windowpack serve` and `windowpack worker` log: a line per step, no bar."""
+    collection = _collection(hash_store)
+    queue = JobQueue(hash_store)
+    job, _ = queue.enqueue(collection, _documents("a", "b", "c"))
+    lines: list[str] = []
+    handler = logging.Handler(logging.INFO)
+    handler.emit = lambda record: lines.append(record.getMessage())  # type: ignore[method-assign]
+    logger = logging.getLogger("windowpack.jobs")
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        done = _run_until_ended(queue, job.id)
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+    assert done.status == "succeeded", done
+    mine = [line for line in lines if line.startswith(f"job {job.id}: ")]
+    assert {"chunk", "embed", "index"} <= {line.split()[2] for line in mine}, lines
+    assert f"job {job.id}: chunk 3/3 documents (100.0%)" in "\n".join(mine)
+    assert not any("\r" in line for line in mine)

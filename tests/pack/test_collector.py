@@ -14,6 +14,9 @@ from windowpack.config import StoreConfig
 from windowpack.pack import collector, packer
 from windowpack.pack.collector import collections_batched
 
+# A bound that only catches a hang: the threads meet at once, however loaded the machine.
+HANG_S = 120.0
+
 
 @pytest.fixture(autouse=True)
 def default_thresholds() -> Iterator[None]:
@@ -49,21 +52,22 @@ def test_overlapping_packs_restore_the_thresholds_when_the_last_one_ends() -> No
     def first() -> None:
         with collections_batched():
             first_in.set()
-            second_in.wait(5)
+            assert second_in.wait(HANG_S)
         first_out.set()
 
     def second() -> None:
-        first_in.wait(5)
+        assert first_in.wait(HANG_S)
         with collections_batched():
             second_in.set()
-            first_out.wait(5)
+            assert first_out.wait(HANG_S)
             seen.append(gc.get_threshold())  # the first one has ended: still batched
 
     threads = [threading.Thread(target=first), threading.Thread(target=second)]
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(10)
+        thread.join(HANG_S)
+        assert not thread.is_alive()
     assert seen == [(collector._BATCHED_THRESHOLD, 10, 10)]
     assert gc.get_threshold() == (700, 10, 10)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -87,9 +86,9 @@ def test_a_repeated_request_is_served_from_the_window_cache(two_sources: wp.Stor
     col = two_sources.collection("harbour")
     first = col.pack("launch seats", budget=500)
     hits = two_sources.packer.cache_hits
-    started = time.perf_counter()
     again = col.pack("launch seats", budget=500)
-    assert time.perf_counter() - started < 0.5  # generous: a lookup, not a pack
+    # The very same object and a counted hit: a lookup, not a pack (timing it would test the
+    # machine's load, not the cache).
     assert again is first and two_sources.packer.cache_hits == hits + 1
 
 

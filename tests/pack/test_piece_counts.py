@@ -250,7 +250,7 @@ def test_a_loaded_state_counts_every_documents_lines_in_the_background(
     window = collection.pack("second line", budget=300)
     states = hash_store.packer._states
     state = states[max(states)]
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120  # a bound that only catches a hang
     while len(state.line_counts) < len(state.documents):
         assert time.monotonic() < deadline, "the background count did not finish"
         time.sleep(0.01)
@@ -312,3 +312,33 @@ def test_a_passage_of_paragraph_chunks_is_counted_from_their_tiles(
         assert piece_counts(recording, [(state, block, block.text)]) == [counter.count(block.text)]  # type: ignore[arg-type]
         last_chunk = view.text[view.chunk_starts[9] : view.chunk_ends[9]]
         assert recording.asked == [last_chunk]  # the header was remembered by text
+
+
+def test_a_background_count_that_fails_ends_quietly(
+    hash_store: wp.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As when the process ends under it (`windowpack mcp` at end of input): no thread dies
+    with "Exception in thread windowpack-line-counts" on the user's terminal."""
+    import threading
+
+    escaped: list[object] = []
+    failed = threading.Event()
+    monkeypatch.setattr(threading, "excepthook", escaped.append)
+
+    real = piece_counts_module._count_lines
+
+    def store_gone(*args: object) -> None:
+        if threading.current_thread().name != "windowpack-line-counts":
+            return real(*args)  # type: ignore[arg-type]  # the pack's own counts
+        failed.set()
+        raise OSError("the store was closed")
+
+    monkeypatch.setattr(piece_counts_module, "_count_lines", store_gone)
+    collection = hash_store.collection("docs")
+    collection.add([wp.Document(id=f"d{i}", text="A line.\nAnother.\n" * 3) for i in range(5)])
+    collection.pack("another line", budget=300)  # loads the state: the count starts
+    threads = [t for t in threading.enumerate() if t.name == "windowpack-line-counts"]
+    assert failed.wait(120)
+    for thread in threads:
+        thread.join(120)
+    assert escaped == []

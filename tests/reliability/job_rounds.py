@@ -96,7 +96,7 @@ class JobServer:
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
             try:
-                self.process.wait(timeout=60)
+                self.process.wait(timeout=300)
             except subprocess.TimeoutExpired:
                 self.kill()
 
@@ -149,7 +149,7 @@ def job_documents(tag: str, count: int, words: int) -> list[dict[str, str]]:
 
 
 def create_collection(url: str) -> None:
-    response = httpx.post(f"{url}/v1/collections", json={"name": COLLECTION}, timeout=60)
+    response = httpx.post(f"{url}/v1/collections", json={"name": COLLECTION}, timeout=300)
     assert response.status_code in (201, 409), response.text
 
 
@@ -199,7 +199,7 @@ def stored_texts(url: str, ids: Iterable[str] | None = None) -> dict[str, str]:
     """The stored text of each of `ids` (default: every document), read over REST."""
     texts = {}
     for document_id in stored_ids(url) if ids is None else ids:
-        got = httpx.get(f"{url}/v1/collections/{COLLECTION}/documents/{document_id}", timeout=60)
+        got = httpx.get(f"{url}/v1/collections/{COLLECTION}/documents/{document_id}", timeout=300)
         assert got.status_code == 200, got.text
         texts[document_id] = got.json()["text"]
     return texts

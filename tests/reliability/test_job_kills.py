@@ -104,7 +104,7 @@ def _worker_killed_mid_job(at: StoreAt) -> None:
         finally:
             for worker in workers:
                 worker.terminate()
-                worker.wait(timeout=60)
+                worker.wait(timeout=300)
 
 
 def test_a_worker_killed_mid_job_leaves_it_to_another_on_sqlite(tmp_path: Path) -> None:

@@ -99,14 +99,14 @@ def test_get_soon_embeds_beside_the_caller_and_then_serves_the_cache() -> None:
     class _Slow(_CountingEmbedder):
         def embed_query(self, text: str) -> Vectors:
             started.set()
-            assert release.wait(5), "the caller never let the embedding finish"
+            assert release.wait(300), "the caller never let the embedding finish"
             threads.append(threading.current_thread().name)
             return super().embed_query(text)
 
     embedder = _Slow()
     cache = QueryEmbeddingCache(embedder)
     vector_of = cache.get_soon("where is the lighthouse")
-    assert started.wait(5)  # running while this thread goes on
+    assert started.wait(300)  # running while this thread goes on (the bound catches a hang)
     release.set()
     vector = vector_of()
     assert threads[0] != threading.current_thread().name

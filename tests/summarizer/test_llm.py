@@ -40,6 +40,11 @@ from windowpack.text.tokens import TokenCounter, get_token_counter  # noqa: E402
 
 PASSAGE_LINE = re.compile(r"^\[(\d+)\] (.*)$", re.MULTILINE)
 FIRST_SENTENCE = re.compile(r".*?[.!?](?=\s|$)")
+# Bounds that only catch a hang: a call under test never comes near them, however loaded the
+# machine (a 5 s client timeout once fired at load 9, and the retry broke the test).
+HANG_S = 300.0
+# A server delay that outlasts any test: the request is woken when the server stops.
+FOREVER_S = 10 * HANG_S
 
 CHILDREN = [
     "Ada Lovelace published her notes on the Analytical Engine in 1843. They ran long.",
@@ -63,6 +68,10 @@ class FakeOpenAIServer(ThreadingHTTPServer):
         self.fail_if_contains: str | None = None  # answer 500 to every prompt holding this
         self.delays: list[float] = []  # the delays of the next requests, one each
         self.delay_s = 0.0  # the delay of every request once `delays` is used up
+        # Requests wait until this many are in flight at once (then none waits again), so
+        # that a test of concurrency does not depend on how fast the callers' threads start.
+        self.gather = 0
+        self.gathered = threading.Condition(self.lock)
         self.repeat = 1  # the reply is the echo repeated this many times
         self.in_flight = 0
         self.max_in_flight = 0
@@ -82,6 +91,11 @@ class FakeOpenAIServer(ThreadingHTTPServer):
             )
             self.fail_next = max(0, self.fail_next - 1)
             delay = self.delays.pop(0) if self.delays else self.delay_s
+            if self.in_flight >= self.gather:
+                self.gather = 0
+                self.gathered.notify_all()
+            # A bound that only catches a hang: the callers come whatever the machine's load.
+            assert self.gathered.wait_for(lambda: self.gather == 0, timeout=HANG_S)
         try:
             self.stopping.wait(delay)
             if fail:
@@ -148,7 +162,7 @@ def server() -> Iterator[FakeOpenAIServer]:
         thread.join(timeout=5)
 
 
-def _llm(server: FakeOpenAIServer, *, client_timeout: float = 10.0) -> Any:
+def _llm(server: FakeOpenAIServer, *, client_timeout: float = HANG_S) -> Any:
     return OpenAILike(
         model="fake",
         api_base=server.base_url,
@@ -161,7 +175,7 @@ def _llm(server: FakeOpenAIServer, *, client_timeout: float = 10.0) -> Any:
 
 def _fast(server: FakeOpenAIServer, *, attempts: int = 3) -> LLMSummarizer:
     """A summarizer with short backoffs, and a timeout no test reaches."""
-    return LLMSummarizer(_llm(server), attempts=attempts, backoff_s=0.01, timeout_s=5.0)
+    return LLMSummarizer(_llm(server), attempts=attempts, backoff_s=0.01, timeout_s=HANG_S)
 
 
 @pytest.fixture(scope="module")
@@ -237,7 +251,7 @@ def test_it_retries_and_succeeds_after_two_failures(
     server: FakeOpenAIServer, counter: TokenCounter
 ) -> None:
     server.fail_next = 2
-    summarizer = LLMSummarizer(_llm(server), attempts=3, backoff_s=0.05, timeout_s=5.0)
+    summarizer = LLMSummarizer(_llm(server), attempts=3, backoff_s=0.05, timeout_s=HANG_S)
 
     started = time.monotonic()
     summary = summarizer.summarize(CHILDREN, target_tokens=100, counter=counter)
@@ -268,38 +282,45 @@ def test_persistent_failure_raises_summary_failure_naming_the_cause(
 def test_a_call_past_the_timeout_fails_promptly(
     server: FakeOpenAIServer, counter: TokenCounter
 ) -> None:
-    server.delay_s = 3.0
+    server.delay_s = FOREVER_S
     summarizer = LLMSummarizer(_llm(server), attempts=1, backoff_s=0.01, timeout_s=0.3)
 
     started = time.monotonic()
     with pytest.raises(SummaryFailure, match=r"TimeoutError: no reply within 0\.3 s"):
         summarizer.summarize(CHILDREN, target_tokens=100, counter=counter)
 
-    assert 0.3 <= time.monotonic() - started < 0.3 + 0.5
+    # Not before its timeout, and without waiting for the reply that never comes.
+    assert 0.3 <= time.monotonic() - started < HANG_S
 
 
 def test_a_timed_out_call_is_retried(server: FakeOpenAIServer, counter: TokenCounter) -> None:
-    server.delays = [3.0]
-    summarizer = LLMSummarizer(_llm(server), attempts=2, backoff_s=0.01, timeout_s=0.3)
+    llm = _llm(server)
+    # A first call warms the client (imports, connection), so that the retry below is one
+    # local round trip: the timeout it must beat is 2 s, hundreds of times one under load.
+    _ = LLMSummarizer(llm, timeout_s=HANG_S).summarize(CHILDREN, target_tokens=100, counter=counter)
+    server.prompts.clear()
+    server.delays = [FOREVER_S]
+    summarizer = LLMSummarizer(llm, attempts=2, backoff_s=0.01, timeout_s=2.0)
 
     started = time.monotonic()
     summary = summarizer.summarize(CHILDREN, target_tokens=100, counter=counter)
 
     assert summary == " ".join(FIRST_SENTENCES)
-    assert time.monotonic() - started < 0.3 + 0.7  # one timeout, then a quick reply
+    assert time.monotonic() - started < HANG_S  # the first reply, never sent, was not awaited
     assert len(server.prompts) == 2
 
 
 def test_summarize_many_keeps_order_bounds_concurrency_and_returns_failures_in_place(
     server: FakeOpenAIServer, counter: TokenCounter
 ) -> None:
-    server.delay_s = 0.15
+    server.gather = 3  # the first three wait for each other: three in flight, however slow
+    server.delay_s = 0.05  # and the rest overlap, so that a fourth would be seen
     server.fail_if_contains = "Job 4 opens"
     jobs: list[tuple[list[str], int]] = [
         ([f"Job {i} opens here. Filler follows.", f"Job {i} closes here. More filler."], 40)
         for i in range(9)
     ]
-    summarizer = LLMSummarizer(_llm(server), attempts=2, backoff_s=0.01, timeout_s=5.0)
+    summarizer = LLMSummarizer(_llm(server), attempts=2, backoff_s=0.01, timeout_s=HANG_S)
 
     results = summarizer.summarize_many(jobs, counter=counter, max_concurrency=3)
 

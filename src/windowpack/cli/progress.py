@@ -8,7 +8,8 @@ texts embedded against the number of chunks (2,176/1,847), showed a rate over th
 that fell to 0 between two batches of a slow model, and wrapped at 80 columns. Here each
 step's count is its own `completed`/`total`, the rate is rich's estimate over the last
 `SPEED_WINDOW_SECONDS` of reports (steady between batches), and rich fits every column to the
-console's width, shortening a column before a line would wrap.
+console's width, shortening a column before a line would wrap. Where stderr is not a terminal,
+the same steps are plain lines at a steady interval (`log_lines`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from rich.progress import (
 from rich.table import Column
 from rich.text import Text
 
+from windowpack.ingest import LOG_INTERVAL_SECONDS, ProgressLog
 from windowpack.types import IngestProgress
 
 SPEED_WINDOW_SECONDS = 30.0
@@ -182,6 +184,31 @@ def ingest_progress(
     console: Console, *, parsing: bool = False
 ) -> Iterator[Callable[[IngestProgress], None]]:
     """A progress callback drawing the ingest's steps on `console`, cleared when it ends;
-    with `parsing`, a first line for the files being parsed before the first report."""
+    with `parsing`, a first line for the files being parsed before the first report.
+
+    When `console` is not a terminal (a log file, a pipe, nohup, CI) nothing can be redrawn:
+    the steps go there as plain lines at a steady interval instead (`ProgressLog`), so a long
+    ingest is never silent in a log."""
+    if not console.is_terminal:
+        with log_lines(console, label="ingest") as log:
+            if parsing:
+                log.update("parse", 0, None, "")
+            yield log.report
+        return
     with IngestDisplay(console, first="parse" if parsing else None) as display:
         yield display.update
+
+
+@contextmanager
+def log_lines(console: Console, *, label: str) -> Iterator[ProgressLog]:
+    """A `ProgressLog` writing plain lines to `console` (no markup, never wrapped), closed
+    (its last state written) when the block ends."""
+
+    def write(line: str) -> None:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+    log = ProgressLog(write, label=label, interval_s=LOG_INTERVAL_SECONDS)
+    try:
+        yield log
+    finally:
+        log.close()

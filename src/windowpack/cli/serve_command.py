@@ -166,6 +166,7 @@ def worker(
     from windowpack.jobs import JobQueue, Worker, WorkerSettings
     from windowpack.service import open as open_store
 
+    _log_to_stderr()
     config = StoreConfig() if embedder is None else StoreConfig(embedder=embedder)
     with open_store(store, index_dir=index_dir, config=config, create=False) as opened:
         job_worker = Worker(
@@ -246,3 +247,17 @@ def mcp(
         settings.store, index_dir=settings.index_dir, config=settings.store_config()
     ) as opened:
         run_stdio(opened, key=key)
+
+
+def _log_to_stderr() -> None:
+    """windowpack's log records (a job's progress lines, its failures) on stderr, one line each
+    with its time, as `windowpack serve` writes them through uvicorn's handler."""
+    import logging
+    import sys
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logger = logging.getLogger("windowpack")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False

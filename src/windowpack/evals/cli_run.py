@@ -1,4 +1,5 @@
-"""`windowpack eval`: options as text in, report files out, a rich progress bar meanwhile."""
+"""`windowpack eval`: options as text in, report files out, a rich progress bar meanwhile (plain
+lines at a steady interval when stderr is not a terminal)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from windowpack.evals.report import write_report
 from windowpack.evals.runner import MRCR_SHAPES, MrcrEval, NiahEval
 from windowpack.evals.systems import SYSTEMS
 from windowpack.evals.timing import is_part
+from windowpack.ingest import ProgressLog
 from windowpack.text import get_token_counter
 
 if TYPE_CHECKING:
@@ -108,7 +110,8 @@ def run_evals(request: EvalRequest, store: Store, out: Path, *, command: str) ->
     for evaluation in evaluations:
         task = evaluation.task
         started = time.perf_counter()
-        with _RichProgress(console, task) as progress:
+        shown = _RichProgress(console, task) if console.is_terminal else _LogProgress(console, task)
+        with shown as progress:
             result = evaluation(store, progress=progress)
         result["seconds"] = time.perf_counter() - started
         console.print(f"{task}: {len(result['rows'])} rows in {result['seconds']:.0f} s")
@@ -236,6 +239,33 @@ def _local_reader(request: EvalRequest) -> Reader:
     from windowpack.evals.local_reader import LlamaCppReader
 
     return LlamaCppReader(model)
+
+
+class _LogProgress:
+    """The runner's `Progress` as plain lines on stderr at a steady interval (`ProgressLog`):
+    what a log gets where no bar can be drawn (a file, a pipe, CI)."""
+
+    def __init__(self, console: Console, task: str) -> None:
+        def write(line: str) -> None:
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+        self._log = ProgressLog(write, label="eval")
+        self._name, self._done = task, 0
+        self._total: int | None = None
+
+    def __enter__(self) -> _LogProgress:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._log.close()
+
+    def start(self, total: int) -> None:
+        self._total = total
+        self._log.update(self._name, self._done, total, "cases")
+
+    def advance(self, description: str) -> None:
+        self._done += 1
+        self._log.update(self._name, self._done, self._total, "cases")
 
 
 class _RichProgress:

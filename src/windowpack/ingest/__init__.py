@@ -10,15 +10,17 @@ from __future__ import annotations
 
 from windowpack.ingest.executor import IngestExecutor, LocalExecutor, make_executor
 from windowpack.ingest.pipeline import delete_documents, ingest_documents, rebuild_tree
-from windowpack.ingest.progress import ProgressCallback
+from windowpack.ingest.progress import LOG_INTERVAL_SECONDS, ProgressCallback, ProgressLog
 from windowpack.ingest.target import IngestTarget
 from windowpack.ingest.timing import timed_calls
 
 __all__ = [
+    "LOG_INTERVAL_SECONDS",
     "IngestExecutor",
     "IngestTarget",
     "LocalExecutor",
     "ProgressCallback",
+    "ProgressLog",
     "delete_documents",
     "ingest_documents",
     "make_executor",

@@ -16,9 +16,11 @@ from windowpack.types import Window
 try:
     from llama_index.core.base.base_retriever import BaseRetriever
     from llama_index.core.callbacks import CallbackManager
+    from llama_index.core.llms import LLM
     from llama_index.core.schema import NodeWithScore, QueryBundle
     from llama_index.core.vector_stores.types import MetadataFilters
 
+    from windowpack.integrations.llama_context import context_room, llama_tokens, settings_llm
     from windowpack.integrations.llama_filters import filter_of
     from windowpack.integrations.llama_nodes import window_node, window_nodes
 except ImportError as error:
@@ -26,6 +28,11 @@ except ImportError as error:
 
 if TYPE_CHECKING:
     from windowpack.service import Collection
+
+_FIT_ROUNDS = 4
+"""Packs tried to fit an LLM's context: the budget counts in the window's tokenizer, the
+context in llama-index's, so a window that overshoots is packed again, smaller by the
+overshoot (one more pack at most, in practice)."""
 
 
 class WindowpackRetriever(BaseRetriever):
@@ -42,6 +49,12 @@ class WindowpackRetriever(BaseRetriever):
     `k` keeps only the k best-scored chunks and summaries (in window order; then the nodes
     are not the whole window). `one_node=True` returns the whole window as one node instead,
     so that synthesizers that make one LLM call per node (`refine`, `accumulate`) make one.
+
+    The window fits one call of the LLM: `budget` is lowered, when it must be, to what the
+    LLM's context window leaves once llama-index's question prompt and the room for the answer
+    are counted (`llama_context`), so that no synthesizer splits it over calls. The LLM is
+    `llm`, else `Settings.llm` (the one `RetrieverQueryEngine.from_args` uses when given none);
+    with neither, `budget` is used as it is.
 
     `filters` (llama-index's `MetadataFilters`, as a vector index retriever takes them) or
     `where` (windowpack's own shape) packs only the documents whose metadata they keep; a
@@ -61,6 +74,7 @@ class WindowpackRetriever(BaseRetriever):
         one_node: bool = False,
         filters: MetadataFilters | None = None,
         where: Mapping[str, Any] | Filter | None = None,
+        llm: LLM | None = None,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
     ) -> None:
@@ -71,6 +85,8 @@ class WindowpackRetriever(BaseRetriever):
         validate_k(k)
         if one_node and k is not None:
             raise InvalidArgumentError("k", "cannot be combined with one_node=True")
+        if llm is not None and not isinstance(llm, LLM):
+            raise InvalidArgumentError("llm", f"must be a llama-index LLM, got {type(llm)!r}")
         get_token_counter(tokenizer)  # fail now, naming the tokenizer, not at the first query
         super().__init__(callback_manager=callback_manager, verbose=verbose)
         self.collection = collection
@@ -80,12 +96,33 @@ class WindowpackRetriever(BaseRetriever):
         self.align = align
         self.k = k
         self.one_node = one_node
+        self.llm = llm
 
     def pack(self, query: str) -> Window:
-        """The window behind `retrieve(query)` (cached by the store: calling both is cheap)."""
+        """The window behind `retrieve(query)` (cached by the store: calling both is cheap),
+        within `budget` and within one call of the LLM."""
+        llm = self.llm if self.llm is not None else settings_llm()
+        if llm is None:
+            return self._pack(query, self.budget)
+        room = context_room(llm, query)
+        if room < 1:
+            context = llm.metadata.context_window
+            raise InvalidArgumentError(
+                "llm", f"its context window ({context:,} tokens) leaves no room for a window"
+            )
+        budget = min(self.budget, room)
+        for _ in range(_FIT_ROUNDS):
+            window = self._pack(query, budget)
+            used = llama_tokens(window.text)
+            if used <= room or budget == 1:
+                return window
+            budget = max(1, min(budget - 1, budget * room // used))
+        return window
+
+    def _pack(self, query: str, budget: int) -> Window:
         return self.collection.pack(
             query,
-            budget=self.budget,
+            budget=budget,
             tokenizer=self.tokenizer,
             overview_tokens=self.overview_tokens,
             align=self.align,

@@ -29,6 +29,7 @@ from windowpack.errors import (
     StorageError,
     WindowpackError,
 )
+from windowpack.ingest import ProgressLog
 from windowpack.jobs.inputs import input_of, run_checked
 from windowpack.jobs.liveness import WorkerLease
 from windowpack.jobs.queue import JobQueue, report_json, state_of
@@ -230,12 +231,15 @@ class _ProgressWriter:
         self._lock = threading.Lock()
         self._stopped = threading.Event()
         self._seconds = seconds
+        # The same progress in the server's or worker's log, a line at a steady interval.
+        self._log = ProgressLog(_LOG.info, label=f"job {row.id}")
         self._thread = threading.Thread(target=self._write_every, daemon=True)
         self._thread.start()
 
     def update(self, progress: IngestProgress) -> None:
         # The counts are copied: the pipeline goes on updating its own object.
         with self._lock:
+            self._log.report(progress)
             self._latest = {
                 "stage": progress.stage,
                 "documents_total": progress.documents_total,
@@ -252,6 +256,8 @@ class _ProgressWriter:
     def stop(self) -> None:
         self._stopped.set()
         self._thread.join()
+        with self._lock:
+            self._log.close()
 
     def _write_every(self) -> None:
         while not self._stopped.wait(self._seconds):

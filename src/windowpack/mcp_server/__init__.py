@@ -9,9 +9,14 @@ is given; over streamable HTTP (`create_app`, `mount`, `serve`: stateless) each 
 authenticated and scoped as a REST request is (`windowpack.api`'s key rules).
 
 Importing this package imports the SDK; `import windowpack` and the other commands never do.
+The HTTP transport (`create_app`, `mount`, `serve`, `MCP_PATH`: Starlette, and the REST app it
+mounts beside) loads on first use: a stdio server never needs it.
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 try:
     import mcp  # noqa: F401 (only to say which extra is missing)
@@ -21,8 +26,10 @@ except ImportError as error:  # pragma: no cover (the dev install has it)
     raise MissingDependencyError("mcp", "mcp") from error
 
 from windowpack.mcp_server.fit import DEFAULT_MAX_TOKENS
-from windowpack.mcp_server.http import MCP_PATH, create_app, mount, serve
 from windowpack.mcp_server.server import build_server, run_stdio
+
+if TYPE_CHECKING:
+    from windowpack.mcp_server.http import MCP_PATH, create_app, mount, serve
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -33,3 +40,9 @@ __all__ = [
     "run_stdio",
     "serve",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in {"MCP_PATH", "create_app", "mount", "serve"}:
+        raise AttributeError(f"module 'windowpack.mcp_server' has no attribute {name!r}")
+    return getattr(importlib.import_module("windowpack.mcp_server.http"), name)

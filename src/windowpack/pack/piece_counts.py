@@ -26,6 +26,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import itertools
+import logging
 import os
 import re
 import threading
@@ -35,6 +36,8 @@ from typing import TYPE_CHECKING
 
 from windowpack.pack.layout import Block, DocumentView
 from windowpack.text import TIKTOKEN_ENCODINGS, TokenCounter
+
+_LOG = logging.getLogger("windowpack")
 
 if TYPE_CHECKING:  # the state counts its spans with this module when it loads
     from windowpack.pack.state import PackingState
@@ -139,8 +142,15 @@ def count_lines_in_background(state: PackingState, counter: TokenCounter) -> Non
     def count_all() -> None:
         _lower_this_threads_priority()
         lacking = [p for p in range(len(state.documents)) if p not in state.line_counts]
-        for first in range(0, len(lacking), _LINES_BATCH):
-            _count_lines(state, lacking[first : first + _LINES_BATCH], counter)
+        try:
+            for first in range(0, len(lacking), _LINES_BATCH):
+                _count_lines(state, lacking[first : first + _LINES_BATCH], counter)
+        except Exception as error:
+            # Counting ahead only saves packs some work (each counts what it lacks). It fails
+            # when the process ends under it (`windowpack mcp` closing its store at EOF, the
+            # interpreter tearing down): a thread dying with a bare "Exception in thread" on
+            # a user's terminal said nothing useful, so it stops quietly.
+            _LOG.debug("counting lines ahead stopped: %r", error)
 
     threading.Thread(target=count_all, name="windowpack-line-counts", daemon=True).start()
 

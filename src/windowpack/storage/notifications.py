@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any
 
 from sqlalchemy import Engine, text
@@ -20,6 +21,10 @@ from sqlalchemy.orm import Session
 
 _LOG = logging.getLogger("windowpack")
 CHANNEL = "windowpack_versions"
+STOP_CHECK_SECONDS = 0.5
+"""How often a wait for a notification looks at its `stop` event: psycopg's `notifies` cannot
+be woken by it, so a long interval (a replica's 60 s, a test's hour) once held `close()` for
+all of it."""
 JOBS_CHANNEL = "windowpack_jobs"
 
 
@@ -57,13 +62,17 @@ class VersionListener:
         if connection is None:
             stop.wait(seconds)
             return False
+        deadline = time.monotonic() + seconds
         try:
-            # Up to `seconds` for the first notification; then take whatever else has queued.
-            woken = any(True for _ in connection.notifies(timeout=seconds, stop_after=1))
-            if woken:
-                for _ in connection.notifies(timeout=0):
-                    pass
-            return woken
+            # Up to `seconds` for the first notification, in short waits so that `stop` is seen;
+            # then take whatever else has queued.
+            while not stop.is_set() and (left := deadline - time.monotonic()) > 0:
+                wait = min(left, STOP_CHECK_SECONDS)
+                if any(True for _ in connection.notifies(timeout=wait, stop_after=1)):
+                    for _ in connection.notifies(timeout=0):
+                        pass
+                    return True
+            return False
         except Exception as error:  # a lost connection: poll until it comes back
             _LOG.warning("listening for new index versions failed, polling: %s", error)
             self.close()
