@@ -160,7 +160,7 @@ def test_max_bytes_must_be_positive(tmp_path: Path) -> None:
 # --- HTML ------------------------------------------------------------------------------------
 
 
-def test_html_becomes_markdown_titled_by_its_first_h1(tmp_path: Path) -> None:
+def test_html_becomes_markdown_titled_by_its_title_element(tmp_path: Path) -> None:
     html = (
         "<html><head><title> Release\n Notes </title><style>p{color:red}</style></head>"
         "<body><h1>Version 2 &mdash; changes</h1><p>See <a href='https://x.org'>the docs</a>"
@@ -168,9 +168,13 @@ def test_html_becomes_markdown_titled_by_its_first_h1(tmp_path: Path) -> None:
         "no matter how long it gets.</p><script>var hidden = 1;</script></body></html>"
     )
     document = _one(_write(tmp_path / "notes.html", html))
-    assert document.title == "Version 2 — changes"
+    assert document.title == "Release Notes"
     assert document.kind == "markdown"
-    assert document.metadata == {"path": (tmp_path / "notes.html").as_posix(), "format": "html"}
+    assert document.metadata == {
+        "path": (tmp_path / "notes.html").as_posix(),
+        "format": "html",
+        "titles": {"title": "Release Notes", "h1": "Version 2 — changes"},
+    }
     assert "# Version 2 — changes" in document.text
     assert "[the docs](https://x.org)" in document.text
     assert "no matter how long it gets." in document.text.splitlines()[-1]
@@ -198,8 +202,11 @@ def test_html_headings_survive_as_markdown_headings(tmp_path: Path) -> None:
 def test_html_without_h1_uses_its_title_element(tmp_path: Path) -> None:
     html = "<title>Release Notes</title><h1><img src='logo.png'></h1><h2>Later</h2><p>x</p>"
     assert _one(_write(tmp_path / "n.html", html)).title == "Release Notes"
-    nested = "<title>T</title><h1>  The <em>real</em>\n title </h1><h1>second</h1>"
+    nested = "<h1>  The <em>real</em>\n title </h1><h1>second</h1>"
     assert _one(_write(tmp_path / "m.html", nested)).title == "The real title"
+    # A <title> that is the <h1> and the site's name gives the <h1>.
+    named = "<title>The real title — Example Docs</title><h1>The <em>real</em> title</h1>"
+    assert _one(_write(tmp_path / "s.html", named)).title == "The real title"
 
 
 @pytest.mark.parametrize(

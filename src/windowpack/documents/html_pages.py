@@ -22,7 +22,20 @@ Two things html2text alone gets wrong on real manuals (PostgreSQL's, DocBook's, 
   `blocks.markdown_blocks` reads back as one block: a term and its definition stay together.
   Several `<dt>` of one `<dd>` share one term line, joined by ", ".
 
-Both are done on the parsed tree with marker characters (Unicode noncharacters, removed from
+- **Inline markup keeps the page's spacing.** html2text puts a space between emphasis and
+  what follows it unless that is a space or `.!?)]}`, and before emphasis that follows a
+  letter, so that Markdown renders the marks (`<em>term</em>, so` became "_term_ , so": 128
+  places in the Rust book); and it drops the white space at the inner edges of an emphasis
+  (`x<em> y</em>` became "x_y_"). A page's text is what a quote, a phrase search and a reader
+  must see, so before conversion that white space is moved out of the element, and a marker
+  is written before and after each emphasis, which takes back the space html2text adds
+  between it and the element. Markup inside a code span (`<code>COPY <em>table</em></code>`,
+  Sphinx's `<kbd><kbd>Control</kbd>-<kbd>C</kbd></kbd>`) is taken off, its text kept: a
+  code span shows its marks as text ("COPY *table*", "Control`-`C"). A code span that holds
+  backticks (the Rust book's compiler messages: `` variable `x` ``) is fenced with more
+  backticks than it holds, as CommonMark reads it; html2text uses one.
+
+All are done on the parsed tree with marker characters (Unicode noncharacters, removed from
 the page first), which html2text passes through, and resolved in its output.
 """
 
@@ -41,6 +54,17 @@ MAX_FURNITURE_CHARS = 16 * 1024
 # Noncharacters: never text, so a marker in html2text's output is always ours.
 _REMOVED, _TERM, _TERM_END, _DEFINITION, _DEFINITION_END = "\ufdd0", *"\ufdd1\ufdd2\ufdd3\ufdd4"
 _MARKERS = re.compile("([\ufdd0-\ufdd4])")
+_INLINE_START, _INLINE_END = "\ufdd5", "\ufdd6"
+# A code span holding backticks: its edges, and its backticks while html2text writes it.
+_CODE_EDGE, _BACKTICK = "\ufdd7", "\ufdd8"
+_TICKED_CODE = re.compile("\ufdd7`([^\ufdd7]*)`\ufdd7")
+# The markers around an emphasis, with the one space html2text may have put between each and
+# the emphasis (nothing of the page stands there: each marker touches its element).
+_INLINE_MARKS = re.compile(" ?\ufdd6|\ufdd5 ?")
+# The elements html2text writes as emphasis, and spaces around (see the module docstring).
+_EMPHASIS = "em, i, u, strong, b, del, strike, s"
+# The elements html2text writes as code spans (outside `<pre>`).
+_INLINE_CODE = frozenset({"code", "kbd", "tt", "samp"})
 _NONCHARACTERS = {code: None for code in range(0xFDD0, 0xFDF0)}
 
 _FURNITURE: tuple[tuple[str, str], ...] = (
@@ -91,7 +115,11 @@ def html_markdown(source: str) -> HtmlMarkdown:
     tree = LexborHTMLParser(source.translate(_NONCHARACTERS))
     removed = _take_furniture(tree)
     _mark_definition_lists(tree)
-    markdown = _markdown(tree.html or "")
+    _flatten_inline_code(tree)
+    _mark_emphasis(tree)
+    markdown = _INLINE_MARKS.sub("", _markdown(tree.html or ""))
+    markdown = _TICKED_CODE.sub(_code_span, markdown)
+    markdown = markdown.replace(_CODE_EDGE, "").replace(_BACKTICK, "`")
     text, offsets = _resolved(markdown)
     # A marker html2text did not write (inside an element it leaves out) stood at the end.
     offsets += [len(text)] * (len(removed) - len(offsets))
@@ -122,6 +150,8 @@ def _markdown(html: str) -> str:
     converter = html2text.HTML2Text()
     converter.body_width = 0  # no hard wrapping: line breaks would split sentences for search
     converter.unicode_snob = True  # keep "—", "é" as written instead of ASCII stand-ins
+    # `*` marks emphasis inside a word too (`Vec*T*s`); CommonMark reads `_` there as text.
+    converter.emphasis_mark = "*"
     return str(converter.handle(html)).replace("\r\n", "\n").replace("\r", "\n")
 
 
@@ -205,6 +235,68 @@ def _ancestors(node: LexborNode) -> list[LexborNode]:
         parents.append(parent)
         parent = parent.parent
     return parents
+
+
+# --- inline markup ---------------------------------------------------------------------------
+
+
+def _flatten_inline_code(tree: LexborHTMLParser) -> None:
+    """Unwrap every element inside an outermost code span outside `<pre>`, its text kept."""
+    body = tree.body
+    if body is None:
+        return
+    outermost = [
+        node
+        for node in body.traverse()
+        if node.tag in _INLINE_CODE
+        and not any(p.tag in _INLINE_CODE or p.tag == "pre" for p in _ancestors(node))
+    ]
+    for code in outermost:
+        inner = [node for node in code.traverse() if node.mem_id != code.mem_id]
+        for node in reversed(inner):  # innermost first: each unwrapped node is still whole
+            node.unwrap()
+        if "`" in (code.text(deep=True) or ""):
+            for text in [n for n in code.traverse(include_text=True) if n.tag == "-text"]:
+                text.replace_with((text.text_content or "").replace("`", _BACKTICK))
+            code.insert_before(_CODE_EDGE)
+            code.insert_after(_CODE_EDGE)
+
+
+def _code_span(match: re.Match[str]) -> str:
+    """A code span html2text wrote around backticks, fenced as CommonMark needs."""
+    content = match.group(1).replace(_BACKTICK, "`")
+    fence = "`" * (max((len(run) for run in re.findall("`+", content)), default=0) + 1)
+    pad = " " if content.startswith("`") or content.endswith("`") else ""
+    return f"{fence}{pad}{content}{pad}{fence}"
+
+
+def _mark_emphasis(tree: LexborHTMLParser) -> None:
+    """Move the white space at each emphasis's inner edges out of it, and put the markers
+    html2text's spacing is undone by around it (outermost first, so nested ones stay inside)."""
+    for node in tree.css(_EMPHASIS):
+        texts = [inner for inner in node.traverse(include_text=True) if inner.tag == "-text"]
+        if not texts or not "".join(inner.text_content or "" for inner in texts).strip():
+            continue  # nothing html2text would write between the marks
+        before, after = _edge_space(texts)
+        node.insert_before(before + _INLINE_START)
+        node.insert_after(_INLINE_END + after)
+
+
+def _edge_space(texts: list[LexborNode]) -> tuple[str, str]:
+    """Strip white space from the start of the first and the end of the last text node (one
+    node can be both); one space for each edge that had any (html2text collapses runs)."""
+    first, last = texts[0], texts[-1]
+    first_text = first.text_content or ""
+    before = " " if first_text[:1].isspace() else ""
+    if first is last:
+        after = " " if first_text[-1:].isspace() else ""
+        first.replace_with(first_text.strip())
+        return before, after
+    last_text = last.text_content or ""
+    after = " " if last_text[-1:].isspace() else ""
+    first.replace_with(first_text.lstrip())
+    last.replace_with(last_text.rstrip())
+    return before, after
 
 
 # --- definition lists ------------------------------------------------------------------------

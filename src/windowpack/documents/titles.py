@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
+
+# What sites put between a page's own title and the site's name in a `<title>`.
+SEPARATORS = re.compile(r"\s+[-–—|·:]{1,2}\s+|:\s+")
 
 
 def markdown_title(text: str) -> str | None:
@@ -50,12 +54,32 @@ class _TitleParser(HTMLParser):
 
 
 def html_title(source: str) -> str | None:
-    """The text of the first `<h1>`, else of `<title>`, if any."""
+    """The text of the `<title>` element, else of the first `<h1>`, if any: the order of
+    trust, since a site's banner is often an `<h1>` on every page (mdBook's menu bar), while
+    a `<title>` names its page, often with the site's name: a `<title>` that is the `<h1>`
+    and more past a separator (" · Example Docs") gives the `<h1>`; the pages of one add shed
+    a name they share together (`page_sets`)."""
+    titles = html_titles(source)
+    title, h1 = titles.get("title"), titles.get("h1")
+    if title and h1 and _own_part(title, h1):
+        return h1  # "Installing lanterns · Example Docs": the rest is the site's name
+    return title or h1
+
+
+def _own_part(title: str, heading: str) -> bool:
+    """Whether `title` is `heading` and something more, past a separator, at either end."""
+    folded, part = title.casefold(), heading.casefold()
+    for cut in SEPARATORS.finditer(title):
+        if folded[: cut.start()] == part or folded[cut.end() :] == part:
+            return True
+    return False
+
+
+def html_titles(source: str) -> dict[str, str]:
+    """The titles an HTML page offers: `"title"` (its `<title>`) and `"h1"` (its first
+    non-empty `<h1>`), each as plain text, each only when the page has it."""
     parser = _TitleParser()
     parser.feed(source)
     parser.close()
-    for tag in ("h1", "title"):
-        title = " ".join("".join(parser.parts[tag]).split())
-        if title:
-            return title
-    return None
+    titles = {tag: " ".join("".join(parser.parts[tag]).split()) for tag in ("title", "h1")}
+    return {tag: title for tag, title in titles.items() if title}
