@@ -13,9 +13,13 @@ o200k_base, then counted:
   written to `benchmarks/results/html_sites-<site>-chunks.txt` to be read by eye;
 - **spacing**: every `<p>` of every page whose text (white space normalised) is in neither
   the document's plain text (`documents.plain_text`) nor its furniture's: a conversion that
-  changed what the page says (html2text's "*term* , so"); the first few are printed;
-- **lead-ins**: every line ending with ":" followed (past blank lines) by a list item, a code
-  block, a table row or a definition: how many have what follows in the same chunk.
+  changed what the page says. A *spacing difference* is one found once all white space is
+  removed from both (html2text's "*term* , so"); any other is counted apart (a Markdown
+  mark in the page's text read as markup: `__doc__` as bold, a list inside a definition
+  read as text); the first few of each are printed;
+- **lead-ins**: every line ending with ":" (outside code blocks) followed (past blank lines)
+  by a list item, a code block, a table row or a definition: how many have what follows in
+  the same chunk.
 
 The lead-in and spacing checks read the texts, not the parser's own structures, so the same
 script measures an older parser (run it with that checkout's `src` on PYTHONPATH).
@@ -47,7 +51,9 @@ from selectolax.lexbor import LexborHTMLParser
 
 from windowpack.documents import (
     FURNITURE_KEY,
+    Block,
     chunk_document,
+    markdown_blocks,
     parse_paths,
     plain_text,
     site_pages,
@@ -187,29 +193,33 @@ def _normal(text: str) -> str:
 
 
 def _spacing(folder: Path, documents: list[Document]) -> dict[str, Any]:
-    paragraphs = misses = 0
+    paragraphs = spacing = other = 0
     shown: list[str] = []
     for document in documents:
         source = (folder / (document.id or "")).read_text("utf-8", errors="replace")
-        seen = " ".join(
-            _normal(plain_text(text))
+        texts = [
+            plain_text(text)
             for text in [
                 document.text,
                 *(str(entry.get("text", "")) for entry in document.metadata.get(FURNITURE_KEY) or []),
             ]
-        )
+        ]
+        seen = " ".join(_normal(text) for text in texts)
+        unspaced = _SPACE.sub("", seen)
         for node in LexborHTMLParser(source).css("p"):
             text = _normal(node.text(deep=True))
-            if not text:
+            if not text or text in seen:
+                paragraphs += bool(text)
                 continue
             paragraphs += 1
-            if text not in seen:
-                misses += 1
-                if len(shown) < SHOWN_MISSES:
-                    shown.append(f"{document.id}: {text[:160]}")
-    for line in shown:
-        print(f"  spacing differs: {line}", flush=True)
-    return {"paragraphs": paragraphs, "paragraphs_changed": misses}
+            kind = "spacing" if _SPACE.sub("", text) in unspaced else "other"
+            spacing += kind == "spacing"
+            other += kind == "other"
+            if len(shown) < SHOWN_MISSES or kind == "spacing":
+                shown.append(f"{kind} differs: {document.id}: {text[:160]}")
+    for line in shown[: SHOWN_MISSES * 2]:
+        print(f"  {line}", flush=True)
+    return {"paragraphs": paragraphs, "spacing_differences": spacing, "other_differences": other}
 
 
 # --- lead-ins --------------------------------------------------------------------------------
@@ -219,13 +229,25 @@ def _lead_ins(documents: list[Document], counter: Any) -> dict[str, Any]:
     found = together = 0
     for document in documents:
         chunks = chunk_document(document, counter, CHUNK_TOKENS)
+        code = _code_spans(markdown_blocks(document.text, 0, len(document.text)))
         for match in _LEAD_IN.finditer(document.text):
+            if any(start <= match.start() < end for start, end in code):
+                continue  # a line of code ("rule:" in a grammar), not a lead-in
             found += 1
             colon, follows = match.end("line") - 1, match.end()
             while follows < len(document.text) and document.text[follows] in " \t":
                 follows += 1
             together += any(c.start <= colon and follows < c.end for c in chunks)
     return {"lead_ins": found, "lead_ins_with_what_follows": together}
+
+
+def _code_spans(blocks: list[Block] | tuple[Block, ...]) -> list[tuple[int, int]]:
+    spans = []
+    for block in blocks:
+        if block.code:
+            spans.append((block.span.start, block.span.end))
+        spans += _code_spans(block.parts)
+    return spans
 
 
 def _shown(site: dict[str, Any]) -> str:

@@ -35,7 +35,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -186,7 +186,13 @@ class _TokenBlocks:
 def with_lead_ins(text: str, blocks: Sequence[Block]) -> list[Block]:
     """`blocks` with each lead-in (a block ending with ":" that is no heading, code or entry)
     joined to what it introduces: the run of list items after it, the run of definition-list
-    entries after it, or else the one block after it unless that is a heading."""
+    entries after it, or else the one block after it unless that is a heading; the same
+    within each entry's definition."""
+    # A definition's own lead-ins first, held the same way.
+    blocks = [
+        replace(block, parts=tuple(with_lead_ins(text, block.parts))) if block.parts else block
+        for block in blocks
+    ]
     joined: list[Block] = []
     index = 0
     while index < len(blocks):
