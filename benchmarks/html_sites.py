@@ -39,7 +39,6 @@ from __future__ import annotations
 import argparse
 import random
 import re
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -143,7 +142,9 @@ def _titles(documents: list[Document]) -> dict[str, Any]:
     offered: Counter[str] = Counter()
     for document in documents:
         offered.update(set((document.metadata.get("titles") or {}).values()))
-    banners = {title for title, count in offered.items() if count >= 3 and count * 2 > len(documents)}
+    banners = {
+        title for title, count in offered.items() if count >= 3 and count * 2 > len(documents)
+    }
     return {
         "distinct_titles": len(titles),
         "most_common_title": common,
@@ -157,7 +158,11 @@ def _titles(documents: list[Document]) -> dict[str, Any]:
 
 def _furniture(documents: list[Document]) -> dict[str, Any]:
     entries = [
-        [entry for entry in document.metadata.get(FURNITURE_KEY) or [] if entry.get("kind") == "repeated"]
+        [
+            entry
+            for entry in document.metadata.get(FURNITURE_KEY) or []
+            if entry.get("kind") == "repeated"
+        ]
         for document in documents
     ]
     again = site_pages(documents)
@@ -201,7 +206,10 @@ def _spacing(folder: Path, documents: list[Document]) -> dict[str, Any]:
             plain_text(text)
             for text in [
                 document.text,
-                *(str(entry.get("text", "")) for entry in document.metadata.get(FURNITURE_KEY) or []),
+                *(
+                    str(entry.get("text", ""))
+                    for entry in document.metadata.get(FURNITURE_KEY) or []
+                ),
             ]
         ]
         seen = " ".join(_normal(text) for text in texts)
@@ -231,10 +239,10 @@ def _lead_ins(documents: list[Document], counter: Any) -> dict[str, Any]:
         chunks = chunk_document(document, counter, CHUNK_TOKENS)
         code = _code_spans(markdown_blocks(document.text, 0, len(document.text)))
         for match in _LEAD_IN.finditer(document.text):
-            if any(start <= match.start() < end for start, end in code):
+            colon, follows = match.end("line") - 1, match.end()
+            if any(start <= colon < end for start, end in code):
                 continue  # a line of code ("rule:" in a grammar), not a lead-in
             found += 1
-            colon, follows = match.end("line") - 1, match.end()
             while follows < len(document.text) and document.text[follows] in " \t":
                 follows += 1
             together += any(c.start <= colon and follows < c.end for c in chunks)
@@ -274,4 +282,4 @@ def _smoke_site(folder: Path) -> list[Path]:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -48,8 +48,9 @@ def print_report(report: IngestReport, *, root_given: bool | None = None) -> Non
 
 def print_duplicates(report: IngestReport, *, root_given: bool | None = None) -> None:
     """The report's warnings on stderr: summaries that fell back, files skipped, documents
-    added with the text of another, and the report's own `warnings`. `root_given`: whether the files' ids came from `--root`
-    (None: not a file ingest), which says what to suggest."""
+    added with the text of another, and the report's own `warnings`. `root_given`: whether
+    the files' ids came from `--root` (None: not a file ingest), which says what to
+    suggest."""
     for node, reason in report.summary_failures.items():
         errors.print(
             f"summary of {node} fell back to extractive: {reason}", highlight=False, soft_wrap=True

@@ -223,8 +223,9 @@ def _introduced(text: str, blocks: Sequence[Block], first: int) -> int:
     if first >= len(blocks):
         return first
     following = blocks[first]
-    piece = text[following.span.start : following.span.end]
-    if _HEADING_LINE.match(piece):
+    if following.code:
+        return first + 1  # (trimmed, a code block may start "# comment": no heading)
+    if _HEADING_LINE.match(text, following.span.start):
         return first
     for same_kind in (_is_list_item, _is_entry):
         if same_kind(text, following):

@@ -7,9 +7,10 @@ definition-list entry), a paragraph into sentences, a sentence into lines and a 
 token boundaries, each level only where the one above is too big. An entry too big is split
 into its term and its definition's blocks, and the term is joined to the piece after it
 (`_attach_terms`), so no chunk ends with a term; a lead-in and the list, table, code block or
-entries it introduces are held the same way (`blocks.with_lead_ins`). The resulting pieces are packed greedily
-into chunks, whose exact token count is then checked (a concatenation may count differently
-from the sum of its parts) and pieces are backed off until the chunk fits.
+entries it introduces are held the same way (`blocks.with_lead_ins`). The resulting pieces
+are packed greedily into chunks, whose exact token count is then checked (a concatenation
+may count differently from the sum of its parts) and pieces are backed off until the chunk
+fits.
 """
 
 from __future__ import annotations

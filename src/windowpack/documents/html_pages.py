@@ -33,7 +33,8 @@ Two things html2text alone gets wrong on real manuals (PostgreSQL's, DocBook's, 
   Sphinx's `<kbd><kbd>Control</kbd>-<kbd>C</kbd></kbd>`) is taken off, its text kept: a
   code span shows its marks as text ("COPY *table*", "Control`-`C"). A code span that holds
   backticks (the Rust book's compiler messages: `` variable `x` ``) is fenced with more
-  backticks than it holds, as CommonMark reads it; html2text uses one.
+  backticks than it holds, and one with spaces at both ends gets one more at each, as
+  CommonMark reads them; html2text writes one backtick and the text.
 
 All are done on the parsed tree with marker characters (Unicode noncharacters, removed from
 the page first), which html2text passes through, and resolved in its output.
@@ -43,7 +44,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from selectolax.lexbor import LexborHTMLParser, LexborNode
@@ -61,8 +63,20 @@ _TICKED_CODE = re.compile("\ufdd7`([^\ufdd7]*)`\ufdd7")
 # The markers around an emphasis, with the one space html2text may have put between each and
 # the emphasis (nothing of the page stands there: each marker touches its element).
 _INLINE_MARKS = re.compile(" ?\ufdd6|\ufdd5 ?")
+# Two emphases of one kind side by side (`<em>a</em><em>b</em>`) are one: "*a**b*" is not.
+_JOINED_EMPHASIS = re.compile(r"(?<![*~])(\*\*|\*|~~) ?\ufdd6\ufdd5 ?\1(?![*~])")
 # The elements html2text writes as emphasis, and spaces around (see the module docstring).
 _EMPHASIS = "em, i, u, strong, b, del, strike, s"
+_MARKS = {
+    "em": "*",
+    "i": "*",
+    "u": "*",
+    "strong": "**",
+    "b": "**",
+    "del": "~~",
+    "strike": "~~",
+    "s": "~~",
+}
 # The elements html2text writes as code spans (outside `<pre>`).
 _INLINE_CODE = frozenset({"code", "kbd", "tt", "samp"})
 _NONCHARACTERS = {code: None for code in range(0xFDD0, 0xFDF0)}
@@ -117,7 +131,7 @@ def html_markdown(source: str) -> HtmlMarkdown:
     _mark_definition_lists(tree)
     _flatten_inline_code(tree)
     _mark_emphasis(tree)
-    markdown = _INLINE_MARKS.sub("", _markdown(tree.html or ""))
+    markdown = _INLINE_MARKS.sub("", _JOINED_EMPHASIS.sub("", _markdown(tree.html or "")))
     markdown = _TICKED_CODE.sub(_code_span, markdown)
     markdown = markdown.replace(_CODE_EDGE, "").replace(_BACKTICK, "`")
     text, offsets = _resolved(markdown)
@@ -145,14 +159,29 @@ def furniture_metadata(furniture: tuple[Furniture, ...]) -> list[dict[str, objec
 
 
 def _markdown(html: str) -> str:
-    import html2text
-
-    converter = html2text.HTML2Text()
+    converter = _converter_class()()
     converter.body_width = 0  # no hard wrapping: line breaks would split sentences for search
     converter.unicode_snob = True  # keep "—", "é" as written instead of ASCII stand-ins
     # `*` marks emphasis inside a word too (`Vec*T*s`); CommonMark reads `_` there as text.
     converter.emphasis_mark = "*"
     return str(converter.handle(html)).replace("\r\n", "\n").replace("\r", "\n")
+
+
+@cache
+def _converter_class() -> type[Any]:
+    """html2text's converter, with the text of an emphasis kept as the page has it."""
+    import html2text
+
+    class Converter(html2text.HTML2Text):
+        def handle_data(self, data: str, entity_char: bool = False) -> None:
+            # html2text strips the first text inside an emphasis (`<em>a <a>b</a></em>` lost
+            # its space) and then puts a space before the text after it ("*term* , so"). The
+            # page's own white space at an emphasis's edges was moved out (`_mark_emphasis`),
+            # so neither is needed: the text is written as it stands.
+            self.stressed = self.preceding_stressed = False
+            super().handle_data(data, entity_char)
+
+    return Converter
 
 
 # --- furniture -------------------------------------------------------------------------------
@@ -241,7 +270,8 @@ def _ancestors(node: LexborNode) -> list[LexborNode]:
 
 
 def _flatten_inline_code(tree: LexborHTMLParser) -> None:
-    """Unwrap every element inside an outermost code span outside `<pre>`, its text kept."""
+    """Unwrap every element inside an outermost code span outside `<pre>`, its text kept; a
+    span with backticks, or with spaces at both ends, is marked to be fenced (`_code_span`)."""
     body = tree.body
     if body is None:
         return
@@ -251,11 +281,25 @@ def _flatten_inline_code(tree: LexborHTMLParser) -> None:
         if node.tag in _INLINE_CODE
         and not any(p.tag in _INLINE_CODE or p.tag == "pre" for p in _ancestors(node))
     ]
+    joined: set[int] = set()
     for code in outermost:
+        if code.mem_id in joined:
+            continue
         inner = [node for node in code.traverse() if node.mem_id != code.mem_id]
         for node in reversed(inner):  # innermost first: each unwrapped node is still whole
             node.unwrap()
-        if "`" in (code.text(deep=True) or ""):
+        # Spans side by side are one ("`a``b`" would read as a fence of two backticks).
+        content = code.text(deep=True) or ""
+        while code.next is not None and code.next.tag in _INLINE_CODE:
+            following = code.next
+            joined.add(following.mem_id)
+            content += following.text(deep=True) or ""
+            following.decompose()
+        if len(content) != len(code.text(deep=True) or ""):
+            while code.child is not None:
+                code.child.decompose()
+            code.insert_child(content)
+        if "`" in content or (content[:1].isspace() and content[-1:].isspace()):
             for text in [n for n in code.traverse(include_text=True) if n.tag == "-text"]:
                 text.replace_with((text.text_content or "").replace("`", _BACKTICK))
             code.insert_before(_CODE_EDGE)
@@ -266,13 +310,24 @@ def _code_span(match: re.Match[str]) -> str:
     """A code span html2text wrote around backticks, fenced as CommonMark needs."""
     content = match.group(1).replace(_BACKTICK, "`")
     fence = "`" * (max((len(run) for run in re.findall("`+", content)), default=0) + 1)
-    pad = " " if content.startswith("`") or content.endswith("`") else ""
+    # CommonMark takes one space off each end of a span that has both, and needs a space
+    # between a fence and a backtick of the content.
+    ticked = content.startswith("`") or content.endswith("`")
+    spaced = content.startswith(" ") and content.endswith(" ") and content.strip()
+    pad = " " if ticked or spaced else ""
     return f"{fence}{pad}{content}{pad}{fence}"
 
 
 def _mark_emphasis(tree: LexborHTMLParser) -> None:
     """Move the white space at each emphasis's inner edges out of it, and put the markers
     html2text's spacing is undone by around it (outermost first, so nested ones stay inside)."""
+    nested = [
+        node
+        for node in tree.css(_EMPHASIS)
+        if any(_MARKS.get(p.tag or "") == _MARKS[node.tag or ""] for p in _ancestors(node))
+    ]
+    for node in reversed(nested):  # italics in italics are italics: "*a *b**" is not Markdown
+        node.unwrap()
     for node in tree.css(_EMPHASIS):
         texts = [inner for inner in node.traverse(include_text=True) if inner.tag == "-text"]
         if not texts or not "".join(inner.text_content or "" for inner in texts).strip():

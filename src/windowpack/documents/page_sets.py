@@ -19,10 +19,11 @@ parsed (`parse_paths`), its HTML pages are read together:
   them, is furniture where it stands at an edge of the page, with only such blocks between
   it and the edge: it is removed and kept in the metadata with the rest (kind "repeated").
   Furniture frames a page; a block repeated inside the content is the content's own (the
-  Rust book's "Filename: src/main.rs" above most listings). A heading is structure, not furniture (60 of PostgreSQL's 85 reference pages
-  have a "Description" section), unless nothing but furniture stands under it (mdBook's
-  banner). "Most" is more than half of the pages and at least `MIN_PAGES`: two pages that
-  share a paragraph may be quoting each other.
+  Rust book's "Filename: src/main.rs" above most listings). A heading is structure, not
+  furniture (60 of PostgreSQL's 85 reference pages have a "Description" section), unless
+  nothing but furniture stands under it (mdBook's banner). "Most" is more than half of the
+  pages and at least `MIN_PAGES`: two pages that share a paragraph may be quoting each
+  other.
 """
 
 from __future__ import annotations
@@ -163,7 +164,9 @@ def _blocks(text: str) -> list[_Block]:
         key = _SPACE.sub(" ", piece).strip()
         if key:
             heading = bool(_HEADING.match(piece))
-            found.append(_Block(start=block.span.start, end=block.span.end, key=key, heading=heading))
+            found.append(
+                _Block(start=block.span.start, end=block.span.end, key=key, heading=heading)
+            )
     return found
 
 
@@ -246,7 +249,11 @@ def _taken_out(page: Document, blocks: list[_Block]) -> Document:
     room = MAX_FURNITURE_CHARS - sum(len(str(entry.get("text", ""))) for entry in furniture)
     for block, (start, _) in zip(blocks, removed, strict=True):
         piece = text[block.start : block.end]
-        entry: dict[str, Any] = {"kind": "repeated", "at": moved(start), "text": piece[: max(room, 0)]}
+        entry: dict[str, Any] = {
+            "kind": "repeated",
+            "at": moved(start),
+            "text": piece[: max(room, 0)],
+        }
         if len(piece) > room:
             entry["cut"] = len(piece) - max(room, 0)
         room -= len(piece)

@@ -6,7 +6,7 @@ import re
 from html.parser import HTMLParser
 
 # What sites put between a page's own title and the site's name in a `<title>`.
-SEPARATORS = re.compile(r"\s+[-–—|·:]{1,2}\s+|:\s+")
+SEPARATORS = re.compile(r"\s+[-\u2013\u2014|\u00b7:]{1,2}\s+|:\s+")
 
 
 def markdown_title(text: str) -> str | None:
