@@ -187,15 +187,17 @@ def test_html_headings_survive_as_markdown_headings(tmp_path: Path) -> None:
         "<h1>Child process</h1><p>Spawns things.</p>"
         "<h3 id='exec'><code>exec(command)</code><a class='mark' href='#exec'>#</a></h3>"
         "<ul><li><code>maxBuffer</code> Largest amount of data.</li></ul>"
+        "<h4>Lists<a class='headerlink' href='#lists'>\u00b6</a></h4><p>Sphinx's mark.</p>"
     )
     document = _one(_write(tmp_path / "cp.html", html))
     assert document.kind == "markdown"
     headings = [line for line in document.text.split("\n") if line.startswith("#")]
-    # html2text keeps the anchor's "#" mark; the heading path shows the title without it.
-    assert headings == ["# Child process", "### `exec(command)`#"]
+    # A "link to this heading" anchor shown as one symbol is the site's, not the title's.
+    assert headings == ["# Child process", "### `exec(command)`", "#### Lists"]
     assert [parse_heading(line) for line in headings] == [
         Heading(level=1, title="Child process"),
         Heading(level=3, title="exec(command)"),
+        Heading(level=4, title="Lists"),
     ]
 
 

@@ -129,6 +129,7 @@ def html_markdown(source: str) -> HtmlMarkdown:
     tree = LexborHTMLParser(source.translate(_NONCHARACTERS))
     removed = _take_furniture(tree)
     _mark_definition_lists(tree)
+    _drop_heading_marks(tree)
     _flatten_inline_code(tree)
     _mark_emphasis(tree)
     markdown = _INLINE_MARKS.sub("", _JOINED_EMPHASIS.sub("", _markdown(tree.html or "")))
@@ -267,6 +268,15 @@ def _ancestors(node: LexborNode) -> list[LexborNode]:
 
 
 # --- inline markup ---------------------------------------------------------------------------
+
+
+def _drop_heading_marks(tree: LexborHTMLParser) -> None:
+    """Remove a heading's "link to this heading" anchor shown as one symbol (Sphinx's "¶",
+    "#", "§"): the site's, not the title's ("3.1.3. Lists¶" in every section path)."""
+    for anchor in tree.css(", ".join(f"h{level} a" for level in range(1, 7))):
+        text = (anchor.text(deep=True) or "").strip()
+        if len(text) == 1 and not text.isalnum():
+            anchor.decompose()
 
 
 def _flatten_inline_code(tree: LexborHTMLParser) -> None:
