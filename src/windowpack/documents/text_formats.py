@@ -8,7 +8,7 @@ from pathlib import Path
 
 from windowpack.documents.file_text import decode_text, file_document
 from windowpack.documents.html_pages import furniture_metadata, html_markdown
-from windowpack.documents.titles import html_title, html_titles, markdown_title
+from windowpack.documents.titles import html_titles, markdown_title, trusted_title
 from windowpack.errors import (
     EmptyDocumentError,
 )
@@ -53,6 +53,7 @@ def html_document(source: str, path: Path, name: str) -> Document:
     offered = html_titles(source)
     if offered:
         extra[TITLES_KEY] = offered
+    title = trusted_title(offered)
     return file_document(
-        page.text, path, file_format="html", kind="markdown", title=html_title(source), extra=extra
+        page.text, path, file_format="html", kind="markdown", title=title, extra=extra
     )

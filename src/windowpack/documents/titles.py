@@ -59,7 +59,11 @@ def html_title(source: str) -> str | None:
     a `<title>` names its page, often with the site's name: a `<title>` that is the `<h1>`
     and more past a separator (" · Example Docs") gives the `<h1>`; the pages of one add shed
     a name they share together (`page_sets`)."""
-    titles = html_titles(source)
+    return trusted_title(html_titles(source))
+
+
+def trusted_title(titles: dict[str, str]) -> str | None:
+    """The title to trust of those a page offers (`html_titles`), as `html_title` says."""
     title, h1 = titles.get("title"), titles.get("h1")
     if title and h1 and _own_part(title, h1):
         return h1  # "Installing lanterns · Example Docs": the rest is the site's name
