@@ -71,6 +71,7 @@ DEFAULT_SITES = {
     "postgresql": f"/usr/share/doc/postgresql-doc-15/html:@{PG_PAGES}",
 }
 _SPACE = re.compile(r"\s+")
+_LINE_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
 # A line (no heading) ending with ":", then what it introduces past blank lines: a list item,
 # a code fence or indented code, a table row or a definition.
 _LEAD_IN = re.compile(
@@ -214,7 +215,8 @@ def _spacing(folder: Path, documents: list[Document]) -> dict[str, Any]:
         ]
         seen = " ".join(_normal(text) for text in texts)
         unspaced = _SPACE.sub("", seen)
-        for node in LexborHTMLParser(source).css("p"):
+        # A line break is white space in the text a reader sees (`text()` drops it).
+        for node in LexborHTMLParser(_LINE_BREAK.sub("\n", source)).css("p"):
             text = _normal(node.text(deep=True))
             if not text or text in seen:
                 paragraphs += bool(text)

@@ -138,7 +138,7 @@ def test_the_postgresql_manual_keeps_its_content_and_loses_its_navigation() -> N
     assert query.startswith("## 20.7.\xa0Query Planning")  # the bar's copy of it is gone
     drop = documents["sql-dropdatabase.html"]
     assert drop.title == "DROP DATABASE"
-    assert "DROP DATABASE [ IF EXISTS ] *name* [ [ WITH ] ( *option* [, ...] ) ]" in drop.text
+    assert "DROP DATABASE [ IF EXISTS ] _name_ [ [ WITH ] ( _option_ [, ...] ) ]" in drop.text
     assert "`FORCE`\n:   Attempt to terminate all existing connections" in drop.text
     # A table: the severity levels of runtime-config-logging.
     assert "`DEBUG1 .. DEBUG5`| Provides successively-more-detailed information" in (

@@ -22,19 +22,23 @@ Two things html2text alone gets wrong on real manuals (PostgreSQL's, DocBook's, 
   `blocks.markdown_blocks` reads back as one block: a term and its definition stay together.
   Several `<dt>` of one `<dd>` share one term line, joined by ", ".
 
-- **Inline markup keeps the page's spacing.** html2text puts a space between emphasis and
-  what follows it unless that is a space or `.!?)]}`, and before emphasis that follows a
-  letter, so that Markdown renders the marks (`<em>term</em>, so` became "_term_ , so": 128
-  places in the Rust book); and it drops the white space at the inner edges of an emphasis
-  (`x<em> y</em>` became "x_y_"). A page's text is what a quote, a phrase search and a reader
-  must see, so before conversion that white space is moved out of the element, and a marker
-  is written before and after each emphasis, which takes back the space html2text adds
-  between it and the element. Markup inside a code span (`<code>COPY <em>table</em></code>`,
-  Sphinx's `<kbd><kbd>Control</kbd>-<kbd>C</kbd></kbd>`) is taken off, its text kept: a
-  code span shows its marks as text ("COPY *table*", "Control`-`C"). A code span that holds
-  backticks (the Rust book's compiler messages: `` variable `x` ``) is fenced with more
-  backticks than it holds, and one with spaces at both ends gets one more at each, as
-  CommonMark reads them; html2text writes one backtick and the text.
+- **Inline markup keeps the page's text.** html2text puts a space between an emphasis and
+  a letter or punctuation after it, and before an emphasis that follows a letter, so that
+  Markdown renders the marks (`<em>term</em>, so` became "_term_ , so": 113 paragraphs of the
+  Rust book); and it drops the white space at the inner edges of an emphasis (`x<em> y</em>`
+  became "x_y_"). A page's text is what a quote, a phrase search and a reader must see, so
+  the white space at an emphasis's edges is moved out of it, html2text's strip and space
+  are off (`_converter_class`), and a marker before each emphasis takes back the space
+  html2text puts there. An emphasis is written `_`, or `*` where a letter touches it outside
+  (`<em>term</em>s`): CommonMark reads `_` inside a word as text, and a `*` of the page's own
+  ("SELECT *") would pair with a `*` mark. Two emphases of a kind side by side are one, and
+  an emphasis in one of its kind is unwrapped ("_a _b__" is not Markdown). Markup inside a
+  code span (`<code>COPY <em>table</em></code>`, Sphinx's
+  `<kbd><kbd>Control</kbd>-<kbd>C</kbd></kbd>`) is taken off, its text kept: a code span
+  shows its marks as text ("COPY *table*", "Control`-`C"); code spans side by side are one.
+  A code span that holds backticks (the Rust book's compiler messages: `` variable `x` ``)
+  is fenced with more backticks than it holds, and one with spaces at both ends gets one
+  more at each, as CommonMark reads them; html2text writes one backtick and the text.
 
 All are done on the parsed tree with marker characters (Unicode noncharacters, removed from
 the page first), which html2text passes through, and resolved in its output.
@@ -64,7 +68,11 @@ _TICKED_CODE = re.compile("\ufdd7`([^\ufdd7]*)`\ufdd7")
 # the emphasis (nothing of the page stands there: each marker touches its element).
 _INLINE_MARKS = re.compile(" ?\ufdd6|\ufdd5 ?")
 # Two emphases of one kind side by side (`<em>a</em><em>b</em>`) are one: "*a**b*" is not.
-_JOINED_EMPHASIS = re.compile(r"(?<![*~])(\*\*|\*|~~) ?\ufdd6\ufdd5 ?\1(?![*~])")
+_JOINED_EMPHASIS = re.compile(r"(?<![*~\ufdda])(\*\*|\ufdda|~~) ?\ufdd6\ufdd5 ?\1(?![*~\ufdda])")
+# What html2text writes for an emphasis's mark, chosen per emphasis (`_emphasis_marks`).
+_EMPHASIS_MARK = "\ufdda"
+_EMPHASIS_EDGES = re.compile("\ufdd5 ?\ufdda|\ufdda ?\ufdd6")
+_MARKER_CHARACTERS = frozenset(chr(code) for code in range(0xFDD0, 0xFDF0))
 # The elements html2text writes as emphasis, and spaces around (see the module docstring).
 _EMPHASIS = "em, i, u, strong, b, del, strike, s"
 _MARKS = {
@@ -132,7 +140,8 @@ def html_markdown(source: str) -> HtmlMarkdown:
     _drop_heading_marks(tree)
     _flatten_inline_code(tree)
     _mark_emphasis(tree)
-    markdown = _INLINE_MARKS.sub("", _JOINED_EMPHASIS.sub("", _markdown(tree.html or "")))
+    markdown = _emphasis_marks(_JOINED_EMPHASIS.sub("", _markdown(tree.html or "")))
+    markdown = _INLINE_MARKS.sub("", markdown)
     markdown = _TICKED_CODE.sub(_code_span, markdown)
     markdown = markdown.replace(_CODE_EDGE, "").replace(_BACKTICK, "`")
     text, offsets = _resolved(markdown)
@@ -163,8 +172,7 @@ def _markdown(html: str) -> str:
     converter = _converter_class()()
     converter.body_width = 0  # no hard wrapping: line breaks would split sentences for search
     converter.unicode_snob = True  # keep "—", "é" as written instead of ASCII stand-ins
-    # `*` marks emphasis inside a word too (`Vec*T*s`); CommonMark reads `_` there as text.
-    converter.emphasis_mark = "*"
+    converter.emphasis_mark = _EMPHASIS_MARK  # `_` or `*`, chosen per emphasis
     return str(converter.handle(html)).replace("\r\n", "\n").replace("\r", "\n")
 
 
@@ -314,6 +322,41 @@ def _flatten_inline_code(tree: LexborHTMLParser) -> None:
                 text.replace_with((text.text_content or "").replace("`", _BACKTICK))
             code.insert_before(_CODE_EDGE)
             code.insert_after(_CODE_EDGE)
+
+
+def _emphasis_marks(markdown: str) -> str:
+    """Each emphasis's marks written `_` (html2text's), or `*` where a letter or digit
+    touches it outside (`x<em>y</em>z`, `<em>term</em>s`): CommonMark reads `_` inside a word
+    as text, while `*` in the page's own text ("SELECT *", "*.c") would pair with a `*` mark."""
+    edges = list(_EMPHASIS_EDGES.finditer(markdown))
+    marks: dict[int, str] = {}
+    opened: list[int] = []
+    for match in edges:
+        if match.group().startswith(_INLINE_START):
+            opened.append(match.start())
+        elif opened:
+            start = opened.pop()
+            inside_word = _touches_word(markdown, start, -1) or _touches_word(
+                markdown, match.end(), 1
+            )
+            marks[start] = marks[match.start()] = "*" if inside_word else "_"
+    parts, position = [], 0
+    for match in edges:
+        mark = marks.get(match.start(), "_")
+        parts.append(markdown[position : match.start()])
+        parts.append(match.group().replace(_EMPHASIS_MARK, mark))
+        position = match.end()
+    parts.append(markdown[position:])
+    return "".join(parts).replace(_EMPHASIS_MARK, "_")
+
+
+def _touches_word(text: str, position: int, step: int) -> bool:
+    """Whether the first character from `position` on (`step` 1) or before it (-1) that is
+    not a marker is a letter or digit."""
+    index = position if step > 0 else position - 1
+    while 0 <= index < len(text) and text[index] in _MARKER_CHARACTERS:
+        index += step
+    return 0 <= index < len(text) and text[index].isalnum()
 
 
 def _code_span(match: re.Match[str]) -> str:

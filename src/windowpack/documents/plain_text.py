@@ -4,7 +4,9 @@ HTML reaches the store as Markdown (`html_pages`); whether the conversion kept w
 says is asked of this text, not of the Markdown, whose marks (`*`, `` ` ``, `[..](..)`,
 backslash escapes) are no part of what a reader reads. markdown-it (CommonMark, with
 definition lists) renders it: inline text, code spans' content, link text, code blocks as
-written; raw HTML left out; each line break a new line and each block on lines of its own.
+written; each line break a new line and each block on lines of its own. What CommonMark would
+take for raw HTML (`<pathspec>`) is kept as text: html2text writes no HTML, so a tag in its
+output was the page's text (escaped there as `&lt;pathspec&gt;`).
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ if TYPE_CHECKING:
     from markdown_it import MarkdownIt
     from markdown_it.token import Token
 
-_TEXT_TOKENS = frozenset({"text", "code_inline"})
+_TEXT_TOKENS = frozenset({"text", "code_inline", "html_inline"})
 _BREAKS = frozenset({"softbreak", "hardbreak"})
-_BLOCK_TEXT = frozenset({"fence", "code_block"})
+_BLOCK_TEXT = frozenset({"fence", "code_block", "html_block"})
 
 
 @cache
