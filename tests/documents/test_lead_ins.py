@@ -122,3 +122,26 @@ def test_no_chunk_ends_with_a_lead_in(items: int, lead_sentences: int, target: i
     chunks = _chunks(_markdown(text), target)
     assert "".join("".join(chunks).split()) == "".join(text.split())
     assert not [chunk for chunk in chunks if chunk.endswith(RULES)]
+
+
+def test_a_list_items_lead_in_holds_its_nested_items_not_its_siblings() -> None:
+    text = (
+        "Changes in this release:\n\n"
+        "  * Faster wicks.\n"
+        "  * The chimney was enhanced as follows:\n"
+        "    * Thicker glass.\n"
+        "    * A wider base.\n"
+        "  * Cheaper oil.\n"
+    )
+    (release,) = with_lead_ins(text, markdown_blocks(text, 0, len(text)))
+    assert release.term is not None
+    assert text[release.term.start : release.term.end] == "Changes in this release:"
+    faster, chimney, cheaper = release.parts
+    assert chimney.term is not None
+    assert text[chimney.term.start : chimney.term.end] == "* The chimney was enhanced as follows:"
+    assert [text[part.span.start : part.span.end] for part in chimney.parts] == [
+        "* Thicker glass.",
+        "* A wider base.",
+    ]
+    assert text[cheaper.span.start : cheaper.span.end] == "* Cheaper oil."
+    assert faster.term is None and cheaper.term is None

@@ -185,9 +185,10 @@ class _TokenBlocks:
 
 def with_lead_ins(text: str, blocks: Sequence[Block]) -> list[Block]:
     """`blocks` with each lead-in (a block ending with ":" that is no heading, code or entry)
-    joined to what it introduces: the run of list items after it, the run of definition-list
-    entries after it, or else the one block after it unless that is a heading; the same
-    within each entry's definition."""
+    joined to what it introduces: the list after it (for a list item, its own nested items),
+    the run of definition-list entries after it, or else the one block after it unless that
+    is a heading; the same within each entry's definition and within what a lead-in
+    introduces (a list item ending "as follows:" in a list that a paragraph introduces)."""
     # A definition's own lead-ins first, held the same way.
     blocks = [
         replace(block, parts=tuple(with_lead_ins(text, block.parts))) if block.parts else block
@@ -197,9 +198,9 @@ def with_lead_ins(text: str, blocks: Sequence[Block]) -> list[Block]:
     index = 0
     while index < len(blocks):
         block = blocks[index]
-        stop = _introduced(text, blocks, index + 1) if _is_lead_in(text, block) else index + 1
+        stop = _introduced(text, blocks, index) if _is_lead_in(text, block) else index + 1
         if stop > index + 1:
-            parts = tuple(blocks[index + 1 : stop])
+            parts = tuple(with_lead_ins(text, blocks[index + 1 : stop]))
             span = Span(start=block.span.start, end=parts[-1].span.end)
             joined.append(Block(span=span, code=False, term=block.span, parts=parts))
         else:
@@ -218,8 +219,9 @@ def _is_lead_in(text: str, block: Block) -> bool:
     )
 
 
-def _introduced(text: str, blocks: Sequence[Block], first: int) -> int:
-    """Where what the lead-in before `blocks[first]` introduces ends (an index)."""
+def _introduced(text: str, blocks: Sequence[Block], lead_in: int) -> int:
+    """Where what the lead-in `blocks[lead_in]` introduces ends (an index past it)."""
+    first = lead_in + 1
     if first >= len(blocks):
         return first
     following = blocks[first]
@@ -227,21 +229,32 @@ def _introduced(text: str, blocks: Sequence[Block], first: int) -> int:
         return first + 1  # (trimmed, a code block may start "# comment": no heading)
     if _HEADING_LINE.match(text, following.span.start):
         return first
-    for same_kind in (_is_list_item, _is_entry):
-        if same_kind(text, following):
-            stop = first
-            while stop < len(blocks) and same_kind(text, blocks[stop]):
-                stop += 1
-            return stop
+    if _is_list_item(text, following):
+        # A list item introduces the items nested in it, not its siblings after them.
+        floor = _indent(text, blocks[lead_in]) if _is_list_item(text, blocks[lead_in]) else -1
+        stop = first
+        while (
+            stop < len(blocks)
+            and _is_list_item(text, blocks[stop])
+            and _indent(text, blocks[stop]) > floor
+        ):
+            stop += 1
+        return stop
+    if following.term is not None:
+        stop = first
+        while stop < len(blocks) and blocks[stop].term is not None:
+            stop += 1
+        return stop
     return first + 1
+
+
+def _indent(text: str, block: Block) -> int:
+    """The column a block starts at."""
+    return block.span.start - (text.rfind("\n", 0, block.span.start) + 1)
 
 
 def _is_list_item(text: str, block: Block) -> bool:
     return not block.code and bool(_LIST_ITEM.match(text, block.span.start))
-
-
-def _is_entry(text: str, block: Block) -> bool:
-    return block.term is not None
 
 
 # --- plain text ------------------------------------------------------------------------------
