@@ -145,3 +145,12 @@ def test_a_list_items_lead_in_holds_its_nested_items_not_its_siblings() -> None:
     ]
     assert text[cheaper.span.start : cheaper.span.end] == "* Cheaper oil."
     assert faster.term is None and cheaper.term is None
+
+
+def test_a_lead_in_to_a_lead_in_holds_both_and_what_the_second_introduces() -> None:
+    text = "Here are examples:\n\nUse a tag:\n\n    $ lantern tag v1\n\nThe end."
+    (examples, end) = with_lead_ins(text, markdown_blocks(text, 0, len(text)))
+    assert text[examples.span.start : examples.span.end] == text[: text.index("\n\nThe end")]
+    (use_a_tag,) = examples.parts
+    assert use_a_tag.term is not None and use_a_tag.parts[0].code
+    assert text[end.span.start : end.span.end] == "The end."

@@ -245,6 +245,8 @@ def _introduced(text: str, blocks: Sequence[Block], lead_in: int) -> int:
         while stop < len(blocks) and blocks[stop].term is not None:
             stop += 1
         return stop
+    if _is_lead_in(text, following):  # "Here are examples:", "Use a tag:", then the code
+        return max(first + 1, _introduced(text, blocks, first))
     return first + 1
 
 
