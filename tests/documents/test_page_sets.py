@@ -139,3 +139,36 @@ def test_most_documents_of_an_add_sharing_a_title_is_a_warning(hash_store: wp.St
 def test_the_shared_title_check(titles: list[str], warned: bool) -> None:
     documents = [Document(text="x", title=title, id=str(n)) for n, title in enumerate(titles)]
     assert (shared_title_warning(documents) is not None) is warned
+
+
+def _nodes(collection: wp.Collection, node_id: int) -> list[wp.TreeNode]:
+    """The node and every node under it."""
+    node = collection.node(node_id)
+    found = [node]
+    for child in node.children:
+        if child.node_id is not None and child.node_id != node_id:
+            found += _nodes(collection, child.node_id)
+    return found
+
+
+def test_summaries_start_from_content_and_name_chapters_by_title(
+    hash_store: wp.Store, tmp_path: Path
+) -> None:
+    chapters = [
+        (title, f"fn f{n}() {{}}", f"{body} More about {title.lower()} follows here.", title)
+        for n, (title, _, body, _) in enumerate(CHAPTERS * 2)
+    ]
+    book = tmp_path / "book"
+    book.mkdir()
+    collection = hash_store.collection("book")
+    collection.add_files(_book(book, chapters), root=book)
+    root_id = collection.tree().root_id
+    assert root_id is not None
+    nodes = _nodes(collection, root_id)
+    for node in nodes:
+        for furniture in FURNITURE:
+            assert furniture not in node.text, (furniture, node.text)
+    root = collection.node(root_id)
+    labels = {child.label for node in nodes for child in node.children}
+    assert {"Wicks", "Oil", "Glass", "Care"} <= labels
+    assert "Wicks" in root.text
