@@ -80,6 +80,7 @@ def test_a_banner_is_never_a_title(tmp_path: Path) -> None:
 
 
 def test_pages_too_few_to_show_a_site_keep_their_own_titles(tmp_path: Path) -> None:
+    """Their `<title>` as written: the `<h1>` at its end may be the site's banner."""
     documents = _parsed(_book(tmp_path, CHAPTERS[:2]), tmp_path)
     assert [document.title for document in documents] == [
         "Wicks - The Lantern Book",

@@ -206,9 +206,12 @@ def test_html_without_h1_uses_its_title_element(tmp_path: Path) -> None:
     assert _one(_write(tmp_path / "n.html", html)).title == "Release Notes"
     nested = "<h1>  The <em>real</em>\n title </h1><h1>second</h1>"
     assert _one(_write(tmp_path / "m.html", nested)).title == "The real title"
-    # A <title> that is the <h1> and the site's name gives the <h1>.
+    # A <title> that is the <h1> and the site's name gives the <h1>; one that ends with the
+    # <h1> (a banner, or "Site: Page") is kept as written: it holds the page's name either way.
     named = "<title>The real title — Example Docs</title><h1>The <em>real</em> title</h1>"
     assert _one(_write(tmp_path / "s.html", named)).title == "The real title"
+    banner = "<title>Wicks - The Book</title><h1>The Book</h1><h2>Wicks</h2>"
+    assert _one(_write(tmp_path / "b.html", banner)).title == "Wicks - The Book"
 
 
 @pytest.mark.parametrize(

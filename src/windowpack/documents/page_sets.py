@@ -30,14 +30,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from windowpack.documents.blocks import markdown_blocks
 from windowpack.documents.html_pages import MAX_FURNITURE_CHARS
 from windowpack.documents.text_formats import FURNITURE_KEY, TITLES_KEY
-from windowpack.documents.titles import SEPARATORS
+from windowpack.documents.titles import SEPARATORS, trusted_title
 from windowpack.types import Document
 
 MIN_PAGES = 3
@@ -60,7 +60,7 @@ def site_pages(documents: Sequence[Document]) -> list[Document]:
     out, as the module docstring says; other documents as they are, all in order."""
     pages = [index for index, document in enumerate(documents) if _is_page(document)]
     if len(pages) < MIN_PAGES:
-        return [_titled(document, ()) for document in documents]
+        return list(documents)  # too few to show a site: each keeps its own page's title
     result = list(documents)
     for index, page in zip(pages, _without_repeats([documents[i] for i in pages]), strict=True):
         result[index] = page
@@ -126,21 +126,16 @@ def _banners(pages: Sequence[Document]) -> frozenset[str]:
     return frozenset(title for title, count in counts.items() if _most(count, len(pages)))
 
 
-def _titled(
-    document: Document, banners: Iterable[str], affixes: tuple[str, str] = ("", "")
-) -> Document:
-    """The document titled by the first title it offers that is no banner: its `<title>`
-    without the site's affixes, its first `<h1>`, else its file name."""
+def _titled(document: Document, banners: frozenset[str], affixes: tuple[str, str]) -> Document:
+    """The document titled by the titles it offers that are no banner (`titles.trusted_title`
+    of its `<title>` without the site's affixes and its first `<h1>`), else its file name."""
     offered = _offered(document)
-    if not offered:
-        return document
-    banned = set(banners)
-    candidates = []
-    raw = offered.get("title")
-    if raw and raw not in banned:
-        candidates.append(_without_affixes(raw, affixes))
-    candidates.append(offered.get("h1", ""))
-    chosen = next((title for title in candidates if title and title not in banned), None)
+    usable = {}
+    if offered.get("title") and offered["title"] not in banners:
+        usable["title"] = _without_affixes(offered["title"], affixes)
+    if offered.get("h1") and offered["h1"] not in banners:
+        usable["h1"] = offered["h1"]
+    chosen = trusted_title({tag: title for tag, title in usable.items() if title not in banners})
     name = str(document.metadata.get("path") or document.id or "").rsplit("/", 1)[-1]
     return replace(document, title=chosen or name or document.title)
 

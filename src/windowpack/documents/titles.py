@@ -56,9 +56,9 @@ class _TitleParser(HTMLParser):
 def html_title(source: str) -> str | None:
     """The text of the `<title>` element, else of the first `<h1>`, if any: the order of
     trust, since a site's banner is often an `<h1>` on every page (mdBook's menu bar), while
-    a `<title>` names its page, often with the site's name: a `<title>` that is the `<h1>`
-    and more past a separator (" · Example Docs") gives the `<h1>`; the pages of one add shed
-    a name they share together (`page_sets`)."""
+    a `<title>` names its page, often with the site's name: a `<title>` that starts with the
+    `<h1>` and goes on past a separator (" · Example Docs") gives the `<h1>`; the pages of one
+    add shed a name they share together (`page_sets`)."""
     return trusted_title(html_titles(source))
 
 
@@ -67,16 +67,16 @@ def trusted_title(titles: dict[str, str]) -> str | None:
     title, h1 = titles.get("title"), titles.get("h1")
     if title and h1 and _own_part(title, h1):
         return h1  # "Installing lanterns · Example Docs": the rest is the site's name
+    # Else the title as written: an `<h1>` at its end may be the site's banner (mdBook's
+    # "Wicks - The Lantern Book" under the `<h1>` "The Lantern Book"), and the title holds
+    # the page's name either way ("PostgreSQL: Documentation: 15: CREATE TABLE").
     return title or h1
 
 
 def _own_part(title: str, heading: str) -> bool:
-    """Whether `title` is `heading` and something more, past a separator, at either end."""
+    """Whether `title` is `heading`, a separator and more (the site's name, after it)."""
     folded, part = title.casefold(), heading.casefold()
-    for cut in SEPARATORS.finditer(title):
-        if folded[: cut.start()] == part or folded[cut.end() :] == part:
-            return True
-    return False
+    return any(folded[: cut.start()] == part for cut in SEPARATORS.finditer(title))
 
 
 def html_titles(source: str) -> dict[str, str]:
