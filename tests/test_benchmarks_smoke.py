@@ -34,6 +34,7 @@ EXPECTED = {
     "cli_start": "Figures written to",
     "crash": "every check passed",
     "filtered_pack": "Figures written to",
+    "html_sites": "Figures written to",
     "index_writes": "results: ",
     "ingest": "Figures written to",
     "jobs": "results: ",

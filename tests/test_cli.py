@@ -419,3 +419,29 @@ def test_the_duplicates_warning_with_a_root_given_asks_about_it(
     warning = " ".join(err.split())
     assert code == 0 and "owls.md has the text of notes/owls.md" in warning
     assert "relative to --root: should it be the folder they were ingested from?" in warning
+
+
+def test_most_files_sharing_a_title_is_a_warning_on_stderr(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    folder = tmp_path / "site"
+    folder.mkdir()
+    for name in ("a", "b", "c"):  # each titled by the same <title>, <h1> and file name...
+        (folder / name).mkdir()
+        page = f"<title>Index</title><h1>Index</h1><p>Page {name} of the site.</p>"
+        (folder / name / "index.html").write_text(page)
+    code, out, err = _run(
+        runner,
+        "ingest",
+        str(folder),
+        "--store",
+        str(tmp_path / "s"),
+        "--embedder",
+        "hash",
+        "--json",
+    )
+    assert code == 0 and json.loads(out)["warnings"] == [
+        "3 of 3 documents share the title 'index.html': give each its own (Document.title, "
+        "or a <title> / first heading per file)"
+    ]
+    assert "warning 3 of 3 documents share the title 'index.html'" in " ".join(err.split())

@@ -331,7 +331,9 @@ class IngestReport:
     is, byte for byte, that of another document of the collection (or of one before it in the
     call) to that document's id: it was added all the same, under its own id, since two ids
     may hold one text on purpose; the same files ingested again under other ids (a folder
-    ingested from elsewhere without `root`) show here.
+    ingested from elsewhere without `root`) show here. `warnings` says what a reader of the
+    collection will stumble on, though nothing failed: most documents of the call sharing one
+    title (`documents.shared_title_warning`).
     """
 
     added: int = 0
@@ -345,6 +347,7 @@ class IngestReport:
     summaries: int = 0
     summary_failures: dict[str, str] = field(default_factory=dict)
     duplicates: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -160,7 +160,7 @@ def test_max_bytes_must_be_positive(tmp_path: Path) -> None:
 # --- HTML ------------------------------------------------------------------------------------
 
 
-def test_html_becomes_markdown_titled_by_its_first_h1(tmp_path: Path) -> None:
+def test_html_becomes_markdown_titled_by_its_title_element(tmp_path: Path) -> None:
     html = (
         "<html><head><title> Release\n Notes </title><style>p{color:red}</style></head>"
         "<body><h1>Version 2 &mdash; changes</h1><p>See <a href='https://x.org'>the docs</a>"
@@ -168,9 +168,13 @@ def test_html_becomes_markdown_titled_by_its_first_h1(tmp_path: Path) -> None:
         "no matter how long it gets.</p><script>var hidden = 1;</script></body></html>"
     )
     document = _one(_write(tmp_path / "notes.html", html))
-    assert document.title == "Version 2 — changes"
+    assert document.title == "Release Notes"
     assert document.kind == "markdown"
-    assert document.metadata == {"path": (tmp_path / "notes.html").as_posix(), "format": "html"}
+    assert document.metadata == {
+        "path": (tmp_path / "notes.html").as_posix(),
+        "format": "html",
+        "titles": {"title": "Release Notes", "h1": "Version 2 — changes"},
+    }
     assert "# Version 2 — changes" in document.text
     assert "[the docs](https://x.org)" in document.text
     assert "no matter how long it gets." in document.text.splitlines()[-1]
@@ -183,23 +187,31 @@ def test_html_headings_survive_as_markdown_headings(tmp_path: Path) -> None:
         "<h1>Child process</h1><p>Spawns things.</p>"
         "<h3 id='exec'><code>exec(command)</code><a class='mark' href='#exec'>#</a></h3>"
         "<ul><li><code>maxBuffer</code> Largest amount of data.</li></ul>"
+        "<h4>Lists<a class='headerlink' href='#lists'>\u00b6</a></h4><p>Sphinx's mark.</p>"
     )
     document = _one(_write(tmp_path / "cp.html", html))
     assert document.kind == "markdown"
     headings = [line for line in document.text.split("\n") if line.startswith("#")]
-    # html2text keeps the anchor's "#" mark; the heading path shows the title without it.
-    assert headings == ["# Child process", "### `exec(command)`#"]
+    # A "link to this heading" anchor shown as one symbol is the site's, not the title's.
+    assert headings == ["# Child process", "### `exec(command)`", "#### Lists"]
     assert [parse_heading(line) for line in headings] == [
         Heading(level=1, title="Child process"),
         Heading(level=3, title="exec(command)"),
+        Heading(level=4, title="Lists"),
     ]
 
 
 def test_html_without_h1_uses_its_title_element(tmp_path: Path) -> None:
     html = "<title>Release Notes</title><h1><img src='logo.png'></h1><h2>Later</h2><p>x</p>"
     assert _one(_write(tmp_path / "n.html", html)).title == "Release Notes"
-    nested = "<title>T</title><h1>  The <em>real</em>\n title </h1><h1>second</h1>"
+    nested = "<h1>  The <em>real</em>\n title </h1><h1>second</h1>"
     assert _one(_write(tmp_path / "m.html", nested)).title == "The real title"
+    # A <title> that is the <h1> and the site's name gives the <h1>; one that ends with the
+    # <h1> (a banner, or "Site: Page") is kept as written: it holds the page's name either way.
+    named = "<title>The real title — Example Docs</title><h1>The <em>real</em> title</h1>"
+    assert _one(_write(tmp_path / "s.html", named)).title == "The real title"
+    banner = "<title>Wicks - The Book</title><h1>The Book</h1><h2>Wicks</h2>"
+    assert _one(_write(tmp_path / "b.html", banner)).title == "Wicks - The Book"
 
 
 @pytest.mark.parametrize(

@@ -47,9 +47,10 @@ def print_report(report: IngestReport, *, root_given: bool | None = None) -> Non
 
 
 def print_duplicates(report: IngestReport, *, root_given: bool | None = None) -> None:
-    """The report's warnings on stderr: summaries that fell back, files skipped, and documents
-    added with the text of another. `root_given`: whether the files' ids came from `--root`
-    (None: not a file ingest), which says what to suggest."""
+    """The report's warnings on stderr: summaries that fell back, files skipped, documents
+    added with the text of another, and the report's own `warnings`. `root_given`: whether
+    the files' ids came from `--root` (None: not a file ingest), which says what to
+    suggest."""
     for node, reason in report.summary_failures.items():
         errors.print(
             f"summary of {node} fell back to extractive: {reason}", highlight=False, soft_wrap=True
@@ -59,6 +60,8 @@ def print_duplicates(report: IngestReport, *, root_given: bool | None = None) ->
             f"[yellow]skipped[/] {reason}" if path in reason else f"skipped {path}: {reason}",
             soft_wrap=True,
         )
+    for warning in report.warnings:
+        errors.print(f"[yellow]warning[/] {warning}", highlight=False, soft_wrap=True)
     if report.duplicates:
         # Unwrapped: rich would fold a long path mid-name, and a path must stay copyable.
         errors.print(

@@ -19,6 +19,15 @@ line, then `: definition`; HTML's `<dl>` is written so, see `html_pages`); in pl
 (`text_blocks`) the reStructuredText form: a term line, after a blank line or another entry,
 whose next line is indented more, the definition being every line indented more than the
 term (blank lines within it included).
+
+A **lead-in** and what it introduces are one unit of meaning too (design §4.8): a paragraph
+ending with a colon ("Here are the rules:", "There are three things you can do:") means
+nothing without the list, table, code block or definitions after it, and the list is hard to
+place without it. On the Rust book, three of the five worst misses were a window holding the
+lead-in and a gap where its list stood. `with_lead_ins` makes them one block, held like a
+definition-list entry: the lead-in as its `term`, what follows as its `parts` (a whole list,
+a run of entries, or one other block; a heading ends it), so a chunk holds both, or, when
+they are too big for one, the lead-in starts a chunk with as much of the list as fits.
 """
 
 from __future__ import annotations
@@ -26,7 +35,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -38,6 +47,11 @@ if TYPE_CHECKING:
     from markdown_it.token import Token
 
 _NEWLINE = re.compile("\n")
+# A list item's first line (Markdown's and plain text's bullets, numbered items).
+_LIST_ITEM = re.compile(r"[ \t]*(?:[-*+•]|\d{1,9}[.)])(?:[ \t]|$)")
+_HEADING_LINE = re.compile(r"#{1,6}(?:[ \t]|$)")
+# A lead-in's colon may sit inside emphasis or a link's text: "**Options:**".
+_LEAD_IN_END = re.compile(r":[*_`\]]*\Z")
 _CODE_BLOCKS = frozenset({"fence", "code_block"})
 
 
@@ -46,7 +60,8 @@ class Block:
     """One block of a text: `text[span.start:span.end]`, trimmed; code or not.
 
     A definition-list entry has its `term` (the term line) and its definition's blocks as
-    `parts` (at least one, after the term, within `span`)."""
+    `parts` (at least one, after the term, within `span`); a lead-in and what it introduces
+    (`with_lead_ins`) likewise, the lead-in as the `term`."""
 
     span: Span
     code: bool
@@ -166,6 +181,82 @@ class _TokenBlocks:
         if not term or not entry or not parts:
             return None  # nothing to keep together: an ordinary block
         return Block(span=entry[0], code=False, term=term[0], parts=tuple(parts))
+
+
+def with_lead_ins(text: str, blocks: Sequence[Block]) -> list[Block]:
+    """`blocks` with each lead-in (a block ending with ":" that is no heading, code or entry)
+    joined to what it introduces: the list after it (for a list item, its own nested items),
+    the run of definition-list entries after it, or else the one block after it unless that
+    is a heading; the same within each entry's definition and within what a lead-in
+    introduces (a list item ending "as follows:" in a list that a paragraph introduces)."""
+    # A definition's own lead-ins first, held the same way.
+    blocks = [
+        replace(block, parts=tuple(with_lead_ins(text, block.parts))) if block.parts else block
+        for block in blocks
+    ]
+    joined: list[Block] = []
+    index = 0
+    while index < len(blocks):
+        block = blocks[index]
+        stop = _introduced(text, blocks, index) if _is_lead_in(text, block) else index + 1
+        if stop > index + 1:
+            parts = tuple(with_lead_ins(text, blocks[index + 1 : stop]))
+            span = Span(start=block.span.start, end=parts[-1].span.end)
+            joined.append(Block(span=span, code=False, term=block.span, parts=parts))
+        else:
+            joined.append(block)
+        index = max(stop, index + 1)
+    return joined
+
+
+def _is_lead_in(text: str, block: Block) -> bool:
+    piece = text[block.span.start : block.span.end]
+    return (
+        not block.code
+        and block.term is None
+        and not _HEADING_LINE.match(piece)
+        and _LEAD_IN_END.search(piece.rstrip()) is not None
+    )
+
+
+def _introduced(text: str, blocks: Sequence[Block], lead_in: int) -> int:
+    """Where what the lead-in `blocks[lead_in]` introduces ends (an index past it)."""
+    first = lead_in + 1
+    if first >= len(blocks):
+        return first
+    following = blocks[first]
+    if following.code:
+        return first + 1  # (trimmed, a code block may start "# comment": no heading)
+    if _HEADING_LINE.match(text, following.span.start):
+        return first
+    if _is_list_item(text, following):
+        # A list item introduces the items nested in it, not its siblings after them.
+        floor = _indent(text, blocks[lead_in]) if _is_list_item(text, blocks[lead_in]) else -1
+        stop = first
+        while (
+            stop < len(blocks)
+            and _is_list_item(text, blocks[stop])
+            and _indent(text, blocks[stop]) > floor
+        ):
+            stop += 1
+        return stop
+    if following.term is not None:
+        stop = first
+        while stop < len(blocks) and blocks[stop].term is not None:
+            stop += 1
+        return stop
+    if _is_lead_in(text, following):  # "Here are examples:", "Use a tag:", then the code
+        return max(first + 1, _introduced(text, blocks, first))
+    return first + 1
+
+
+def _indent(text: str, block: Block) -> int:
+    """The column a block starts at."""
+    return block.span.start - (text.rfind("\n", 0, block.span.start) + 1)
+
+
+def _is_list_item(text: str, block: Block) -> bool:
+    return not block.code and bool(_LIST_ITEM.match(text, block.span.start))
 
 
 # --- plain text ------------------------------------------------------------------------------

@@ -6,9 +6,11 @@ markdown sections). A region that does not fit in `target_tokens` is split into 
 definition-list entry), a paragraph into sentences, a sentence into lines and a line at
 token boundaries, each level only where the one above is too big. An entry too big is split
 into its term and its definition's blocks, and the term is joined to the piece after it
-(`_attach_terms`), so no chunk ends with a term. The resulting pieces are packed greedily
-into chunks, whose exact token count is then checked (a concatenation may count differently
-from the sum of its parts) and pieces are backed off until the chunk fits.
+(`_attach_terms`), so no chunk ends with a term; a lead-in and the list, table, code block or
+entries it introduces are held the same way (`blocks.with_lead_ins`). The resulting pieces
+are packed greedily into chunks, whose exact token count is then checked (a concatenation
+may count differently from the sum of its parts) and pieces are backed off until the chunk
+fits.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from windowpack.documents.blocks import Block, markdown_blocks, text_blocks
+from windowpack.documents.blocks import Block, markdown_blocks, text_blocks, with_lead_ins
 from windowpack.documents.conversation import message_starts, transcript_turns
 from windowpack.documents.sections import heading_starts
 from windowpack.errors import InvalidArgumentError
@@ -194,9 +196,10 @@ def _split(document: Document, piece: _Piece, counter: TokenCounter, target: int
 
 
 def _blocks(document: Document, start: int, end: int) -> list[Block]:
+    """A region's blocks, each lead-in joined to what it introduces (`with_lead_ins`)."""
     if document.kind == "markdown":
-        return markdown_blocks(document.text, start, end)
-    return text_blocks(document.text, start, end)
+        return with_lead_ins(document.text, markdown_blocks(document.text, start, end))
+    return with_lead_ins(document.text, text_blocks(document.text, start, end))
 
 
 def _block_children(document: Document, piece: _Piece, blocks: Sequence[Block]) -> list[_Piece]:

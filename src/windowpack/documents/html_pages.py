@@ -22,7 +22,25 @@ Two things html2text alone gets wrong on real manuals (PostgreSQL's, DocBook's, 
   `blocks.markdown_blocks` reads back as one block: a term and its definition stay together.
   Several `<dt>` of one `<dd>` share one term line, joined by ", ".
 
-Both are done on the parsed tree with marker characters (Unicode noncharacters, removed from
+- **Inline markup keeps the page's text.** html2text puts a space between an emphasis and
+  a letter or punctuation after it, and before an emphasis that follows a letter, so that
+  Markdown renders the marks (`<em>term</em>, so` became "_term_ , so": 113 paragraphs of the
+  Rust book); and it drops the white space at the inner edges of an emphasis (`x<em> y</em>`
+  became "x_y_"). A page's text is what a quote, a phrase search and a reader must see, so
+  the white space at an emphasis's edges is moved out of it, html2text's strip and space
+  are off (`_converter_class`), and a marker before each emphasis takes back the space
+  html2text puts there. An emphasis is written `_`, or `*` where a letter touches it outside
+  (`<em>term</em>s`): CommonMark reads `_` inside a word as text, and a `*` of the page's own
+  ("SELECT *") would pair with a `*` mark. Two emphases of a kind side by side are one, and
+  an emphasis in one of its kind is unwrapped ("_a _b__" is not Markdown). Markup inside a
+  code span (`<code>COPY <em>table</em></code>`, Sphinx's
+  `<kbd><kbd>Control</kbd>-<kbd>C</kbd></kbd>`) is taken off, its text kept: a code span
+  shows its marks as text ("COPY *table*", "Control`-`C"); code spans side by side are one.
+  A code span that holds backticks (the Rust book's compiler messages: `` variable `x` ``)
+  is fenced with more backticks than it holds, and one with spaces at both ends gets one
+  more at each, as CommonMark reads them; html2text writes one backtick and the text.
+
+All are done on the parsed tree with marker characters (Unicode noncharacters, removed from
 the page first), which html2text passes through, and resolved in its output.
 """
 
@@ -30,7 +48,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from selectolax.lexbor import LexborHTMLParser, LexborNode
@@ -41,6 +60,33 @@ MAX_FURNITURE_CHARS = 16 * 1024
 # Noncharacters: never text, so a marker in html2text's output is always ours.
 _REMOVED, _TERM, _TERM_END, _DEFINITION, _DEFINITION_END = "\ufdd0", *"\ufdd1\ufdd2\ufdd3\ufdd4"
 _MARKERS = re.compile("([\ufdd0-\ufdd4])")
+_INLINE_START, _INLINE_END = "\ufdd5", "\ufdd6"
+# A code span holding backticks: its edges, and its backticks while html2text writes it.
+_CODE_EDGE, _BACKTICK = "\ufdd7", "\ufdd8"
+_TICKED_CODE = re.compile("\ufdd7`([^\ufdd7]*)`\ufdd7")
+# The markers around an emphasis, with the one space html2text may have put between each and
+# the emphasis (nothing of the page stands there: each marker touches its element).
+_INLINE_MARKS = re.compile(" ?\ufdd6|\ufdd5 ?")
+# Two emphases of one kind side by side (`<em>a</em><em>b</em>`) are one: "*a**b*" is not.
+_JOINED_EMPHASIS = re.compile(r"(?<![*~\ufdda])(\*\*|\ufdda|~~) ?\ufdd6\ufdd5 ?\1(?![*~\ufdda])")
+# What html2text writes for an emphasis's mark, chosen per emphasis (`_emphasis_marks`).
+_EMPHASIS_MARK = "\ufdda"
+_EMPHASIS_EDGES = re.compile("\ufdd5 ?\ufdda|\ufdda ?\ufdd6")
+_MARKER_CHARACTERS = frozenset(chr(code) for code in range(0xFDD0, 0xFDF0))
+# The elements html2text writes as emphasis, and spaces around (see the module docstring).
+_EMPHASIS = "em, i, u, strong, b, del, strike, s"
+_MARKS = {
+    "em": "*",
+    "i": "*",
+    "u": "*",
+    "strong": "**",
+    "b": "**",
+    "del": "~~",
+    "strike": "~~",
+    "s": "~~",
+}
+# The elements html2text writes as code spans (outside `<pre>`).
+_INLINE_CODE = frozenset({"code", "kbd", "tt", "samp"})
 _NONCHARACTERS = {code: None for code in range(0xFDD0, 0xFDF0)}
 
 _FURNITURE: tuple[tuple[str, str], ...] = (
@@ -91,7 +137,13 @@ def html_markdown(source: str) -> HtmlMarkdown:
     tree = LexborHTMLParser(source.translate(_NONCHARACTERS))
     removed = _take_furniture(tree)
     _mark_definition_lists(tree)
-    markdown = _markdown(tree.html or "")
+    _drop_heading_marks(tree)
+    _flatten_inline_code(tree)
+    _mark_emphasis(tree)
+    markdown = _emphasis_marks(_JOINED_EMPHASIS.sub("", _markdown(tree.html or "")))
+    markdown = _INLINE_MARKS.sub("", markdown)
+    markdown = _TICKED_CODE.sub(_code_span, markdown)
+    markdown = markdown.replace(_CODE_EDGE, "").replace(_BACKTICK, "`")
     text, offsets = _resolved(markdown)
     # A marker html2text did not write (inside an element it leaves out) stood at the end.
     offsets += [len(text)] * (len(removed) - len(offsets))
@@ -117,12 +169,28 @@ def furniture_metadata(furniture: tuple[Furniture, ...]) -> list[dict[str, objec
 
 
 def _markdown(html: str) -> str:
-    import html2text
-
-    converter = html2text.HTML2Text()
+    converter = _converter_class()()
     converter.body_width = 0  # no hard wrapping: line breaks would split sentences for search
     converter.unicode_snob = True  # keep "—", "é" as written instead of ASCII stand-ins
+    converter.emphasis_mark = _EMPHASIS_MARK  # `_` or `*`, chosen per emphasis
     return str(converter.handle(html)).replace("\r\n", "\n").replace("\r", "\n")
+
+
+@cache
+def _converter_class() -> type[Any]:
+    """html2text's converter, with the text of an emphasis kept as the page has it."""
+    import html2text
+
+    class Converter(html2text.HTML2Text):
+        def handle_data(self, data: str, entity_char: bool = False) -> None:
+            # html2text strips the first text inside an emphasis (`<em>a <a>b</a></em>` lost
+            # its space) and then puts a space before the text after it ("*term* , so"). The
+            # page's own white space at an emphasis's edges was moved out (`_mark_emphasis`),
+            # so neither is needed: the text is written as it stands.
+            self.stressed = self.preceding_stressed = False
+            super().handle_data(data, entity_char)
+
+    return Converter
 
 
 # --- furniture -------------------------------------------------------------------------------
@@ -205,6 +273,138 @@ def _ancestors(node: LexborNode) -> list[LexborNode]:
         parents.append(parent)
         parent = parent.parent
     return parents
+
+
+# --- inline markup ---------------------------------------------------------------------------
+
+
+def _drop_heading_marks(tree: LexborHTMLParser) -> None:
+    """Remove a heading's "link to this heading" anchor shown as one symbol (Sphinx's "¶",
+    "#", "§"): the site's, not the title's ("3.1.3. Lists¶" in every section path)."""
+    for anchor in tree.css(", ".join(f"h{level} a" for level in range(1, 7))):
+        text = (anchor.text(deep=True) or "").strip()
+        if len(text) == 1 and not text.isalnum():
+            anchor.decompose()
+
+
+def _flatten_inline_code(tree: LexborHTMLParser) -> None:
+    """Unwrap every element inside an outermost code span outside `<pre>`, its text kept; a
+    span with backticks, or with spaces at both ends, is marked to be fenced (`_code_span`)."""
+    body = tree.body
+    if body is None:
+        return
+    outermost = [
+        node
+        for node in body.traverse()
+        if node.tag in _INLINE_CODE
+        and not any(p.tag in _INLINE_CODE or p.tag == "pre" for p in _ancestors(node))
+    ]
+    joined: set[int] = set()
+    for code in outermost:
+        if code.mem_id in joined:
+            continue
+        inner = [node for node in code.traverse() if node.mem_id != code.mem_id]
+        for node in reversed(inner):  # innermost first: each unwrapped node is still whole
+            node.unwrap()
+        # Spans side by side are one ("`a``b`" would read as a fence of two backticks).
+        content = code.text(deep=True) or ""
+        while code.next is not None and code.next.tag in _INLINE_CODE:
+            following = code.next
+            joined.add(following.mem_id)
+            content += following.text(deep=True) or ""
+            following.decompose()
+        if len(content) != len(code.text(deep=True) or ""):
+            while code.child is not None:
+                code.child.decompose()
+            code.insert_child(content)
+        if "`" in content or (content[:1].isspace() and content[-1:].isspace()):
+            for text in [n for n in code.traverse(include_text=True) if n.tag == "-text"]:
+                text.replace_with((text.text_content or "").replace("`", _BACKTICK))
+            code.insert_before(_CODE_EDGE)
+            code.insert_after(_CODE_EDGE)
+
+
+def _emphasis_marks(markdown: str) -> str:
+    """Each emphasis's marks written `_` (html2text's), or `*` where a letter or digit
+    touches it outside (`x<em>y</em>z`, `<em>term</em>s`): CommonMark reads `_` inside a word
+    as text, while `*` in the page's own text ("SELECT *", "*.c") would pair with a `*` mark."""
+    edges = list(_EMPHASIS_EDGES.finditer(markdown))
+    marks: dict[int, str] = {}
+    opened: list[int] = []
+    for match in edges:
+        if match.group().startswith(_INLINE_START):
+            opened.append(match.start())
+        elif opened:
+            start = opened.pop()
+            inside_word = _touches_word(markdown, start, -1) or _touches_word(
+                markdown, match.end(), 1
+            )
+            marks[start] = marks[match.start()] = "*" if inside_word else "_"
+    parts, position = [], 0
+    for match in edges:
+        mark = marks.get(match.start(), "_")
+        parts.append(markdown[position : match.start()])
+        parts.append(match.group().replace(_EMPHASIS_MARK, mark))
+        position = match.end()
+    parts.append(markdown[position:])
+    return "".join(parts).replace(_EMPHASIS_MARK, "_")
+
+
+def _touches_word(text: str, position: int, step: int) -> bool:
+    """Whether the first character from `position` on (`step` 1) or before it (-1) that is
+    not a marker is a letter or digit."""
+    index = position if step > 0 else position - 1
+    while 0 <= index < len(text) and text[index] in _MARKER_CHARACTERS:
+        index += step
+    return 0 <= index < len(text) and text[index].isalnum()
+
+
+def _code_span(match: re.Match[str]) -> str:
+    """A code span html2text wrote around backticks, fenced as CommonMark needs."""
+    content = match.group(1).replace(_BACKTICK, "`")
+    fence = "`" * (max((len(run) for run in re.findall("`+", content)), default=0) + 1)
+    # CommonMark takes one space off each end of a span that has both, and needs a space
+    # between a fence and a backtick of the content.
+    ticked = content.startswith("`") or content.endswith("`")
+    spaced = content.startswith(" ") and content.endswith(" ") and content.strip()
+    pad = " " if ticked or spaced else ""
+    return f"{fence}{pad}{content}{pad}{fence}"
+
+
+def _mark_emphasis(tree: LexborHTMLParser) -> None:
+    """Move the white space at each emphasis's inner edges out of it, and put the markers
+    html2text's spacing is undone by around it (outermost first, so nested ones stay inside)."""
+    nested = [
+        node
+        for node in tree.css(_EMPHASIS)
+        if any(_MARKS.get(p.tag or "") == _MARKS[node.tag or ""] for p in _ancestors(node))
+    ]
+    for node in reversed(nested):  # italics in italics are italics: "*a *b**" is not Markdown
+        node.unwrap()
+    for node in tree.css(_EMPHASIS):
+        texts = [inner for inner in node.traverse(include_text=True) if inner.tag == "-text"]
+        if not texts or not "".join(inner.text_content or "" for inner in texts).strip():
+            continue  # nothing html2text would write between the marks
+        before, after = _edge_space(texts)
+        node.insert_before(before + _INLINE_START)
+        node.insert_after(_INLINE_END + after)
+
+
+def _edge_space(texts: list[LexborNode]) -> tuple[str, str]:
+    """Strip white space from the start of the first and the end of the last text node (one
+    node can be both); one space for each edge that had any (html2text collapses runs)."""
+    first, last = texts[0], texts[-1]
+    first_text = first.text_content or ""
+    before = " " if first_text[:1].isspace() else ""
+    if first is last:
+        after = " " if first_text[-1:].isspace() else ""
+        first.replace_with(first_text.strip())
+        return before, after
+    last_text = last.text_content or ""
+    after = " " if last_text[-1:].isspace() else ""
+    first.replace_with(first_text.lstrip())
+    last.replace_with(last_text.rstrip())
+    return before, after
 
 
 # --- definition lists ------------------------------------------------------------------------

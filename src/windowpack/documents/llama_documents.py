@@ -17,7 +17,7 @@ A reader that does not convert a format hands over its source: `SimpleDirectoryR
 without `llama-index-readers-file` reads HTML as markup and a PDF as its raw bytes. Such a
 document is parsed as `add_files` would parse the file: HTML markup (its metadata says HTML
 and its text has tags, or its text opens as an HTML page) to Markdown without its page
-furniture, titled by its `<h1>` or `<title>`; a raw PDF (text opening `%PDF-`) from its file
+furniture, titled by its `<title>` or `<h1>`; a raw PDF (text opening `%PDF-`) from its file
 at `file_path`; Markdown (by its metadata, or with no file type given, a text opening with a
 `#` heading) as markdown, titled by its first level-1 heading. A `title` key in the metadata
 is kept as the title; `file_name` is the title of last resort.

@@ -7,7 +7,10 @@ found while walking a folder are best effort: one that cannot be parsed is recor
 Each document's id is its path in POSIX form: relative to `root` when one is given (the
 facade always gives one: the folder that holds the store), else as given. So ingesting the
 same files again yields the same ids, whatever the working directory, and unchanged files
-are recognised. Markdown and HTML files are titled by their first level-1 heading.
+are recognised. Markdown files are titled by their first level-1 heading, HTML pages by their
+`<title>`, else their first `<h1>`, else their file name; the HTML pages of one call are then
+read together (`page_sets`): a site's name is cut from their titles, a banner is no title,
+and blocks repeated on most pages are furniture.
 
 Each format's parser is a module of its own (`text_formats`, `pdf`, `json_files`), over
 the reading, decoding and naming rules of `file_text`.
@@ -22,6 +25,7 @@ from pathlib import Path
 
 from windowpack.documents.file_text import read_bytes
 from windowpack.documents.json_files import parse_json, parse_jsonl
+from windowpack.documents.page_sets import site_pages
 from windowpack.documents.pdf import parse_pdf
 from windowpack.documents.text_formats import parse_html, parse_markdown, parse_text
 from windowpack.errors import (
@@ -75,7 +79,8 @@ def parse_paths(
     """
     limits = ParseLimits(max_bytes=max_bytes, max_pdf_pages=max_pdf_pages)
     if root is None:
-        return _parse_paths(paths, limits=limits, parse_many=parse_many)
+        result = _parse_paths(paths, limits=limits, parse_many=parse_many)
+        return replace(result, documents=site_pages(result.documents))
     prefix = root_prefix(root)
     absolute = [os.path.abspath(path) for path in paths]
     try:
@@ -84,7 +89,7 @@ def parse_paths(
         raise type(error)(str(error.path).removeprefix(prefix), str(error.problem)) from None
     except InputPathNotFoundError as error:
         raise InputPathNotFoundError(str(error.path).removeprefix(prefix)) from None
-    documents = [_relative(document, prefix) for document in result.documents]
+    documents = site_pages([_relative(document, prefix) for document in result.documents])
     skipped = {
         path.removeprefix(prefix): reason.replace(prefix, "")
         for path, reason in result.skipped.items()

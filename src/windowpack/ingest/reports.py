@@ -1,10 +1,12 @@
 """What an ingest reports: documents added, replaced and unchanged, chunks, tokens, texts
-embedded and nodes summarised afresh, and the documents added with another's text."""
+embedded and nodes summarised afresh, the documents added with another's text, and what a
+reader will stumble on (most documents of the call sharing one title)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from windowpack.documents import shared_title_warning
 from windowpack.ingest.prepared import PreparedDocument
 from windowpack.summarizer import TreeStats
 from windowpack.types import IngestReport
@@ -34,6 +36,7 @@ def ingest_report(
     """The report of an ingest of `prepared`, `unchanged` of which were stored already;
     `duplicates`: the documents added with another's text, mapped to its id."""
     written = [item for item in prepared if item.chunks]
+    shared_title = shared_title_warning([item.document for item in prepared])
     return IngestReport(
         added=len(prepared) - unchanged - replaced,
         replaced=replaced,
@@ -46,4 +49,5 @@ def ingest_report(
         summaries=tree.summarised if tree else 0,
         summary_failures=dict(tree.failures) if tree else {},
         duplicates=dict(duplicates or {}),
+        warnings=[shared_title] if shared_title else [],
     )

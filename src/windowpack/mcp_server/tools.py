@@ -327,9 +327,11 @@ def _report_counts(report: IngestReport) -> dict[str, int]:
 
 
 def _report_notes(report: IngestReport) -> list[dict[str, str]]:
-    """What the add did not do as asked: files skipped, failed summaries, repeated texts."""
+    """What the add did not do as asked: files skipped, failed summaries, repeated texts,
+    and its warnings (most documents sharing one title)."""
     return [
         *({"skipped": name, "why": why} for name, why in report.skipped.items()),
         *({"summary_failed": name, "why": why} for name, why in report.summary_failures.items()),
         *({"duplicate": name, "of": first} for name, first in report.duplicates.items()),
+        *({"warning": warning} for warning in report.warnings),
     ]
