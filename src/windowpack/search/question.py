@@ -2,8 +2,10 @@
 
 `Question.of(text, rules)` cuts the question into the lexical index's terms (its language's
 rules, `text.language`), and finds its *literal* terms: command-line options (`--dry-run`),
-identifiers with inner punctuation (`os.path.join`, `max_connections`), words written in
-capitals (`CONCURRENTLY`, `NFS`) and quoted or backticked strings. Literals are matched
+identifiers with inner punctuation (`os.path.join`, `max_connections`) and quoted or
+backticked strings. Words written in capitals are not literals: in a SQL manual's questions
+every keyword is ("DROP DATABASE", "VACUUM"), and ranking their holders first cost a third of
+the recall on the PostgreSQL manual at 2K (0.77 to 0.61, docs/evidence.md). Literals are matched
 exactly: a passage that names the option the question names is evidence no paraphrase can
 stand in for (`retrieval._literals_first`).
 
@@ -24,7 +26,6 @@ from windowpack.text import LanguageRules
 _QUOTED = re.compile(
     r"\"([^\"]{2,})\"|\u201c([^\u201d]{2,})\u201d|`([^`]{2,})`|(?<!\w)'([^'\n]{2,})'(?!\w)"
 )
-_WORD = re.compile(r"\w+")
 _MAX_TERMS = 64
 
 
@@ -47,7 +48,6 @@ class Question:
             next(group for group in match.groups() if group) for match in _QUOTED.finditer(text)
         ]
         literals = [*rules.literals(text), *(span.strip().lower() for span in quoted)]
-        literals.extend(_in_capitals(text))
         return cls(
             text=text,
             language=rules.code,
@@ -62,17 +62,3 @@ class Question:
             "terms": list(self.terms),
             "literals": list(self.literals),
         }
-
-
-def _in_capitals(text: str) -> list[str]:
-    """The words of `text` written in capitals (two letters or more, digits allowed: a
-    keyword, an acronym, a constant: "CONCURRENTLY", "NFS", "UTF8"), lower-cased; none when
-    most of the text is in capitals (shouting, not naming)."""
-    words = _WORD.findall(text)
-    capitals = [
-        word for word in words if sum(c.isalpha() for c in word) >= 2 and word == word.upper()
-    ]
-    letters = sum(sum(c.isalpha() for c in word) for word in words)
-    if sum(len(word) for word in capitals) * 2 >= letters:
-        return []
-    return [word.lower() for word in capitals if not word.isdigit()]
