@@ -25,10 +25,7 @@ from typing import Any
 
 import windowpack
 from windowpack.config import EvidenceSettings, StoreConfig
-from windowpack.evals.chunk_view import chunk_view
-from windowpack.evals.contexts import Target
-from windowpack.evals.docs_set import answer_found, load_docs_set
-from windowpack.evals.systems import make_system
+from windowpack.evals import Target, answer_found, chunk_view, load_manual, make_system
 from windowpack.text import get_token_counter
 
 MANUALS = Path(__file__).resolve().parent.parent / "examples" / "manuals"
@@ -84,14 +81,7 @@ def _manual(
     counter: Any,
     misses: bool,
 ) -> list[dict[str, Any]]:
-    folder = MANUALS / name
-    corpus = Path(json.loads((folder / "manual.json").read_text())["corpus"])
-    docs = load_docs_set(
-        corpus,
-        folder / "questions.jsonl",
-        pages=folder / "pages.txt",
-        max_bytes=store.config.max_file_bytes,
-    )
+    docs = load_manual(MANUALS / name, max_bytes=store.config.max_file_bytes)
     collection = store.collection(collection_name, tokenizer=counter.name)
     started = time.perf_counter()
     collection.add(list(docs.documents))

@@ -248,7 +248,7 @@ def test_collections_stats_and_delete(runner: CliRunner, demo_store: str) -> Non
 
 def test_pack_messages_without_json_and_the_cache_note(runner: CliRunner, demo_store: str) -> None:
     question = "Which frequency does the Cinder Bay emergency beacon use?"
-    base = ["--store", demo_store, "--embedder", "hash", "-b", "600"]
+    base = ["--store", demo_store, "--embedder", "hash", "-b", "600", "--overview-tokens", "75"]
     code, out, err = _run(runner, "pack", question, *base, "--messages", "--cache-control")
     messages = json.loads(out)
     assert code == 0 and messages[-1]["content"][0]["text"] == question

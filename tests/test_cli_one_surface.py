@@ -50,11 +50,11 @@ def test_pack_json_has_the_rest_answers_shapes(demo_store: str) -> None:
 
 
 def test_pack_takes_overview_tokens_as_the_library_does(demo_store: str) -> None:
-    shown = _json(demo_store, "pack", QUESTION, "-b", "600", "--overview-tokens", "0")
+    shown = _json(demo_store, "pack", QUESTION, "-b", "600", "--overview-tokens", "150")
     with wp.open(demo_store, config=StoreConfig(embedder="hash")) as store:
         col = store.collection("default")
         capped, default = (
-            col.pack(QUESTION, budget=600, overview_tokens=0),
+            col.pack(QUESTION, budget=600, overview_tokens=150),
             col.pack(QUESTION, budget=600),
         )
     assert shown["text"] == capped.text != default.text

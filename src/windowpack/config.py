@@ -30,20 +30,19 @@ def cache_folder(kind: str) -> Path:
 
 @dataclass(frozen=True, kw_only=True)
 class EvidenceSettings:
-    """The query-time stages a pack runs after the first look-up (docs/evidence.md).
+    """What retrieval runs for a question, in `search()` and `pack()` alike
+    (`search.retrieve`, docs/evidence.md).
 
     - `sentences`: rank a chunk by its best sentence's vector as well as its own (needs the
       store's `sentence_index`); off, the sentence index is not searched.
-    - `answer_types`: a question that asks for a person ("Who ...?", "Which character ...?")
-      favours the sentences that name someone (`search.asks_for_person`).
-    - `sentence_weight`, `lexical_weight`: how much the sentence-vector ranking and the BM25
-      ranking count in the fusion, against 1 for the chunk-vector ranking.
-    - `second_hop`: the names and rare terms of the best evidence that the question lacks
-      are searched again, and what they find is ranked just after the evidence that led to
-      it (a chain: "the clinic's night nurse" -> who the night nurse is).
-    - `set_coverage`: a question asking for all members of a set or a count
-      (`search.is_set_question`) is packed as many short pieces, a sentence each, with a
-      smaller overview.
+    - `sentence_weight`, `lexical_weight`, `feedback_weight`: how much the sentence-vector,
+      BM25 and feedback rankings count in the fusion, against 1 for the chunk vectors; set
+      on the development manuals (`examples/manuals`), where other values moved recall by
+      one or two questions in 48.
+    - `second_hop`: the feedback hop: BM25 again with the leading evidence's rarest terms
+      (RM3), so that a chain's second fact, which shares no word with the question, is found.
+    - `literals`: units holding the question's options, identifiers and quoted strings
+      word for word rank first.
     - `reranker`: "sentence" re-scores the first stage's best `rerank_depth` chunks by
       their best sentence, embedded at query time, within `rerank_time_ms` per pack; None
       (the default) runs no reranker.

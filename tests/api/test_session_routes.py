@@ -190,8 +190,8 @@ def test_an_anthropic_cache_plan_has_at_most_four_breakpoints(api: TestClient) -
     plan = last["cache_plan"]
 
     # More tiers than breakpoints (a question whose answer a window holds already adds
-    # none: with compact headers the first window holds key8_2's).
-    assert len(last["session_tiers"]) == 6 > MAX_ANTHROPIC_BREAKPOINTS
+    # none).
+    assert len(last["session_tiers"]) > MAX_ANTHROPIC_BREAKPOINTS
     assert plan["provider"] == "anthropic"
     assert 1 <= len(plan["breakpoints"]) <= MAX_ANTHROPIC_BREAKPOINTS
     request = plan["request"]
@@ -220,7 +220,9 @@ def test_an_anthropic_cache_plan_has_at_most_four_breakpoints(api: TestClient) -
 
 
 def test_a_pack_names_its_provider_s_plan_and_its_tiers(api: TestClient) -> None:
-    body = {"query": QUESTIONS[0], "budget": 2000}
+    # A provider's plan opens with a stable tier that reaches its cache minimum: the budget
+    # allows it (at most half of it).
+    body = {"query": QUESTIONS[0], "budget": 5000}
     plain = ask(api, body, "/v1/collections/ledgers/pack")
     openai = ask(api, {**body, "provider": "openai"}, "/v1/collections/ledgers/pack")
 

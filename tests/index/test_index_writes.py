@@ -72,7 +72,7 @@ writes = st.lists(
 
 def _assert_same_lexical(changed: Bm25Index, live: set[int]) -> None:
     ids = sorted(live)
-    rebuilt = Bm25Index.build(ids, [POOL[i] for i in ids])
+    rebuilt = Bm25Index.build(ids, [POOL[i] for i in ids], language="en")
     for query in QUERIES:
         got_ids, got_scores = changed.search(query, 8)
         want_ids, want_scores = rebuilt.search(query, 8)
@@ -85,7 +85,7 @@ def _assert_same_lexical(changed: Bm25Index, live: set[int]) -> None:
 @given(first=st.sets(st.sampled_from(sorted(POOL)), max_size=15), steps=writes)
 def test_bm25_after_adds_and_deletes_equals_a_rebuild(first: set[int], steps: list) -> None:
     ids = sorted(first)
-    index = Bm25Index.build(ids, [POOL[i] for i in ids])
+    index = Bm25Index.build(ids, [POOL[i] for i in ids], language="en")
     live = set(first)
     with tempfile.TemporaryDirectory() as folder:
         for step, (is_add, chosen) in enumerate(steps):

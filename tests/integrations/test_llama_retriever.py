@@ -27,7 +27,9 @@ def _engine(retriever: WindowpackRetriever) -> RetrieverQueryEngine:
 def test_the_prompt_holds_the_window_verbatim_within_budget(
     ops_collection: wp.Collection, question: str
 ) -> None:
-    retriever = WindowpackRetriever(ops_collection, budget=BUDGET, tokenizer="cl100k_base")
+    retriever = WindowpackRetriever(
+        ops_collection, budget=BUDGET, tokenizer="cl100k_base", overview_tokens=BUDGET // 8
+    )
 
     prompt = str(_engine(retriever).query(question))
     window = retriever.pack(question)
@@ -42,7 +44,7 @@ def test_the_prompt_holds_the_window_verbatim_within_budget(
 def test_nodes_come_in_window_order_with_provenance(
     ops_collection: wp.Collection, question: str
 ) -> None:
-    retriever = WindowpackRetriever(ops_collection, budget=BUDGET)
+    retriever = WindowpackRetriever(ops_collection, budget=BUDGET, overview_tokens=BUDGET // 8)
     window = retriever.pack(question)
 
     nodes = retriever.retrieve(question)

@@ -24,7 +24,9 @@ QUESTION = "who signed off the radar work?"
 def test_piece_ids_are_unique_with_several_collection_level_summaries(
     many_collection: wp.Collection, budget: int, headers: HeaderStyle
 ) -> None:
-    window = many_collection.pack(QUESTION, budget=budget, headers=headers)
+    window = many_collection.pack(
+        QUESTION, budget=budget, headers=headers, overview_tokens=budget // 8
+    )
     collection_level = [i for i in window.items if i.kind == "summary" and i.document_id is None]
 
     ids = [piece.id for piece in window_pieces(window)]
@@ -35,7 +37,7 @@ def test_piece_ids_are_unique_with_several_collection_level_summaries(
 
 
 def test_llama_index_keeps_every_item_as_its_own_node(many_collection: wp.Collection) -> None:
-    retriever = WindowpackRetriever(many_collection, budget=2000)
+    retriever = WindowpackRetriever(many_collection, budget=2000, overview_tokens=250)
 
     nodes = retriever.retrieve(QUESTION)
 
@@ -43,20 +45,22 @@ def test_llama_index_keeps_every_item_as_its_own_node(many_collection: wp.Collec
 
 
 def test_langchain_documents_have_distinct_ids(many_collection: wp.Collection) -> None:
-    retriever = WindowpackLangChainRetriever(collection=many_collection, budget=2000)
+    retriever = WindowpackLangChainRetriever(
+        collection=many_collection, budget=2000, overview_tokens=250
+    )
 
     documents = retriever.invoke(QUESTION)
 
     assert (
         len({d.id for d in documents})
         == len(documents)
-        == len(many_collection.pack(QUESTION, budget=2000).items)
+        == len(many_collection.pack(QUESTION, budget=2000, overview_tokens=250).items)
     )
 
 
 def test_a_collection_summary_keeps_its_id_across_questions(many_collection: wp.Collection) -> None:
     def overview_ids(question: str) -> dict[str, str]:
-        window = many_collection.pack(question, budget=2000)
+        window = many_collection.pack(question, budget=2000, overview_tokens=250)
         return {p.id: p.text for p in window_pieces(window) if p.metadata["cacheable"]}
 
     first, second = overview_ids(QUESTION), overview_ids("fuel pump valve checks")

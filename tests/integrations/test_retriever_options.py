@@ -18,7 +18,9 @@ QUESTION = "who signed off the radar work?"
 def test_the_prompt_holds_the_window_byte_for_byte_with_collection_summaries(
     many_collection: wp.Collection,
 ) -> None:
-    retriever = WindowpackRetriever(many_collection, budget=2000, tokenizer="cl100k_base")
+    retriever = WindowpackRetriever(
+        many_collection, budget=2000, tokenizer="cl100k_base", overview_tokens=250
+    )
     window = retriever.pack(QUESTION)
     summaries = [i for i in window.items if i.kind == "summary" and i.document_id is None]
 
@@ -40,11 +42,15 @@ def _best(window: wp.Window, k: int) -> list[wp.WindowItem]:
 
 @pytest.mark.parametrize("k", [1, 3, 5])
 def test_k_keeps_the_best_items_in_window_order(many_collection: wp.Collection, k: int) -> None:
-    window = many_collection.pack(QUESTION, budget=2000)
+    window = many_collection.pack(QUESTION, budget=2000, overview_tokens=250)
     expected = [item.offset for item in _best(window, k)]
 
-    llama = WindowpackRetriever(many_collection, budget=2000, k=k).retrieve(QUESTION)
-    langchain = WindowpackLangChainRetriever(collection=many_collection, budget=2000, k=k)
+    llama = WindowpackRetriever(many_collection, budget=2000, k=k, overview_tokens=250).retrieve(
+        QUESTION
+    )
+    langchain = WindowpackLangChainRetriever(
+        collection=many_collection, budget=2000, k=k, overview_tokens=250
+    )
 
     assert [n.node.metadata["window_offset"] for n in llama] == expected
     assert [d.metadata["window_offset"] for d in langchain.invoke(QUESTION)] == expected

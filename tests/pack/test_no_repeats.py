@@ -181,7 +181,7 @@ def test_a_summary_of_the_overview_is_not_shown_again_below_it(
     counted = 0
     for budget in (1500, 3000, 6000):
         for question in QUESTIONS:
-            window = collection.pack(question, budget=budget)
+            window = collection.pack(question, budget=budget, overview_tokens=budget // 8)
             texts = {info.id: "" for info in collection.documents()}
             prefix = [
                 _body(item, texts)

@@ -1,5 +1,5 @@
-"""Read from the few scored chunks, the verbatim order and a summary's best evidence are what a
-pass over every chunk gives."""
+"""Read from the few scored chunks, the verbatim order (chunks by score, ties by index) and a
+summary's best evidence are what a pass over every chunk gives."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from windowpack.pack.corpus import Corpus
 from windowpack.pack.scoring import _with_best_evidence_beneath
-from windowpack.pack.verbatim import NEIGHBOUR_MARGIN, _priority_order, chunk_priority
+from windowpack.pack.verbatim import _priority_order
 
 
 def _corpus(documents: list[int], units: list[int], scores: list[float]) -> Corpus:
@@ -31,17 +31,6 @@ def _corpus(documents: list[int], units: list[int], scores: list[float]) -> Corp
         node_score=np.zeros(0),
         chunk_unit=np.asarray(units, dtype=np.int64),
     )
-
-
-def _dense_priority(corpus: Corpus) -> np.ndarray:
-    """Every chunk against both neighbours: the definition."""
-    score, priority = corpus.chunk_score, corpus.chunk_score.copy()
-    document, unit = corpus.chunk_document, corpus.chunk_unit
-    for i in range(len(score)):
-        for j in (i - 1, i + 1):
-            if 0 <= j < len(score) and document[i] == document[j] and unit[i] == unit[j]:
-                priority[i] = max(priority[i], score[j] - NEIGHBOUR_MARGIN)
-    return priority
 
 
 @st.composite
@@ -66,8 +55,7 @@ def _corpora(draw: st.DrawFn) -> Corpus:
 def test_the_order_is_a_full_sort_by_priority_then_index(
     corpus: Corpus, first: int, read: int
 ) -> None:
-    priority = chunk_priority(corpus)
-    np.testing.assert_array_equal(priority, _dense_priority(corpus))
+    priority = corpus.chunk_score
     expected = sorted(range(len(priority)), key=lambda i: (-priority[i], i))
     order = list(itertools.islice(_priority_order(priority, first), read))
     assert order == expected[:read]

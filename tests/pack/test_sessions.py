@@ -268,11 +268,12 @@ def test_the_openai_key_names_the_stable_tier_and_changes_with_the_version(tmp_p
     with wp.open(tmp_path, config=CONFIG) as opened:
         col = opened.collection("notes")
         col.add(_facts(0, 30))
-        one = col.pack("What is the value of key1_1?", budget=3000).cache_plan("openai")
-        two = col.pack("What is the value of key7_2?", budget=3000).cache_plan("openai")
+        asked = {"budget": 3000, "overview_tokens": 375}  # a stable tier to cache
+        one = col.pack("What is the value of key1_1?", **asked).cache_plan("openai")
+        two = col.pack("What is the value of key7_2?", **asked).cache_plan("openai")
         assert one["request"]["prompt_cache_key"] == two["request"]["prompt_cache_key"]
         col.add([wp.Document(text="Another ledger entirely.", id="more")])
-        three = col.pack("What is the value of key1_1?", budget=3000).cache_plan("openai")
+        three = col.pack("What is the value of key1_1?", **asked).cache_plan("openai")
         assert three["request"]["prompt_cache_key"] != one["request"]["prompt_cache_key"]
         assert [m["role"] for m in one["request"]["messages"]] == ["system", "user", "user"]
 

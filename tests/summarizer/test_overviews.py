@@ -34,7 +34,9 @@ def test_a_chat_overview_lists_the_turns_requests_with_their_numbers(
             {"role": "assistant", "content": f"Reply {i} rhymes. " + "A glow on the quay. " * 25},
         ]
     empty_collection.add_conversation(messages)
-    window = empty_collection.pack("the third limerick about lanterns", budget=4_000)
+    window = empty_collection.pack(
+        "the third limerick about lanterns", budget=4_000, overview_tokens=500
+    )
     tier = overview(window)
     listed = re.findall(r"^turn (\d+): Write (?:a )?limerick", tier, re.M)
     assert len(listed) >= 5, tier
@@ -52,7 +54,7 @@ def test_a_document_overview_is_its_table_of_contents_with_lead_sentences(
         sections.append(f"## {name}\n\n{body}\n\n```js\n{name}('ls');\n```")
     text = "# Child process\n\nThe module spawns subprocesses.\n\n" + "\n\n".join(sections)
     empty_collection.add([wp.Document(text=text, id="cp.md", kind="markdown")])
-    tier = overview(empty_collection.pack("fork options", budget=2_000))
+    tier = overview(empty_collection.pack("fork options", budget=2_000, overview_tokens=250))
     assert "Child process: The module spawns subprocesses." in tier
     for name in ["exec", "spawn", "fork"]:
         # Below a node's first line, the path it shares with it is not repeated.

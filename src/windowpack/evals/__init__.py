@@ -25,12 +25,14 @@ from windowpack.evals.cases import Case
 from windowpack.evals.chunk_view import ChunkView, chunk_view
 from windowpack.evals.cli_run import READERS, EvalRequest, run_evals
 from windowpack.evals.composition import Composition, window_composition
+from windowpack.evals.contexts import Target
 from windowpack.evals.docs_eval import DOCS_BUDGETS, DocsEval
 from windowpack.evals.docs_set import (
     DocsSet,
     Question,
     answer_found,
     load_docs_set,
+    load_manual,
     load_questions,
     normalise_answer_text,
 )
@@ -53,7 +55,7 @@ from windowpack.evals.readers import (
 from windowpack.evals.registry import EVALS
 from windowpack.evals.runner import MRCR_SHAPES, MrcrEval, NiahEval, Progress, RulerEval
 from windowpack.evals.stats import mean_interval
-from windowpack.evals.systems import SYSTEMS
+from windowpack.evals.systems import SYSTEMS, make_system
 
 __all__ = [
     "DOCS_BUDGETS",
@@ -84,6 +86,7 @@ __all__ = [
     "Question",
     "Reader",
     "RulerEval",
+    "Target",
     "answer_found",
     "bundled_model_path",
     "chunk_view",
@@ -93,7 +96,9 @@ __all__ = [
     "grade_mrcr_gdm",
     "load_docs_set",
     "load_haystack",
+    "load_manual",
     "load_questions",
+    "make_system",
     "mean_interval",
     "mrcr_case",
     "niah_case",

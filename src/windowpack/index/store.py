@@ -255,7 +255,8 @@ class IndexStore:
         keys = None
         sentences = self._sentences_after(collection_id, previous, delta)
         if len(delta.added_texts) != len(delta.added_ids):
-            lexical = self._build_lexical(collection_id)
+            # Rebuilt with the rules the collection's texts were cut by so far.
+            lexical = self._build_lexical(collection_id, previous.lexical.language)
         else:  # a new segment and tombstones: the write costs what it changes
             lexical = previous.lexical.copy()
             lexical.remove(delta.removed_ids)
@@ -447,9 +448,9 @@ class IndexStore:
             keys=UnitKeys.of(ids, hashes),
         )
 
-    def _build_lexical(self, collection_id: int) -> LexicalIndex:
+    def _build_lexical(self, collection_id: int, language: str | None = None) -> LexicalIndex:
         ids, _, texts = every_unit(self._sessions, collection_id)
-        return build_lexical_index(ids, texts, language=self._language)
+        return build_lexical_index(ids, texts, language=self._language or language)
 
     def _save(self, collection_id: int, indexes: CollectionIndexes) -> None:
         """Write a version's files, or log why not: they are derived, and a write that has

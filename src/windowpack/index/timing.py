@@ -20,7 +20,7 @@ def timed_calls() -> dict[str, tuple[object, str]]:
 
     return {
         "dense search": (AppendableFaissIndex, "search"),
-        "BM25 search": (Bm25Index, "search"),
+        "BM25 search": (Bm25Index, "search_terms"),
         "version check": (IndexStore, "current"),
         "publish": (IndexStore, "publish"),
     }

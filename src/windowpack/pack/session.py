@@ -49,6 +49,9 @@ from windowpack.text import TokenCounter
 from windowpack.types import HeaderStyle, Window, WindowItem
 
 FIRST_SHARE = 2
+SESSION_OVERVIEW_SHARE = 8
+"""A session's opening overview takes an eighth of its budget (at most 4,096 tokens): the
+prefix a provider's cache serves every follow-up."""
 """The first window of a session takes 1/FIRST_SHARE of the budget by default."""
 FOLLOW_UP_SHARE = 20
 """Each follow-up adds at most 1/FOLLOW_UP_SHARE of the budget by default."""
@@ -99,7 +102,11 @@ class SessionPlan:
         request = self.request
         overview = request.overview_tokens
         if overview is None:
-            overview = max(default_share(request.budget), request.cache_minimum)
+            # A session's windows share their opening tier: the prefix a provider's cache
+            # serves every follow-up, so a session keeps an eighth of its budget for it.
+            overview = max(
+                default_share(request.budget, SESSION_OVERVIEW_SHARE), request.cache_minimum
+            )
         return replace(request, query=query, budget=budget, overview_tokens=overview)
 
 
