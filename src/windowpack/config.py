@@ -51,7 +51,7 @@ class EvidenceSettings:
     sentences: bool = True
     sentence_weight: float = 2.0
     lexical_weight: float = 1.0
-    feedback_weight: float = 1.0
+    feedback_weight: float = 2.0
     literals: bool = True
     second_hop: bool = True
     reranker: str | None = None
