@@ -67,12 +67,17 @@ browser:
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 		chromium > /dev/null; }
 
-# The real-document tests and the example eval read PostgreSQL 15's HTML manual from Debian's
-# package (the corpus is not ours to ship): installed when missing, as the browser is.
+# The real-document tests and the manual evals (examples/manuals) read manuals from Debian's
+# packages (the corpora are not ours to ship): installed when missing, as the browser is.
+# PostgreSQL's manual and the Debian handbook (its German and Chinese editions test the
+# language seam) are read by tests; the others by `windowpack eval docs --manual`.
+MANUAL_PACKAGES := postgresql-doc-15 debian-handbook python3.11-doc sqlite3-doc git-doc
 manuals:
-	@test -d /usr/share/doc/postgresql-doc-15/html || { apt-get update -qq && \
+	@test -d /usr/share/doc/postgresql-doc-15/html -a -d /usr/share/doc/debian-handbook/html \
+		-a -d /usr/share/doc/python3.11-doc/html -a -d /usr/share/doc/git-doc \
+		-a -f /usr/share/doc/sqlite3/lang.html || { apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-		postgresql-doc-15 > /dev/null; }
+		$(MANUAL_PACKAGES) > /dev/null; }
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples

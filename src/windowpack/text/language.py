@@ -62,11 +62,11 @@ _WORD = re.compile(r"\w\w+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 _KANA = re.compile(r"[\u3040-\u30ff]")
 _HANGUL = re.compile(r"[\uac00-\ud7af]")
-_LETTER = re.compile(r"[^\W\d_]")
 
 # Detection. A sample of this many characters is read. A text is in a CJK language when at
-# least this share of its letters are CJK; a Latin or Cyrillic language is the one whose
-# stop words are the largest share of the words, when that share is at least
+# least this share of its words are CJK characters (each counted as a word); a Latin or
+# Cyrillic language is the one whose stop words are the largest share of the words, when
+# that share is at least
 # `_MIN_STOP_SHARE` (running prose in each listed language is 25-50% stop words, code or
 # a list of names far less). Set by reading: not tuned on any evaluation set.
 _SAMPLE_CHARS = 200_000
@@ -135,11 +135,13 @@ def _rules(code: str) -> LanguageRules:
 def detect_language(texts: Iterable[str]) -> str:
     """The language code of most of `texts` (see module), `PLAIN` when none is clear."""
     sample = _sample(texts)
-    letters = len(_LETTER.findall(sample))
-    if not letters:
-        return PLAIN
+    # A CJK character counts as a word of its own: texts in those languages carry commands,
+    # paths and untranslated notes whose letters would outnumber their characters.
     cjk = sum(len(run) for run in _CJK.findall(sample))
-    if cjk / letters >= _MIN_CJK_SHARE:
+    others = len(_WORD.findall(_CJK.sub(" ", sample)))
+    if not cjk + others:
+        return PLAIN
+    if cjk / (cjk + others) >= _MIN_CJK_SHARE:
         if _HANGUL.search(sample):
             return "ko"
         return "ja" if _KANA.search(sample) else "zh"
