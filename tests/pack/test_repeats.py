@@ -189,7 +189,7 @@ def test_a_turn_is_whole_or_absent_unless_too_big_for_its_share_then_marked(
     col, replies = chat
     counter = get_token_counter("o200k_base")
     cut = 0
-    for budget in (120, 300, 700, 1500, 3000):
+    for budget in (60, 90, 120, 200, 300, 700, 1500, 3000):
         window = col.pack("songs about distant harbors and lost gold", budget=budget)
         for item in window.items:
             if item.kind != "chunk" or item.unit is None:
