@@ -23,6 +23,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from bench_common import add_smoke_option, need
+
 import windowpack
 from windowpack.config import EvidenceSettings, StoreConfig
 from windowpack.evals import Target, answer_found, chunk_view, load_manual, make_system
@@ -33,7 +35,7 @@ MANUALS = Path(__file__).resolve().parent.parent / "examples" / "manuals"
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--store", type=Path, required=True)
+    parser.add_argument("--store", type=Path)
     parser.add_argument("--manuals", default="debian-handbook,postgresql,python,sqlite")
     parser.add_argument("--systems", default="windowpack,windowpack-ranking,bm25,hybrid,dense")
     parser.add_argument("--budgets", default="2000,4000,8000")
@@ -49,7 +51,13 @@ def main() -> None:
         default=[],
         help="module.CONSTANT=value to try a constant's other value (repeatable)",
     )
+    add_smoke_option(parser)
     args = parser.parse_args()
+    if args.smoke:
+        _smoke()
+        return
+    if args.store is None:
+        parser.error("--store is required")
     for assignment in args.set:
         _set_constant(assignment)
     evidence = EvidenceSettings(**json.loads(args.evidence))
@@ -82,6 +90,19 @@ def _manual(
     misses: bool,
 ) -> list[dict[str, Any]]:
     docs = load_manual(MANUALS / name, max_bytes=store.config.max_file_bytes)
+    return _answer(store, collection_name, name, docs, systems, budgets, counter, misses)
+
+
+def _answer(
+    store: Any,
+    collection_name: str,
+    name: str,
+    docs: Any,
+    systems: list[str],
+    budgets: list[int],
+    counter: Any,
+    misses: bool,
+) -> list[dict[str, Any]]:
     collection = store.collection(collection_name, tokenizer=counter.name)
     started = time.perf_counter()
     collection.add(list(docs.documents))
@@ -123,6 +144,42 @@ def _manual(
                 q = by_line[row["line"]]
                 print(f"  miss {row['budget']} [{q.kind}] {q.question} -> {q.answers}")
     return rows
+
+
+def _smoke() -> None:
+    """The PostgreSQL manual's first three questions over their own pages, the hash embedder,
+    a temporary store: the lab still runs end to end."""
+    import tempfile
+
+    from windowpack.evals import DocsSet
+
+    folder = MANUALS / "postgresql"
+    corpus = Path(json.loads((folder / "manual.json").read_text())["corpus"])
+    need([corpus], what="Debian's postgresql-doc-15")
+    docs = load_manual(folder, max_bytes=StoreConfig().max_file_bytes)
+    asked = docs.questions[:3]
+    pages = {page for question in asked for page in question.pages}
+    small = DocsSet(
+        corpus=docs.corpus,
+        pages=docs.pages,
+        questions_file=docs.questions_file,
+        documents=tuple(d for d in docs.documents if d.id in pages),
+        questions=asked,
+    )
+    with tempfile.TemporaryDirectory() as folder_name:
+        store = windowpack.open(folder_name, config=StoreConfig(embedder="hash"))
+        counter = get_token_counter("cl100k_base")
+        _answer(
+            store,
+            "smoke-postgresql",
+            "postgresql",
+            small,
+            ["windowpack", "bm25"],
+            [500, 2000],
+            counter,
+            False,
+        )
+        store.close()
 
 
 def _set_constant(assignment: str) -> None:

@@ -41,6 +41,8 @@ EXPECTED = {
     "kv_session": "Figures written to",
     "large": "Figures written to",
     "load": "results: ",
+    "manual_lab": "| all | windowpack |",
+    "manual_tables": "Recall lower at a larger budget",
     "pack": "Figures written to",
     "pack_ab": '"label": "smoke"',
     "ray_ingest": "Overhead target",
