@@ -98,7 +98,8 @@ def test_the_inspector_shows_the_window_of_a_known_corpus(
 ) -> None:
     fact = PLANTED[1]
     collection = hash_store.collection("default")
-    window = collection.pack(fact.question, budget=BUDGET)
+    overview = BUDGET // 8  # asked for: the cacheable tier the page shows
+    window = collection.pack(fact.question, budget=BUDGET, overview_tokens=overview)
     page, problems = _watched_page(browser, demo_server)
 
     page.goto(f"{demo_server}/ui?collection=default")
@@ -106,6 +107,7 @@ def test_the_inspector_shows_the_window_of_a_known_corpus(
     page.fill("#question", fact.question)
     page.fill("#budget", str(BUDGET))
     page.fill("#compare", str(COMPARED))
+    page.fill("#overview", str(overview))
     page.click("#pack")
     page.wait_for_selector("body[data-packed=true]")
     page.wait_for_selector("#node-title")
@@ -146,12 +148,20 @@ def test_the_inspector_shows_the_window_of_a_known_corpus(
     assert problems == []
 
 
-def _packed(page: Any, url: str, question: str, budget: int, compare: int | None = None) -> None:
+def _packed(
+    page: Any,
+    url: str,
+    question: str,
+    budget: int,
+    compare: int | None = None,
+    overview: int | None = None,
+) -> None:
     page.goto(url)
     page.wait_for_selector("body[data-ready=true]")
     page.fill("#question", question)
     page.fill("#budget", str(budget))
     page.fill("#compare", "" if compare is None else str(compare))
+    page.fill("#overview", "" if overview is None else str(overview))
     page.click("#pack")
     page.wait_for_selector("body[data-packed=true]")
 
@@ -192,10 +202,13 @@ def test_the_whole_text_and_the_messages_are_shown_and_copied(
     browser: Any, demo_server: str, hash_store: wp.Store
 ) -> None:
     question = PLANTED[0].question
-    window = hash_store.collection("default").pack(question, budget=BUDGET)
+    overview = BUDGET // 8  # asked for: the cacheable tier the page shades
+    window = hash_store.collection("default").pack(
+        question, budget=BUDGET, overview_tokens=overview
+    )
     browser.grant_permissions(["clipboard-read", "clipboard-write"], origin=demo_server)
     page, problems = _watched_page(browser, demo_server)
-    _packed(page, f"{demo_server}/ui", question, BUDGET)
+    _packed(page, f"{demo_server}/ui", question, BUDGET, overview=overview)
     clipboard = "navigator.clipboard.readText()"
 
     assert page.eval_on_selector("#window-text", "pre => pre.textContent") == window.text
@@ -292,9 +305,12 @@ def test_each_item_says_why_it_is_there_in_words(
     browser: Any, demo_server: str, hash_store: wp.Store
 ) -> None:
     question = PLANTED[1].question
-    window = hash_store.collection("default").pack(question, budget=BUDGET)
+    overview = BUDGET // 8
+    window = hash_store.collection("default").pack(
+        question, budget=BUDGET, overview_tokens=overview
+    )
     page, problems = _watched_page(browser, demo_server)
-    _packed(page, f"{demo_server}/ui", question, BUDGET)
+    _packed(page, f"{demo_server}/ui", question, BUDGET, overview=overview)
 
     codes = [item.why for item in window.items]
     assert _texts(page, "#items tbody td.why", "data-why") == codes
