@@ -126,6 +126,13 @@ class _RankedChunksSystem:
         self._separator = target.counter.count(SEPARATOR)
         self._build()
 
+    def prepared_like(self, other: _RankedChunksSystem) -> None:
+        """Prepare over what `other` read and counted already (one count of the chunks for a
+        system that combines others)."""
+        self._chunks, self._counter = other._chunks, other._counter
+        self._costs, self._separator = other._costs, other._separator
+        self._build()
+
     def _build(self) -> None:
         raise NotImplementedError
 
@@ -251,9 +258,7 @@ class HybridRrfSystem(_RankedChunksSystem):
         self._bm25 = BM25TopKSystem()
         self._dense = DocumentOrderDenseSystem()
         for system in (self._bm25, self._dense):
-            system._chunks, system._counter = self._chunks, self._counter
-            system._costs, system._separator = self._costs, self._separator
-            system._build()
+            system.prepared_like(self)
 
     def ranking(self, question: str, budget: int) -> Sequence[int]:
         fused: dict[int, float] = {}

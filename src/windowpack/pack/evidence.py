@@ -1,16 +1,14 @@
-"""What the packer reads of the evidence: a chunk's text, its best sentence, the reranker.
+"""What the packer reads of the evidence: a chunk's text, and the reranker.
 
 The ranking itself is retrieval's (`search.retrieve`). Here: the text of a chunk of a state
-(`chunk_text`), the sentence index's best piece of each chunk (`PieceHits`), and the
-reranker: a `rerank.Reranker` re-scores the best `depth` chunks within a time bound; the
-chunks it ranks keep the first stage's scores among themselves, reordered, so the rest of
-the ranking (and the allocator's margins) is unchanged.
+(`chunk_text`), and the reranker: a `rerank.Reranker` re-scores the best `depth` chunks
+within a time bound; the chunks it ranks keep the first stage's scores among themselves,
+reordered, so the rest of the ranking (and the allocator's margins) is unchanged.
 """
 
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -19,14 +17,6 @@ from windowpack.pack.state import PackingState
 from windowpack.rerank import RerankBounds, Reranker, rerank_bounded
 
 FloatArray = npt.NDArray[np.float64]
-
-
-@dataclass(frozen=True, kw_only=True)
-class PieceHits:
-    """The sentence index's best pieces for the question, by chunk position of one state:
-    (ordinal of the chunk's best piece, its cosine)."""
-
-    best: dict[int, tuple[int, float]] = field(default_factory=dict)
 
 
 def best_chunks(scores: FloatArray, count: int) -> npt.NDArray[np.int64]:

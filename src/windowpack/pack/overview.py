@@ -20,7 +20,7 @@ from windowpack.text import TokenCounter
 from windowpack.types import HeaderStyle
 
 ALIGNMENT = 256
-# An overview asked for takes at most this many tokens unless the request sets its size.
+# A session's opening overview takes at most this many tokens (`default_share`).
 _OVERVIEW_CAP = 4096
 # Tiers kept per state: one per budget (and alignment) asked for; requests mostly use a few.
 _HELD = 32
@@ -43,18 +43,14 @@ def overview(
     request: PackRequest,
     counter: TokenCounter,
     yielded: int,
-    *,
-    share_of_budget: int | None = None,
 ) -> Overview:
     """The overview of `states` for `request`, leaving `yielded` tokens to the question's
     turns: built on first use, then taken from the first state's cache. Its size is the
-    request's `overview_tokens`, or 1/`share_of_budget` of the budget when the caller gives
-    one; by default none: an overview of the collection earns no recall on the development
-    manuals (docs/evidence.md), so a window spends its budget on the question's evidence
-    and holds an overview only when asked for one (or to reach a provider's cache minimum)."""
-    share = request.overview_tokens
-    if share is None:
-        share = default_share(request.budget, share_of_budget)
+    request's `overview_tokens`; by default none: an overview of the collection earns no
+    recall on the development manuals (docs/evidence.md), so a window spends its budget on
+    the question's evidence and holds an overview only when asked for one (or to reach a
+    provider's cache minimum)."""
+    share = request.overview_tokens or 0
     # A tier that must reach a provider's cache minimum is filled with summaries first, but
     # never at the cost of the turns the question needs.
     share = max(share, request.cache_minimum)
@@ -73,11 +69,8 @@ def overview(
     return found
 
 
-def default_share(budget: int, share_of_budget: int | None = None) -> int:
-    """The overview's tokens when a request does not set them: 1/`share_of_budget` of the
-    budget, at most 4,096; none without `share_of_budget`."""
-    if not share_of_budget:
-        return 0
+def default_share(budget: int, share_of_budget: int) -> int:
+    """1/`share_of_budget` of the budget, at most 4,096 tokens: a session's opening tier."""
     return min(budget // share_of_budget, _OVERVIEW_CAP)
 
 

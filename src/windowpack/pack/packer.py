@@ -159,7 +159,6 @@ class Packer:
                 Part(
                     state=state,
                     corpus=found.corpus,
-                    pieces=found.pieces,
                     focus=focus(state.turns, request.query),
                     found=found.found,
                 )
@@ -206,7 +205,6 @@ class Packer:
                 Part(
                     state=loaded,
                     corpus=result.corpus,
-                    pieces=result.pieces,
                     focus=focus(loaded.turns, request.query),
                     found=result.found,
                 )

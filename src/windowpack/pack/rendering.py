@@ -51,9 +51,6 @@ class Selection:
     """The chosen chunks' ordinals (sorted) by document position."""
     summary_starts: Mapping[int, list[int]] = field(default_factory=dict)
     """The ordinals (sorted) where a chosen document-level summary starts, by document."""
-    excerpts: Mapping[int, tuple[int, int]] = field(default_factory=dict)
-    """Chosen chunks shown only in part, by global chunk index: the characters shown, in
-    their document (a set question packed for coverage, `coverage`)."""
     reasons: Mapping[int, int] | None = None
     """Why each chosen chunk is in, by global chunk index (`reasons.chunk_reasons`: flags
     that `reasons.passage_reason` reads); None: every passage says `reason`."""
@@ -82,14 +79,13 @@ def choose(
     nodes: Sequence[int] = (),
     scores: tuple[Mapping[int, float], Mapping[int, float]] = ({}, {}),
     labels: Mapping[tuple[int, int], str] | None = None,
-    excerpts: Mapping[int, tuple[int, int]] | None = None,
     *,
     reasons: Mapping[int, int] | None = None,
     reason: Why = "whole",
 ) -> Selection:
     """The selection of `chunks` verbatim and `nodes` as summaries, with (chunk, node) scores,
-    header labels by (document position, unit), the chunks shown in part (`excerpts`), and
-    why each chunk is in (`reasons`, or one `reason` for all)."""
+    header labels by (document position, unit), and why each chunk is in (`reasons`, or one
+    `reason` for all)."""
     firsts = source.document_first_chunk
     chosen = set(chunks)
     by_document: dict[int, list[int]] = {}
@@ -110,7 +106,6 @@ def choose(
         labels=labels or {},
         by_document=by_document,
         summary_starts=summary_starts,
-        excerpts={i: span for i, span in (excerpts or {}).items() if i in chosen},
         reasons=reasons,
         reason=reason,
     )
@@ -266,14 +261,11 @@ def document_blocks(
         elif next_chosen < len(chosen) and chosen[next_chosen] == ordinal:
             last, taken = ordinal, next_chosen
             # One passage per run of chunks, but a new one at each conversation turn, record
-            # or section, so that every unit carries its own header; an excerpt stands alone.
-            excerpts = selection.excerpts
+            # or section, so that every unit carries its own header.
             while (
-                offset + last not in excerpts
-                and taken + 1 < len(chosen)
+                taken + 1 < len(chosen)
                 and chosen[taken + 1] == last + 1
                 and units[last + 1] == units[ordinal]
-                and offset + last + 1 not in excerpts
             ):
                 last, taken = last + 1, taken + 1
             # After the marker of what is missing of its own unit, a compact passage needs no
@@ -386,10 +378,6 @@ def _passage(
     label = selection.labels.get((position, unit)) if unit is not None else None
     # A labelled unit is an instance of the repeated request the question asks about.
     why = "repeat" if label else selection.passage_reason(offset + first, offset + last)
-    excerpt = selection.excerpts.get(offset + first)
-    if excerpt is not None:
-        start, end = excerpt
-        label = f"{label} · excerpt" if label else "excerpt"
     text = view.text
     body = text[start:end]
     if style == "full":
@@ -400,8 +388,7 @@ def _passage(
         # Without a header, the text opens the block, unless it cannot start a token there.
         shown = f"{header}\n{body}" if header else opens_block(body)
     following = view.chunk_starts[last + 1] if last + 1 < len(view.chunk_starts) else None
-    # An excerpt does not end where its chunk does: its count is not the chunk's tile.
-    after = None if following is None or excerpt is not None else text[end:following]
+    after = None if following is None else text[end:following]
     return Block(
         kind="chunk",
         text=shown,

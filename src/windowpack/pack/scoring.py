@@ -18,10 +18,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from windowpack.index import CollectionIndexes, chunk_ids_of, ordinals_of, split_index_ids
+from windowpack.index import CollectionIndexes, split_index_ids
 from windowpack.pack import evidence
 from windowpack.pack.corpus import Corpus
-from windowpack.pack.evidence import PieceHits
 from windowpack.pack.reasons import Found, RankedLists, found_in
 from windowpack.pack.request import PackRequest
 from windowpack.pack.state import PackingState
@@ -42,10 +41,9 @@ Fused = tuple[npt.NDArray[np.int64], npt.NDArray[np.floating[Any]]]
 
 @dataclass(frozen=True, kw_only=True)
 class Scored:
-    """One state's corpus scored for the question, and its chunks' best pieces."""
+    """One state's corpus scored for the question."""
 
     corpus: Corpus
-    pieces: PieceHits
     found: Found
     """Which lists found each chunk: why it is in a window (`reasons`)."""
 
@@ -65,7 +63,6 @@ def scored_corpora(
     results = []
     for state, _ in sources:
         chunk_score, node_score = _scores(state, fused)
-        hits = _piece_hits(state, found.pieces)
         if reranker is not None and settings.rerank_depth:
             bounds = RerankBounds(depth=settings.rerank_depth, time_ms=settings.rerank_time_ms)
             chunk_score = evidence.reranked(state, chunk_score, request.query, reranker, bounds)
@@ -75,7 +72,7 @@ def scored_corpora(
         node_score = _with_best_evidence_beneath(state, chunk_score, node_score, floor)
         corpus = state.corpus.with_scores(chunk_score, node_score)
         linked = _positions(state, found.linked)
-        results.append(Scored(corpus=corpus, pieces=hits, found=found_in(state, lists, linked)))
+        results.append(Scored(corpus=corpus, found=found_in(state, lists, linked)))
     return results, found
 
 
@@ -132,27 +129,6 @@ def _standardised(scores: npt.NDArray[np.float64]) -> FloatArray:
     if spread == 0:
         return np.zeros(len(scores), dtype=np.float64)
     return np.asarray((scores - scores.mean()) / spread, dtype=np.float64)
-
-
-def _piece_hits(state: PackingState, pieces: Fused) -> PieceHits:
-    """The best piece of each of this state's chunks among the sentence index's hits."""
-    ids, scores = pieces
-    if not len(ids) or not len(state.chunk_keys):
-        return PieceHits()
-    order = np.argsort(-scores, kind="stable")
-    chunk_ids, ordinals = chunk_ids_of(ids[order]), ordinals_of(ids[order])
-    keys, positions = state.chunk_keys, state.chunk_positions
-    slots = np.minimum(np.searchsorted(keys, chunk_ids), len(keys) - 1)
-    found = keys[slots] == chunk_ids
-    best: dict[int, tuple[int, float]] = {}
-    for position, ordinal, score in zip(
-        positions[slots[found]].tolist(),
-        ordinals[found].tolist(),
-        scores[order][found].tolist(),
-        strict=True,
-    ):
-        best.setdefault(position, (ordinal, score))
-    return PieceHits(best=best)
 
 
 def _candidates(state: PackingState, budget: int) -> int:

@@ -42,38 +42,17 @@ UNIT_SHARE = 0.25
 SECTION_SHARE = 0.0
 """A section goes in whole when it costs at most this share of the budget: never, as measured
 on the development manuals (see module)."""
-# The first phase's limit in tokens (`budget_tiers`).
+# The first phase's limit in tokens (`budget_tiers`): about one header and a short chunk;
+# not tuned (any limit keeps budgets monotone; a smaller one only adds phases).
 FIRST_TIER = 64
 
 
 @dataclass(frozen=True, kw_only=True)
-class Units:
-    """Runs of consecutive chunks forming one unit each (a chunk outside any unit is a run of
-    its own): `start[g]`/`end[g]` bound run g, `of_chunk[i]` is the run of chunk i."""
-
-    start: IntArray
-    end: IntArray
-    of_chunk: IntArray
-    cost: IntArray
-    atomic: BoolArray
-    """Whether run g must go in whole (it is a unit that fits in its share of the budget)."""
-
-
-def units_of(corpus: Corpus, budget: int, *, whole_units: bool = True) -> Units:
-    """The corpus's units and which of them may not be cut at this budget (none, without
-    `whole_units`)."""
-    runs = unit_runs(corpus)
-    atomic = runs.in_unit & (runs.cost <= max(1, int(budget * UNIT_SHARE)))
-    if not whole_units:
-        atomic = np.zeros_like(atomic)
-    return Units(
-        start=runs.start, end=runs.end, of_chunk=runs.of_chunk, cost=runs.cost, atomic=atomic
-    )
-
-
-@dataclass(frozen=True, kw_only=True)
 class Runs:
-    """The budget-free part of `Units`, computed once per corpus (`unit_runs`)."""
+    """The corpus's runs of chunks of one unit each (a chunk outside any unit is a run of its
+    own): `start[g]`/`end[g]` bound run g, `of_chunk[i]` is the run of chunk i, `cost` what
+    each costs, `in_unit` whether it is a unit (a turn, record or section). Computed once per
+    corpus (`unit_runs`)."""
 
     start: IntArray
     end: IntArray
@@ -170,7 +149,7 @@ def pinned_cost(corpus: Corpus, pins: list[int], overheads: Overheads) -> int:
     """What the whole units of `pins` cost together, headers included (0 without pins)."""
     if not pins:
         return 0
-    units = units_of(corpus, 0)
+    units = unit_runs(corpus)
     runs = sorted({int(units.of_chunk[pin]) for pin in pins})
     documents = {int(corpus.chunk_document[pin]) for pin in pins}
     per_unit = overheads.passage + overheads.gap + overheads.label

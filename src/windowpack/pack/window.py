@@ -17,7 +17,6 @@ import numpy as np
 from windowpack.pack import layout, rendering
 from windowpack.pack.allocate import allocate, lossless_chunks
 from windowpack.pack.corpus import Corpus, Overheads, combined
-from windowpack.pack.evidence import PieceHits
 from windowpack.pack.layout import Block
 from windowpack.pack.overview import Overview, overview
 from windowpack.pack.piece_counts import adds_at_blocks, piece_counts, tokens_before
@@ -44,10 +43,6 @@ class Part:
     corpus: Corpus
     focus: Focus = field(default_factory=Focus)
     """Turns the question refers to (`repeats.focus`): pinned first, labelled."""
-    pieces: PieceHits = field(default_factory=PieceHits)
-    """The best sentence of the chunks the sentence index found (`evidence`)."""
-    excerpts: dict[int, tuple[int, int]] = field(default_factory=dict)
-    """Chunks shown only in part: (first, end) characters within each."""
     found: Found | None = None
     """Which of the first look-up's lists found each chunk (`reasons`); None: not scored."""
 
@@ -224,7 +219,7 @@ def _rendered(
     )
     reasons = chunk_reasons(corpus, part.found, chunks) if part.found is not None else None
     chosen = rendering.choose(
-        part.state, chunk_list, node_list, scores, part.focus.labels, part.excerpts, reasons=reasons
+        part.state, chunk_list, node_list, scores, part.focus.labels, reasons=reasons
     )
     blocks = rendering.render_documents(part.state, chosen, style)
     if all(block.kind == "gap" for block in blocks):

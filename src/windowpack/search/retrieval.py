@@ -2,8 +2,7 @@
 
 1. *Candidates.* Each collection's indexes are asked once, to the same depth: BM25 over the
    question's terms (`Question.terms`), the chunk vectors, and the sentence vectors (a
-   chunk's best sentence; its pieces are kept for the packer, which shows a chunk's best
-   sentence when it cuts it). Every collection's lists are merged: cosines from one model,
+   chunk scored by its best sentence). Every collection's lists are merged: cosines from one model,
    and BM25 scores, share a scale across collections.
 2. *Fusion* of the lists (`fuse`): z-scores with a weight per list, each list standardised
    by its leading scores, so the order of the leading candidates does not depend on how
@@ -28,8 +27,8 @@ manuals (`examples/manuals`: the Debian handbook, PostgreSQL's, Python's and SQL
 Git's kept aside), as docs/evidence.md reports.
 
 `Evidence` is the result: the fused ranking (index ids of chunks and summary nodes, best
-first), the lists it came from (what found each unit: `pack.reasons`), the sentence pieces,
-the units the feedback raised, the units holding a literal, and the question as read.
+first), the lists it came from (what found each unit: `pack.reasons`), the units the
+feedback raised, and the question as read.
 """
 
 from __future__ import annotations
@@ -43,7 +42,7 @@ import numpy.typing as npt
 
 from windowpack.config import EvidenceSettings
 from windowpack.embed import Vectors
-from windowpack.index import CollectionIndexes, best_per_chunk, is_node_index_id
+from windowpack.index import PIECES_PER_CHUNK, CollectionIndexes, best_per_chunk, is_node_index_id
 from windowpack.search.question import Question
 from windowpack.text import language_rules
 
@@ -64,7 +63,8 @@ FEEDBACK_TERMS = 10
 FEEDBACK_QUERY_WEIGHT = 0.5
 """The question's own share of the expanded query (RM3's original-query weight, Anserini's
 default 0.5)."""
-PIECES_PER_CHUNK = 4
+# Leading candidates whose texts a quoted phrase is looked for in: a bound on the texts one
+# question reads, not tuned (no development question quotes a phrase).
 _PHRASE_DEPTH = 200
 
 
@@ -81,12 +81,8 @@ class Evidence:
     """The lists that matched the question's words: BM25."""
     meaning: tuple[Ranked, ...] = ()
     """The lists that matched its meaning: chunk vectors, sentence vectors."""
-    pieces: Ranked = field(default_factory=lambda: _empty())
-    """The sentence index's best pieces: (piece ids, cosines)."""
     linked: Ids = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     """Units the feedback ranking found (at or above its mean), sorted."""
-    literal: Ids = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    """Units holding one of the question's literals."""
     stages: tuple[str, ...] = ()
 
     def describe(self) -> dict[str, object]:
@@ -121,7 +117,6 @@ def retrieve(
     weights = [settings.lexical_weight, 1.0]
     lists = [words, dense]
     stages.append("chunk vectors")
-    pieces = _empty()
     if settings.sentences and any(s.sentences is not None for s in sources):
         pieces = _merged(
             [
@@ -145,9 +140,8 @@ def retrieve(
             # list); a unit the question's own lists found too is said to be found by them.
             linked = np.sort(hop[0][hop[1] >= hop[1].mean()])
             stages.append("feedback")
-    literal = np.zeros(0, dtype=np.int64)
     if settings.literals and question.literals and len(ids):
-        ids, scores, literal = _literals_first(question, sources, ids, scores, texts_of, depth)
+        ids, scores = _literals_first(question, sources, ids, scores, texts_of, depth)
         stages.append("literals")
     return Evidence(
         question=question,
@@ -155,9 +149,7 @@ def retrieve(
         scores=scores,
         words=(words,),
         meaning=tuple(meaning),
-        pieces=pieces,
         linked=linked,
-        literal=literal,
         stages=tuple(stages),
     )
 
@@ -273,10 +265,10 @@ def _literals_first(
     scores: Scores,
     texts_of: TextsOf,
     depth: int,
-) -> tuple[Ids, Scores, Ids]:
+) -> Ranked:
     """The ranking with units holding more of the question's literals first, each literal
     weighted by its inverse document frequency (fused order among equals; the fused scores
-    handed out again in that order), and the units holding any (sorted).
+    handed out again in that order).
 
     A literal that is one term of the index (an option, an identifier, a word) is looked up
     in the postings, to `depth` units, so that a unit naming it counts even when the fusion
@@ -307,7 +299,7 @@ def _literals_first(
             if weight:
                 held[unit] = held.get(unit, 0.0) + weight
     if not held:
-        return ids, scores, np.zeros(0, dtype=np.int64)
+        return ids, scores
     missing = np.asarray(sorted(set(held) - set(ids.tolist())), dtype=np.int64)
     floor = float(scores[-1]) if len(scores) else 0.0
     ids = np.concatenate([ids, missing])
@@ -315,7 +307,7 @@ def _literals_first(
     weights = np.asarray([held.get(int(i), 0.0) for i in ids.tolist()], dtype=np.float64)
     order = np.lexsort((ids, -scores, -weights))
     # The same scores, handed out in the new order: only the order changes.
-    return ids[order], np.sort(scores)[::-1], np.asarray(sorted(held), dtype=np.int64)
+    return ids[order], np.sort(scores)[::-1]
 
 
 def _merged(results: Sequence[tuple[npt.NDArray[np.int64], npt.NDArray[np.floating]]]) -> Ranked:
