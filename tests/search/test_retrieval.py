@@ -141,3 +141,56 @@ def test_the_first_hit_of_search_is_verbatim_in_the_pack(programs: wp.Collection
         for budget in (400, 1000, 3000):
             window = programs.pack(question, budget=budget)
             assert first.text in window.text, (question, budget)
+
+
+def _filler(seed: int, words: int) -> str:
+    """Prose of distinct rare words: each as rare as a name, as a manual's terms are."""
+    rng = np.random.default_rng(seed)
+    letters = list("bcdfghjklmnprstvz")
+    made = ["".join(rng.choice(letters, 3)) + "ation" for _ in range(words)]
+    return " ".join(f"The {a} meets the {b}." for a, b in zip(made[::2], made[1::2], strict=True))
+
+
+def _chain_rank(folder: Path, *, sentence_index: bool) -> tuple[int, list[str]]:
+    """Where the second fact of a two-fact chain ranks (10: not in the first 10), and the
+    stages the pack ran."""
+    config = wp.StoreConfig(embedder="hash", sentence_index=sentence_index)
+    with wp.open(folder, config=config) as store:
+        collection = store.collection("chain")
+        first_fact = f"{_filler(1, 60)} Alice's friend is Bartholomew. {_filler(2, 60)}"
+        collection.add(
+            [
+                wp.Document(id="letters.txt", text=first_fact),
+                wp.Document(id="travel.txt", text=f"{_filler(3, 20)} Bartholomew resides in Oslo."),
+                *(wp.Document(id=f"other-{n}.txt", text=_filler(10 + n, 80)) for n in range(6)),
+            ]
+        )
+        question = "Where does Alice's friend live?"
+        hits = [hit.document_id for hit in collection.search(question, k=10)]
+        window = collection.pack(question, budget=400)
+        assert window.retrieval is not None
+        rank = hits.index("travel.txt") if "travel.txt" in hits else 10
+        return rank, list(window.retrieval["stages"])
+
+
+def test_feedback_reads_the_sentence_that_answers_the_first_half(tmp_path: Path) -> None:
+    """A two-fact chain: the first fact names the second's subject in one sentence of a long
+    chunk, and the second shares no word with the question. Feedback from the leading
+    sentences carries the name; from the whole chunk it is one rare word among a hundred."""
+    with_sentences, stages = _chain_rank(tmp_path / "sentences", sentence_index=True)
+    with_chunks, chunk_stages = _chain_rank(tmp_path / "chunks", sentence_index=False)
+    assert "feedback" in stages and "feedback" in chunk_stages
+    assert with_sentences < with_chunks
+
+
+def test_sentence_feedback_weighs_the_bridge_name_first() -> None:
+    question = Question.of("Where does Alice's friend live?", language_rules("en"))
+    rules = language_rules("en")
+    sentence = "Alice's friend is Bartholomew."
+    chunk = f"{_filler(1, 60)} {sentence} {_filler(2, 60)}"
+    terms_of = [rules.terms(text) for text in (sentence, chunk)]
+    rare = lambda terms: np.full(len(terms), 5.0)  # noqa: E731 - every term as rare as a name
+    from_sentence = feedback_terms(question, [terms_of[0]], rare)
+    from_chunk = feedback_terms(question, [terms_of[1]], rare)
+    assert from_sentence[0][0] == "bartholomew" and from_sentence[0][1] > 0.5
+    assert dict(from_chunk).get("bartholomew", 0.0) < 0.2
