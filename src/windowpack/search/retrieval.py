@@ -11,16 +11,16 @@
 3. *Feedback* (`feedback_terms`, the second hop). The leading evidence names what the
    question does not: the setting a paragraph says controls a behaviour, the command a
    page points to. Pseudo-relevance feedback (RM3: Lavrenko and Croft 2001; Abdul-Jaleel
-   et al. 2004) takes the terms of the best `FEEDBACK_DOCUMENTS` sentences the sentence
-   vectors found (the best chunks of the fusion when there is no sentence index), weighted
-   by their frequency there and their inverse document frequency, and runs BM25 again with
-   the question's terms and the best `FEEDBACK_TERMS` of them; that ranking joins the
-   fusion. Sentences, not chunks: the sentence that answers the question's first half is
-   where the name of the second half's subject is, and in a 200-token chunk that name is
-   one rare word among dozens (the synthetic two-fact chains: both facts in a 2K window for
-   0.30 of the questions with chunk feedback, 0.90 with sentence feedback; the development
-   manuals within a question either way, docs/evidence.md). No word list and no grammar: it
-   works in any language the index has rules for.
+   et al. 2004) takes the terms of the best `FEEDBACK_DOCUMENTS` chunks of the fusion,
+   weighted by their frequency there and their inverse document frequency, and runs BM25
+   again with the question's terms and the best `FEEDBACK_TERMS` of them; that ranking joins
+   the fusion. A second hop does the same from the best `FEEDBACK_DOCUMENTS` sentences the
+   sentence vectors found: the sentence answering a chain's first half is where its second
+   half's subject is named, and in a 200-token chunk that name is one rare word among dozens
+   (the synthetic two-fact chains: both facts in a 2K window for 0.30 of the questions with
+   the chunk hop alone, 0.90 with both; the development manuals within a question of the
+   chunk hop alone, where the sentence hop alone lost a few: docs/evidence.md). No word list
+   and no grammar: it works in any language the index has rules for.
 4. *Literals win* (`_literals_first`). When the question names literals (`--flag`,
    `module.function`, `max_connections`, a quoted string), a unit holding more of them
    word for word ranks above one holding fewer, whatever the fusion said: a passage naming
@@ -148,13 +148,19 @@ def retrieve(
     ids, scores = fuse(lists, weights)
     linked = np.zeros(0, dtype=np.int64)
     if settings.second_hop and len(ids):
-        leading = _leading_sentences(pieces[0], texts_of) if len(pieces[0]) else []
-        hop = _feedback_list(question, sources, leading or _leading_chunks(ids, texts_of), depth)
-        if len(hop[0]):
-            ids, scores = fuse([*lists, hop], [*weights, settings.feedback_weight])
-            # What the hop found: its list at or above its mean (as `pack.reasons` reads a
+        leading = [_leading_chunks(ids, texts_of)]
+        if len(pieces[0]):
+            leading.append(_leading_sentences(pieces[0], texts_of))
+        hops = [
+            hop
+            for texts in leading
+            if len((hop := _feedback_list(question, sources, texts, depth))[0])
+        ]
+        if hops:
+            ids, scores = fuse([*lists, *hops], [*weights, *[settings.feedback_weight] * len(hops)])
+            # What the hops found: each list at or above its mean (as `pack.reasons` reads a
             # list); a unit the question's own lists found too is said to be found by them.
-            linked = np.sort(hop[0][hop[1] >= hop[1].mean()])
+            linked = np.unique(np.concatenate([hop[0][hop[1] >= hop[1].mean()] for hop in hops]))
             stages.append("feedback")
     if settings.literals and question.literals and len(ids):
         ids, scores = _literals_first(question, sources, ids, scores, texts_of, depth)
