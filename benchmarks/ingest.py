@@ -50,10 +50,7 @@ of the 1M-token chat of issue 16; compare its tokens/s with a prose run of the s
     .venv/bin/python benchmarks/ingest.py --chat --limit-tokens 150000 --no-raw
     .venv/bin/python benchmarks/ingest.py --limit-tokens 150000 --no-raw
 
-`--no-raw` skips the raw encode (and so the overhead figure). `--llama-index` also times the
-ingest a llama-index user would run over the same documents (`VectorStoreIndex` over
-`SentenceSplitter` nodes of the same size, the same bundled model through
-`HuggingFaceEmbedding`). `--direct-embed` also times
+`--no-raw` skips the raw encode (and so the overhead figure). `--direct-embed` also times
 `embed_with_cache` called directly on the same texts on a second fresh database (one more
 model pass). The window split (a tokenizer pass inside embed) is timed inside the add's embed
 stage (`windowpack.embed.timed_calls()`). `--smoke` runs it all in seconds: a few thousand
@@ -102,7 +99,6 @@ from windowpack.embed import (
     HASH_EMBEDDER,
     Embedder,
     SentenceTransformerEmbedder,
-    bundled_model_path,
     embed_with_cache,
     get_embedder,
 )
@@ -224,11 +220,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"[yellow]{config.embedder!r} is not a sentence-transformers model: no raw encode"
         )
 
-    llama_seconds = None
-    if args.llama_index:
-        console.print("llama-index ingest of the same documents (VectorStoreIndex) ...")
-        llama_seconds = _llama_index_seconds(documents, config)
-
     direct_seconds = None
     if args.direct_embed:
         console.print("Direct embed_with_cache on another fresh database ...")
@@ -324,9 +315,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if window_seconds is None
         else {"seconds": window_seconds, "calls": calls.calls["window_split"]},
         "direct_embed_with_cache": None if direct_seconds is None else stage(direct_seconds, ""),
-        "llama_index_ingest": None
-        if llama_seconds is None
-        else stage(llama_seconds, "VectorStoreIndex.from_documents, same model"),
         "embed_overhead_pct": overhead,
         "embed_overhead_cpu_time_pct": cpu_overhead,
         "direct_embed_overhead_pct": direct_overhead,
@@ -466,11 +454,6 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--no-raw", action="store_true", help="skip the raw model encode (one model pass less)"
     )
-    parser.add_argument(
-        "--llama-index",
-        action="store_true",
-        help="also time llama-index's VectorStoreIndex ingest of the same documents",
-    )
     parser.add_argument("--reingest-child", type=Path, default=None, help=argparse.SUPPRESS)
     add_smoke_option(parser)
     args = parser.parse_args(argv)
@@ -479,28 +462,6 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if args.smoke:
         args.embedder, args.limit_tokens = HASH_EMBEDDER, SMOKE_TOKENS
     return args
-
-
-def _llama_index_seconds(documents: list[Document], config: StoreConfig) -> float:
-    """Wall time of the ingest a llama-index user runs over the same documents: a
-    `VectorStoreIndex` from `SentenceSplitter` nodes of the collection's chunk size (its
-    tokenizer, no overlap), embedded by the same bundled model through
-    `HuggingFaceEmbedding` (batches of the store's size). The model load is not counted."""
-    from llama_index.core import Document as LlamaDocument
-    from llama_index.core import VectorStoreIndex
-    from llama_index.core.node_parser import SentenceSplitter
-    from llama_index.embeddings.huggingface import HuggingFaceEmbedding
-
-    embedding = HuggingFaceEmbedding(model_name=bundled_model_path(), device="cpu")
-    embedding.embed_batch_size = config.embed_batch_size
-    embedding.get_text_embedding("warm up")
-    splitter = SentenceSplitter(chunk_size=config.chunk_tokens, chunk_overlap=0)
-    llama_documents = [LlamaDocument(text=d.text, id_=d.id) for d in documents]
-    started = time.perf_counter()
-    VectorStoreIndex.from_documents(
-        llama_documents, embed_model=embedding, transformations=[splitter]
-    )
-    return time.perf_counter() - started
 
 
 def _direct_embed_seconds(embedder: Embedder, texts: list[str]) -> float:
@@ -570,7 +531,6 @@ def _print_figures(console: Console, figures: dict[str, Any]) -> None:
     table.add_section()
     row("raw model encode", figures["raw_encode"])
     row("direct embed_with_cache", figures["direct_embed_with_cache"])
-    row("llama-index ingest", figures["llama_index_ingest"])
     console.print(table)
 
     tree, texts = figures["tree"], figures["embed_texts"]

@@ -12,13 +12,9 @@ A chunk's *pieces* are its sentences (`split_sentences`), a piece shorter than
 `_MIN_PIECE_CHARS` joined to the next one so that a fragment ("Yes.", "See below.") is not
 embedded alone, at most `SLOTS` of them. A piece's index id is `chunk_id * SLOTS + ordinal`,
 so that its chunk is a shift away and a chunk's pieces are one id range (removing a chunk
-needs no table of its pieces). A piece's vector is embedded in its chunk's own model pass
-(`embed_pieces`: the mean of the token embeddings it covers, "late chunking"), which gives
-the chunk's vector too, so the sentence signal costs no second pass over the corpus (on
-Ray too); an embedder without that pass embeds each piece alone. Vectors come from the
-embedding cache, keyed by the chunk's content hash and the piece's characters, so a rebuild
-embeds nothing already seen. The cost is memory: about 9 piece vectors per 200-token chunk
-of prose (`benchmarks/pack.py` prints it).
+needs no table of its pieces). Vectors come from the embedding cache, keyed by each piece's
+content hash like every other text, so a rebuild embeds nothing already seen. The cost is
+memory: about 9 piece vectors per 200-token chunk of prose (`benchmarks/pack.py` prints it).
 """
 
 from __future__ import annotations
@@ -32,13 +28,7 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy.orm import Session, sessionmaker
 
-from windowpack.embed import (
-    Embedder,
-    InContextEmbedder,
-    Vectors,
-    embed_spans_with_cache,
-    embed_with_cache,
-)
+from windowpack.embed import Embedder, Vectors, embed_with_cache
 from windowpack.index.base import Ids, Matrix, Scores, UnitFilter, VectorIndex
 from windowpack.index.factory import build_vector_index, load_vector_index
 from windowpack.text import content_hash, split_sentences
@@ -104,23 +94,13 @@ def embed_pieces(
     *,
     on_embedded: Callable[[int], None] | None = None,
     on_total: Callable[[int], None] | None = None,
-) -> tuple[Vectors, int]:
-    """The vectors of every piece of `texts` (chunk texts), in `piece_texts` order, through
-    the cache, and how many texts (or pieces) were embedded afresh. An ingest calls it before
-    its commit, so that publishing the version finds every piece vector in the cache.
-
-    An embedder that embeds in context (`embed.InContextEmbedder`, the sentence-transformers
-    one) gives a chunk's pieces from the chunk's own pass, and the chunk's vector with them
-    (cached for the chunk: the chunk step embeds it no more); another embeds each piece on its
-    own. `on_embedded`, `on_total`: as `embed_with_cache` reports progress."""
-    spans = [sentence_pieces(text) for text in texts]
-    if isinstance(embedder, InContextEmbedder):
-        hashes = [content_hash(text) for text in texts]
-        return embed_spans_with_cache(
-            sessions, embedder, texts, hashes, spans, on_embedded=on_embedded, on_total=on_total
-        )
-    pieces = [text[a:b] for text, own in zip(texts, spans, strict=True) for a, b in own]
-    return embed_with_cache(
+) -> tuple[list[str], Vectors, int]:
+    """Every piece of `texts` (chunk texts) embedded through the cache: the piece texts, their
+    vectors and how many were embedded afresh. An ingest calls it before its commit, so that
+    publishing the version finds every piece vector in the cache. `on_embedded`, `on_total`:
+    as `embed_with_cache` reports progress."""
+    pieces = [text[a:b] for text in texts for a, b in sentence_pieces(text)]
+    vectors, fresh = embed_with_cache(
         sessions,
         embedder,
         pieces,
@@ -128,6 +108,7 @@ def embed_pieces(
         on_embedded=on_embedded,
         on_total=on_total,
     )
+    return pieces, vectors, fresh
 
 
 class SentenceIndex:
@@ -164,8 +145,8 @@ class SentenceIndex:
         dimension: int,
     ) -> SentenceIndex:
         """The index of these chunks' pieces, their vectors from the cache (or embedded)."""
-        ids, _ = piece_texts(chunk_ids, texts)
-        vectors, _ = embed_pieces(sessions, embedder, texts)
+        ids, pieces = piece_texts(chunk_ids, texts)
+        vectors, _ = embed_with_cache(sessions, embedder, pieces, [content_hash(p) for p in pieces])
         if not len(ids):
             vectors = np.zeros((0, dimension), dtype=np.float32)
         return cls.build(vectors.shape[1], ids, vectors, ann_threshold=ann_threshold)
@@ -200,9 +181,11 @@ class SentenceIndex:
         texts: Sequence[str],
     ) -> None:
         """Add these chunks' pieces, their vectors from the cache (or embedded now)."""
-        ids, _ = piece_texts(chunk_ids, texts)
+        ids, pieces = piece_texts(chunk_ids, texts)
         if len(ids):
-            self.add(ids, embed_pieces(sessions, embedder, texts)[0])
+            hashes = [content_hash(p) for p in pieces]
+            vectors = embed_with_cache(sessions, embedder, pieces, hashes)[0]
+            self.add(ids, vectors)
 
     def remove(self, chunk_ids: Ids) -> None:
         """Drop every piece of these chunks (the whole id range of each)."""

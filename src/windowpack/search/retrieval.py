@@ -11,16 +11,10 @@
 3. *Feedback* (`feedback_terms`, the second hop). The leading evidence names what the
    question does not: the setting a paragraph says controls a behaviour, the command a
    page points to. Pseudo-relevance feedback (RM3: Lavrenko and Croft 2001; Abdul-Jaleel
-   et al. 2004) takes the terms of the best `FEEDBACK_DOCUMENTS` chunks of the fusion,
-   weighted by their frequency there and their inverse document frequency, and runs BM25
-   again with the question's terms and the best `FEEDBACK_TERMS` of them; that ranking joins
-   the fusion. A second hop does the same from the best `FEEDBACK_DOCUMENTS` sentences the
-   sentence vectors found: the sentence answering a chain's first half is where its second
-   half's subject is named, and in a 200-token chunk that name is one rare word among dozens
-   (the synthetic two-fact chains: both facts in a 2K window for 0.30 of the questions with
-   the chunk hop alone, 0.90 with both; the development manuals within a question of the
-   chunk hop alone, where the sentence hop alone lost a few: docs/evidence.md). No word list
-   and no grammar: it works in any language the index has rules for.
+   et al. 2004) takes the terms of the best `FEEDBACK_DOCUMENTS` candidates, weighted by
+   their frequency there and their inverse document frequency, and runs BM25 again with the
+   question's terms and the best `FEEDBACK_TERMS` of them; that ranking joins the fusion.
+   No word list and no grammar: it works in any language the index has rules for.
 4. *Literals win* (`_literals_first`). When the question names literals (`--flag`,
    `module.function`, `max_connections`, a quoted string), a unit holding more of them
    word for word ranks above one holding fewer, whatever the fusion said: a passage naming
@@ -48,15 +42,7 @@ import numpy.typing as npt
 
 from windowpack.config import EvidenceSettings
 from windowpack.embed import Vectors
-from windowpack.index import (
-    PIECES_PER_CHUNK,
-    CollectionIndexes,
-    best_per_chunk,
-    chunk_ids_of,
-    is_node_index_id,
-    ordinals_of,
-    sentence_pieces,
-)
+from windowpack.index import PIECES_PER_CHUNK, CollectionIndexes, best_per_chunk, is_node_index_id
 from windowpack.search.question import Question
 from windowpack.text import language_rules
 
@@ -70,8 +56,8 @@ STATS_DEPTH = 512
 """How many of each list's leading scores its standardisation reads (`fuse`): the depth
 every search and pack reads at least (`hybrid.MIN_CANDIDATES`)."""
 FEEDBACK_DOCUMENTS = 5
-"""Leading sentences (or chunks) whose terms feedback reads: RM3's usual 5-10 (Lin's
-Anserini default is 10 over whole documents; fewer keep the drift small); not tuned."""
+"""Leading candidates whose terms feedback reads: RM3's usual 5-10 (Lin's Anserini default
+is 10 over whole documents; chunks are a few sentences, and fewer keep the drift small)."""
 FEEDBACK_TERMS = 10
 """Expansion terms added to the question: Anserini's RM3 default."""
 FEEDBACK_QUERY_WEIGHT = 0.5
@@ -131,7 +117,6 @@ def retrieve(
     weights = [settings.lexical_weight, 1.0]
     lists = [words, dense]
     stages.append("chunk vectors")
-    pieces = _empty()
     if settings.sentences and any(s.sentences is not None for s in sources):
         pieces = _merged(
             [
@@ -148,19 +133,12 @@ def retrieve(
     ids, scores = fuse(lists, weights)
     linked = np.zeros(0, dtype=np.int64)
     if settings.second_hop and len(ids):
-        leading = [_leading_chunks(ids, texts_of)]
-        if len(pieces[0]):
-            leading.append(_leading_sentences(pieces[0], texts_of))
-        hops = [
-            hop
-            for texts in leading
-            if len((hop := _feedback_list(question, sources, texts, depth))[0])
-        ]
-        if hops:
-            ids, scores = fuse([*lists, *hops], [*weights, *[settings.feedback_weight] * len(hops)])
-            # What the hops found: each list at or above its mean (as `pack.reasons` reads a
+        hop = _feedback_list(question, sources, ids, texts_of, depth)
+        if len(hop[0]):
+            ids, scores = fuse([*lists, hop], [*weights, settings.feedback_weight])
+            # What the hop found: its list at or above its mean (as `pack.reasons` reads a
             # list); a unit the question's own lists found too is said to be found by them.
-            linked = np.unique(np.concatenate([hop[0][hop[1] >= hop[1].mean()] for hop in hops]))
+            linked = np.sort(hop[0][hop[1] >= hop[1].mean()])
             stages.append("feedback")
     if settings.literals and question.literals and len(ids):
         ids, scores = _literals_first(question, sources, ids, scores, texts_of, depth)
@@ -254,35 +232,20 @@ def feedback_terms(
     return [(term, scored[term] / total) for term in best] if total > 0 else []
 
 
-def _leading_sentences(piece_ids: Ids, texts_of: TextsOf) -> list[str]:
-    """The texts of the best `FEEDBACK_DOCUMENTS` sentences the sentence vectors found."""
-    leaders = [int(i) for i in piece_ids[:FEEDBACK_DOCUMENTS]]
-    chunks = chunk_ids_of(np.asarray(leaders, dtype=np.int64)).tolist()
-    texts = []
-    for ordinal, text in zip(
-        ordinals_of(np.asarray(leaders)).tolist(), texts_of(chunks), strict=True
-    ):
-        spans = sentence_pieces(text)
-        if ordinal < len(spans):  # a chunk rewritten since the index was read: left out
-            start, end = spans[ordinal]
-            texts.append(text[start:end])
-    return texts
-
-
-def _leading_chunks(ranked: Ids, texts_of: TextsOf) -> list[str]:
-    """The texts of the best `FEEDBACK_DOCUMENTS` chunks of the fused ranking."""
-    leaders = [int(i) for i in ranked[: FEEDBACK_DOCUMENTS * 2] if not is_node_index_id(int(i))]
-    return texts_of(leaders[:FEEDBACK_DOCUMENTS]) if leaders else []
-
-
 def _feedback_list(
-    question: Question, sources: Sequence[CollectionIndexes], leading: Sequence[str], depth: int
+    question: Question,
+    sources: Sequence[CollectionIndexes],
+    ranked: Ids,
+    texts_of: TextsOf,
+    depth: int,
 ) -> Ranked:
-    """BM25 over the question's terms and the feedback terms of the `leading` texts."""
-    if not leading:
+    """BM25 over the question's terms and the feedback terms of the leading chunks."""
+    leaders = [int(i) for i in ranked[: FEEDBACK_DOCUMENTS * 2] if not is_node_index_id(int(i))]
+    leaders = leaders[:FEEDBACK_DOCUMENTS]
+    if not leaders:
         return _empty()
     lexical = sources[0].lexical
-    documents = [lexical.terms(text) for text in leading]
+    documents = [lexical.terms(text) for text in texts_of(leaders)]
     expansion = feedback_terms(question, documents, lexical.idf)
     if not expansion:
         return _empty()
