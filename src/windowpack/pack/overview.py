@@ -20,8 +20,6 @@ from windowpack.text import TokenCounter
 from windowpack.types import HeaderStyle
 
 ALIGNMENT = 256
-# A session's opening overview takes at most this many tokens (`default_share`).
-_OVERVIEW_CAP = 4096
 # Tiers kept per state: one per budget (and alignment) asked for; requests mostly use a few.
 _HELD = 32
 
@@ -67,11 +65,6 @@ def overview(
             cache.pop(next(iter(cache)), None)  # the oldest: dicts keep insertion order
         cache[key] = found
     return found
-
-
-def default_share(budget: int, share_of_budget: int) -> int:
-    """1/`share_of_budget` of the budget, at most 4,096 tokens: a session's opening tier."""
-    return min(budget // share_of_budget, _OVERVIEW_CAP)
 
 
 def _built(

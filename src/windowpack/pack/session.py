@@ -31,7 +31,6 @@ from windowpack.errors import InvalidArgumentError
 from windowpack.pack import rendering
 from windowpack.pack.corpus import combined
 from windowpack.pack.layout import SEPARATOR, Block
-from windowpack.pack.overview import default_share
 from windowpack.pack.piece_counts import adds_at_blocks, piece_counts, tokens_before
 from windowpack.pack.request import PackRequest
 from windowpack.pack.state import PackingState
@@ -49,10 +48,11 @@ from windowpack.text import TokenCounter
 from windowpack.types import HeaderStyle, Window, WindowItem
 
 FIRST_SHARE = 2
-SESSION_OVERVIEW_SHARE = 8
-"""A session's opening overview takes an eighth of its budget (at most 4,096 tokens): the
-prefix a provider's cache serves every follow-up."""
 """The first window of a session takes 1/FIRST_SHARE of the budget by default."""
+SESSION_OVERVIEW_SHARE = 8
+"""A session's opening overview takes an eighth of its budget (at most
+`SESSION_OVERVIEW_CAP` tokens): the prefix a provider's cache serves every follow-up."""
+SESSION_OVERVIEW_CAP = 4096
 FOLLOW_UP_SHARE = 20
 """Each follow-up adds at most 1/FOLLOW_UP_SHARE of the budget by default."""
 _MAX_TRIMS = 8
@@ -105,7 +105,8 @@ class SessionPlan:
             # A session's windows share their opening tier: the prefix a provider's cache
             # serves every follow-up, so a session keeps an eighth of its budget for it.
             overview = max(
-                default_share(request.budget, SESSION_OVERVIEW_SHARE), request.cache_minimum
+                min(request.budget // SESSION_OVERVIEW_SHARE, SESSION_OVERVIEW_CAP),
+                request.cache_minimum,
             )
         return replace(request, query=query, budget=budget, overview_tokens=overview)
 

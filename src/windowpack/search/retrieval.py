@@ -76,7 +76,7 @@ class Evidence:
     ids: Ids
     """Index ids of chunks and summary nodes, best first."""
     scores: Scores
-    """Their fused scores (reciprocal-rank units), descending."""
+    """Their fused scores (weighted z-scores, `fuse`), descending."""
     words: tuple[Ranked, ...] = ()
     """The lists that matched the question's words: BM25."""
     meaning: tuple[Ranked, ...] = ()
