@@ -9,7 +9,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from windowpack.documents import (
@@ -115,6 +115,8 @@ def test_a_lead_in_joins_the_whole_list_and_nothing_after_it() -> None:
     lead_sentences=st.integers(min_value=1, max_value=4),
     target=st.integers(min_value=30, max_value=400),
 )
+# Found by this test: a lead-in of exactly the target's size could not be joined.
+@example(items=1, lead_sentences=4, target=113)
 def test_no_chunk_ends_with_a_lead_in(items: int, lead_sentences: int, target: int) -> None:
     lead_in = " ".join([FILLER] * (lead_sentences - 1) + [RULES])
     listed = "\n".join(f"* Rule {n}: {FILLER[: 40 + 7 * n]}" for n in range(items))

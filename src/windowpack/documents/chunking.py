@@ -227,7 +227,8 @@ def _attach_terms(
     document: Document, pieces: list[_Piece], counter: TokenCounter, target: int
 ) -> list[_Piece]:
     """Each term piece joined to the piece after it (its definition's first), so no chunk ends
-    with a term; a term that cannot be joined (it alone nearly fills a chunk) stays alone."""
+    with a term. A term that nearly fills a chunk alone is split (a lead-in paragraph at its
+    sentences) and its last piece joined on; one that cannot be split stays alone."""
     attached: list[_Piece] = []
     pending = pieces[::-1]  # a stack: the next piece last
     while pending:
@@ -236,6 +237,11 @@ def _attach_terms(
             joined = _join_term(document, piece, pending, counter, target)
             if joined is not None:
                 pending.append(joined)  # still a term if it took only the ":" mark
+                continue
+            # Each part is smaller than the term, so this ends; the last part is the term.
+            parts = _fit_pieces(document, [piece], counter, max(piece.tokens - 1, 1))
+            if len(parts) > 1 and parts[-1].term:
+                pending.extend(parts[::-1])
                 continue
         attached.append(piece)
     return attached
