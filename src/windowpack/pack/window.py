@@ -7,6 +7,7 @@ tier comes first, then the allocation rendered by collection and document.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
@@ -38,7 +39,12 @@ _REFILL_REACH = 1.0
 """How far above its budget a refill may ask the allocator for (a share of the budget).
 Its costs are upper bounds, far above the count on tiny budgets (a 160-token window of
 `tests/pack/test_reasons.py` counted 92 tokens for a room of 160); the bound only keeps the
-search finite, the gallop from `left` finds the room."""
+search finite."""
+_REFILL_ESTIMATES = 3
+"""Probes of `_refilled` placed where a line through the nearest rooms known under and over
+the budget says it falls; the rest halve the span left. On the ~1M-token essay store of
+`benchmarks/pack.py` (8K and 128K budgets) the line lands within a grid step or two, so a
+refill costs 2-4 allocations; halving alone from a guess took 4-8."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -150,43 +156,46 @@ def _refilled(
     The grid is why a larger budget never loses a chunk a smaller one showed: a room that
     fits the smaller budget fits the larger one too, so the larger budget's room is never
     smaller (allocations grow with their room, design §4.6)."""
-    left = budget - window.tokens
-    if left <= 0:
-        return window
     top = _grid_index_at_most(budget * (1 + _REFILL_REACH))
-    low = _grid_index_at_most(room)
-    if low >= top:
+    best, above = _grid_index_at_most(room), top + 1
+    if window.tokens >= budget or best >= top:
         return window
-    fits: dict[int, Window | None] = {}
-
-    def fitting(index: int) -> Window | None:
-        if index not in fits:
-            candidate = packed(_grid_room(index))
-            fits[index] = (
-                candidate if candidate is not None and candidate.tokens <= budget else None
-            )
-        return fits[index]
-
-    # The largest fitting index in (low, top]: from a guess at what `left` buys, gallop up
-    # while rooms fit, then halve the span between the last that fit and the first that
-    # did not.
-    guess = min(max(_grid_index_at_most(room + left), low + 1), top)
-    best, above = low, top + 1
-    if fitting(guess) is None:
-        above = guess
-    else:
-        best, step = guess, 1
-        while best + step <= top and fitting(best + step) is not None:
-            best, step = best + step, step * 2
-        above = min(best + step, top + 1)
-    while above - best > 1:
-        middle = (best + above) // 2
-        if fitting(middle) is None:
-            above = middle
+    fitting: dict[int, Window] = {}
+    # The nearest (room, tokens) known under and over the budget: a window's tokens grow
+    # about linearly with its room, so a line through them says where the budget falls.
+    under: tuple[float, float] = (room, window.tokens)
+    over: tuple[float, float] | None = None
+    step = 1
+    for probe in itertools.count():
+        if above - best <= 1:
+            break
+        if probe < _REFILL_ESTIMATES:
+            index = _grid_index_at_most(_room_for(budget, under, over))
+        elif above > top:  # nothing seen over the budget yet: gallop up
+            index, step = best + step, step * 2
         else:
-            best = middle
+            index = (best + above) // 2
+        index = min(max(index, best + 1), above - 1)
+        candidate = packed(_grid_room(index))
+        if candidate is not None and candidate.tokens <= budget:
+            best, fitting[index] = index, candidate
+            under = (_grid_room(index), candidate.tokens)
+        else:
+            above = index
+            if candidate is not None:
+                over = (_grid_room(index), candidate.tokens)
     # By room, not by tokens: the larger room's allocation holds the smaller one's.
-    return fits.get(best) or window
+    return fitting.get(best, window)
+
+
+def _room_for(budget: int, under: tuple[float, float], over: tuple[float, float] | None) -> float:
+    """The room whose window would count `budget` tokens, on the line through `under` and
+    `over` (through `under` and no room, no tokens, while nothing is known over it)."""
+    (room_under, tokens_under), (room_over, tokens_over) = under, over or (0.0, 0.0)
+    if tokens_over == tokens_under:
+        return room_under
+    slope = (room_over - room_under) / (tokens_over - tokens_under)
+    return room_under + (budget - tokens_under) * slope
 
 
 def _grid_room(index: int) -> int:
