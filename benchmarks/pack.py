@@ -135,6 +135,7 @@ _TIMED = (
     "render",
     "overview",
     "window",
+    "describe",
     "count",
     "lossless render",
     "why found",
@@ -412,7 +413,7 @@ def _split(inside: dict[str, float], total: float) -> dict[str, float]:
     rerank = inside.get("rerank", 0.0)
     scatter = max(0.0, inside.get("scoring", 0.0) - max(fused, embedding) - rerank)
     count = inside.get("count", 0.0)
-    window = max(0.0, inside.get("window", 0.0) - count)
+    window = max(0.0, inside.get("window", 0.0) - count) + inside.get("describe", 0.0)
     render = inside.get("render", 0.0) + inside.get("overview", 0.0) + window
     allocate = inside.get("allocate", 0.0)
     named = first + rerank + scatter + allocate + render + count

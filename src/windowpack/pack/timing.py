@@ -15,11 +15,11 @@ def timed_calls() -> dict[str, tuple[object, str]]:
     scoring: retrieval and fusion of every source (`scored_corpora`, the query embedding and every
     search included), of which retrieval: `search.retrieve` (every look-up, the fusion, the feedback
     hop and the literals), rerank: the reranker's stage; allocate: the budget split; render: one
-    source's blocks; overview: the overview tier; window: joining the text and describing the items,
-    the exact count included; count: the exact count of the pieces; lossless render: the whole
-    collection verbatim (once per version); state load: a version's packing state; why found, why
-    chosen: reading what found each chunk, and each chosen chunk's reason (`reasons`, inside scoring
-    and render).
+    source's blocks; overview: the overview tier; window: joining the text, the exact count
+    included (for every room a refill tries); describe: the items of the window chosen; count: the
+    exact count of the pieces; lossless render: the whole collection verbatim (once per version);
+    state load: a version's packing state; why found, why chosen: reading what found each chunk,
+    and each chosen chunk's reason (`reasons`, inside scoring and render).
     """
     from windowpack.pack import evidence, packer, scoring, window
 
@@ -30,7 +30,8 @@ def timed_calls() -> dict[str, tuple[object, str]]:
         "allocate": (window, "allocate"),
         "render": (window, "_rendered"),
         "overview": (window, "overview"),
-        "window": (window, "_window"),
+        "window": (window, "_counted"),
+        "describe": (window, "_described"),
         "count": (window, "piece_counts"),
         "lossless render": (packer, "lossless_window"),
         "state load": (packer, "load_state"),

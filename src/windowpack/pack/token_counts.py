@@ -16,7 +16,7 @@ The file is derived, like the index files: its manifest (`index.files`) records 
 digest and tokenizer, and a missing, damaged or mismatched file is simply not used; the load
 counts what it lacks and writes the file again. Two texts sharing a digest (odds ~n²/2⁶⁵, about
 3e-8 for a million texts) would lend one text the other's count: that moves an allocator
-estimate only, since every window is counted exactly once rendered (`window._window`).
+estimate only, since every window is counted exactly once rendered (`window._counted`).
 """
 
 from __future__ import annotations

@@ -43,8 +43,8 @@ search finite."""
 _REFILL_ESTIMATES = 3
 """Probes of `_refilled` placed where a line through the nearest rooms known under and over
 the budget says it falls; the rest halve the span left. On the ~1M-token essay store of
-`benchmarks/pack.py` (8K and 128K budgets) the line lands within a grid step or two, so a
-refill costs 2-4 allocations; halving alone from a guess took 4-8."""
+`benchmarks/pack.py` (6 questions at 8K and at 128K) a refill cost 2-5 allocations this way
+and 4-8 galloping and halving from one guess."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -103,9 +103,9 @@ def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounte
         if block.node is not None:
             summarised[id(parts[position])].add(parts[position].state.nodes[block.node].text)
 
-    def packed(room: int) -> Window | None:
-        """The window of an allocation of `room` tokens (None: not even one chunk or summary
-        fits)."""
+    def packed(room: int) -> _Draft | None:
+        """The window of an allocation of `room` tokens, counted (None: not even one chunk
+        or summary fits)."""
         allocation = allocate(
             corpus,
             room,
@@ -130,26 +130,27 @@ def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounte
             blocks.extend(with_title(parts, part, rendered, style) if rendered else [])
         if not blocks:
             return None
-        return _window(parts, request, blocks, counter, prefix_blocks=len(tier.blocks), tier=tier)
+        return _counted(blocks, counter, prefix_blocks=len(tier.blocks), tier=tier)
 
     for attempt in range(_MAX_TRIMS):
-        window = packed(room)
-        if window is None:
+        draft = packed(room)
+        if draft is None:
             break
-        if window.tokens <= budget:
-            return _refilled(window, packed, room, budget) if attempt == 0 else window
+        if draft.tokens <= budget:
+            chosen = _refilled(draft, packed, room, budget) if attempt == 0 else draft
+            return _described(parts, request, chosen)
         # The estimate was short (rare: headers longer than measured): ask for less, by more
         # each time, and redo.
-        room -= (window.tokens - budget) * (attempt + 2) + 16
+        room -= (draft.tokens - budget) * (attempt + 2) + 16
     return _empty(
         parts, request, f"a budget of {budget} tokens is too small for any chunk or summary"
     )
 
 
 def _refilled(
-    window: Window, packed: Callable[[int], Window | None], room: int, budget: int
-) -> Window:
-    """The window of the largest room that still fits `budget`: `room`'s own, or one of a
+    draft: _Draft, packed: Callable[[int], _Draft | None], room: int, budget: int
+) -> _Draft:
+    """The draft of the largest room that still fits `budget`: `room`'s own, or one of a
     grid of rooms shared by every budget. The allocator's costs are upper bounds (a gap
     marker's, a summary header's), and what they keep back goes to the window's material.
 
@@ -158,12 +159,13 @@ def _refilled(
     smaller (allocations grow with their room, design §4.6)."""
     top = _grid_index_at_most(budget * (1 + _REFILL_REACH))
     best, above = _grid_index_at_most(room), top + 1
-    if window.tokens >= budget or best >= top:
-        return window
-    fitting: dict[int, Window] = {}
+    if draft.tokens >= budget or best >= top:
+        return draft
+    # By room, not by tokens: the larger room's allocation holds the smaller one's.
+    chosen = draft
     # The nearest (room, tokens) known under and over the budget: a window's tokens grow
     # about linearly with its room, so a line through them says where the budget falls.
-    under: tuple[float, float] = (room, window.tokens)
+    under: tuple[float, float] = (room, draft.tokens)
     over: tuple[float, float] | None = None
     step = 1
     for probe in itertools.count():
@@ -178,14 +180,13 @@ def _refilled(
         index = min(max(index, best + 1), above - 1)
         candidate = packed(_grid_room(index))
         if candidate is not None and candidate.tokens <= budget:
-            best, fitting[index] = index, candidate
+            best, chosen = index, candidate
             under = (_grid_room(index), candidate.tokens)
         else:
             above = index
             if candidate is not None:
                 over = (_grid_room(index), candidate.tokens)
-    # By room, not by tokens: the larger room's allocation holds the smaller one's.
-    return fitting.get(best, window)
+    return chosen
 
 
 def _room_for(budget: int, under: tuple[float, float], over: tuple[float, float] | None) -> float:
@@ -199,8 +200,8 @@ def _room_for(budget: int, under: tuple[float, float], over: tuple[float, float]
 
 
 def _grid_room(index: int) -> int:
-    """The room at `index` on the refill grid (rooms 1.005 apart, the same for every
-    budget)."""
+    """The room at `index` on the refill grid (rooms `_REFILL_RATIO` apart, the same for
+    every budget)."""
     return int(_REFILL_RATIO**index)
 
 
@@ -246,7 +247,7 @@ def lossless_window(
     blocks = [
         block for part in parts for block in with_title(parts, part, _lossless(part, style), style)
     ]
-    return _window(parts, request, blocks, counter, prefix_blocks=len(blocks))
+    return _described(parts, request, _counted(blocks, counter, prefix_blocks=len(blocks)))
 
 
 def lossless_estimate(parts: Sequence[Part], style: HeaderStyle = "full") -> float:
@@ -319,17 +320,29 @@ def _lossless(part: Part, style: HeaderStyle) -> list[_Placed]:
     ]
 
 
-def _window(
-    parts: Sequence[Part],
-    request: PackRequest,
+@dataclass(frozen=True, kw_only=True)
+class _Draft:
+    """A window joined and counted exactly, not yet described item by item: a refill weighs
+    several and describes one (`_described`)."""
+
+    blocks: list[_Placed]
+    text: str
+    tokens: int
+    item_counts: list[int]
+    offsets: list[int]
+    prefix_tokens: int
+    prefix_chars: int
+
+
+def _counted(
     blocks: list[_Placed],
     counter: TokenCounter,
     *,
     prefix_blocks: int,
     tier: Overview | None = None,
-) -> Window:
-    """Join, count exactly, and describe. The first `prefix_blocks` are query-independent:
-    the overview `tier`, counted when it was built, or (no tier) the whole lossless window.
+) -> _Draft:
+    """Join and count exactly. The first `prefix_blocks` are query-independent: the overview
+    `tier`, counted when it was built, or (no tier) the whole lossless window.
 
     The count is of the rendered text, taken in pieces cut at block boundaries: a block
     boundary is a blank line followed by `[` or `#`, where no tokenizer merges across, so the
@@ -362,16 +375,32 @@ def _window(
         # whole, as the tokenizer reads them in the window.
         tokens = counter.count(text)
         prefix_tokens = tokens if tier is None else tokens_before(counter, text, prefix_chars)
-    shown = [(i, part, block) for i, (part, block) in enumerate(blocks) if block.kind != "header"]
-    return replace(
-        _empty(parts, request, None),
+    return _Draft(
+        blocks=blocks,
         text=text,
         tokens=tokens,
+        item_counts=item_counts,
+        offsets=offsets,
+        prefix_tokens=prefix_tokens,
+        prefix_chars=prefix_chars,
+    )
+
+
+def _described(parts: Sequence[Part], request: PackRequest, draft: _Draft) -> Window:
+    """The window of `draft`, with an item for every block but the headers."""
+    shown = [
+        (i, part, block) for i, (part, block) in enumerate(draft.blocks) if block.kind != "header"
+    ]
+    return replace(
+        _empty(parts, request, None),
+        text=draft.text,
+        tokens=draft.tokens,
         items=tuple(
-            window_item(part, block, item_counts[i], offsets[i]) for i, part, block in shown
+            window_item(part, block, draft.item_counts[i], draft.offsets[i])
+            for i, part, block in shown
         ),
-        cacheable_prefix_tokens=prefix_tokens,
-        cacheable_prefix_chars=prefix_chars,
+        cacheable_prefix_tokens=draft.prefix_tokens,
+        cacheable_prefix_chars=draft.prefix_chars,
     )
 
 
