@@ -48,6 +48,7 @@ EXPECTED = {
     "ray_ingest": "Overhead target",
     "replicas": "results: ",
     "search": "Figures written to",
+    "sentence_signal": "Figures written to",
     "server_start": "Figures written to",
     "state_reload": "first pack after add:",
     "tree": "Figures written to",
