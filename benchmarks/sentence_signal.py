@@ -20,6 +20,8 @@ scored by its own vector, or by the best of its vector and its pieces' vectors (
   shares (the idf-weighted share of a piece's words absent from the rest of its chunk), up to
   a fifth of the pieces' characters, which keeps a second pass under 0.3x of the chunks'; the
   share is set by the cost target, not tuned;
+- `... 20% of each chunk`: the same rule within each chunk (its most novel piece at least), so
+  that a chunk's choice is its own and no later document moves it;
 - `chunks + random pieces 20%`: the same share chosen at random, the control;
 - `pooled from pieces`: no chunk pass, each chunk's vector the length-weighted mean of its
   pieces' vectors.
@@ -29,6 +31,12 @@ Run from the repository root (`make manuals` installs the pages), one manual at 
     .venv/bin/python benchmarks/sentence_signal.py python
     .venv/bin/python benchmarks/sentence_signal.py sqlite
 
+`essays` instead of a manual measures what the sentence index is for: the 48 associative
+needles of `evals.ASSOCIATIVE_NEEDLES` planted in the first `--essays-tokens` of the essays
+(../shared/data), each asked by association (no content word shared), its chunk the answer:
+
+    .venv/bin/python benchmarks/sentence_signal.py essays
+
 `--smoke` runs the measurement code on three questions' pages with the hash embedder and no
 ONNX Runtime step. Figures are printed and written to
 `benchmarks/results/sentence-signal-NAME.json`.
@@ -37,8 +45,10 @@ ONNX Runtime step. Figures are printed and written to
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
+import random
 import re
 import tempfile
 import time
@@ -46,16 +56,26 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import bench_common
 import numpy as np
 import numpy.typing as npt
-from bench_common import REPO_ROOT, add_smoke_option, need, write_results
+from bench_common import (
+    ESSAYS_JSON,
+    REPO_ROOT,
+    add_smoke_option,
+    limit_tokens,
+    load_corpus,
+    need,
+    write_results,
+)
 
+from windowpack import Document
 from windowpack.config import cache_folder
 from windowpack.documents import chunk_document
 from windowpack.embed import SentenceTransformerEmbedder, get_embedder
-from windowpack.evals import answer_found, load_manual
+from windowpack.evals import ASSOCIATIVE_NEEDLES, answer_found, load_manual
 from windowpack.index import sentence_pieces
-from windowpack.text import get_token_counter
+from windowpack.text import TokenCounter, get_token_counter, split_sentences
 
 MANUALS = REPO_ROOT / "examples" / "manuals"
 CHUNK_TOKENS = 200
@@ -64,20 +84,30 @@ NOVEL_SHARE = 0.2
 pass on the manuals, more texts and specials per token) keeps it under the 0.3x of issue 41."""
 _WORD = re.compile(r"\w{3,}")
 Matrix = npt.NDArray[np.float32]
+Asked = tuple[str, tuple[str, ...]]
+"""A question and the answer strings the chunks it needs hold."""
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("manual", nargs="?", default="python", help="a folder of examples/manuals")
+    parser.add_argument(
+        "manual", nargs="?", default="python", help="a folder of examples/manuals, or 'essays'"
+    )
+    parser.add_argument(
+        "--essays-tokens",
+        type=int,
+        default=300_000,
+        help="with 'essays': the leading tokens of the essays the needles are planted in",
+    )
+    parser.add_argument("--no-int8", action="store_true", help="skip the ONNX int8 pass")
     add_smoke_option(parser)
     args = parser.parse_args()
-    folder = MANUALS / args.manual
-    corpus = Path(json.loads((folder / "manual.json").read_text())["corpus"])
-    need([corpus], what=f"the pages of {args.manual} (make manuals)")
-    docs = load_manual(folder, max_bytes=10**9)
-    questions = docs.questions[:3] if args.smoke else docs.questions
-    pages = {page for question in questions for page in question.pages}
-    documents = [d for d in docs.documents if d.id in pages] if args.smoke else docs.documents
+    counter = get_token_counter("cl100k_base")
+    if args.manual == "essays":
+        tokens = bench_common.SMOKE_TOKENS * 4 if args.smoke else args.essays_tokens
+        documents, questions = _essays_with_needles(counter, tokens)
+    else:
+        documents, questions = _manual(args.manual, smoke=args.smoke)
     counter = get_token_counter("cl100k_base")
     chunks = [
         document.text[chunk.start : chunk.end]
@@ -87,19 +117,21 @@ def main() -> None:
     pieces_of = [[text[a:b] for a, b in sentence_pieces(text)] or [text] for text in chunks]
     pieces = [piece for found in pieces_of for piece in found]
     owner = np.repeat(np.arange(len(chunks)), [len(found) for found in pieces_of])
-    print(f"{args.manual}: {len(documents)} pages, {len(chunks)} chunks, {len(pieces)} pieces")
+    print(f"{args.manual}: {len(documents)} documents, {len(chunks)} chunks, {len(pieces)} pieces")
 
     embedder = get_embedder("hash" if args.smoke else "all-MiniLM-L6-v2")
     chunk_vectors, chunk_cpu = _cpu_timed(lambda: embedder.embed(chunks))
     piece_vectors, piece_cpu = _cpu_timed(lambda: embedder.embed(pieces))
-    question_vectors = np.stack([embedder.embed_query(q.question).reshape(-1) for q in questions])
+    question_vectors = np.stack(
+        [embedder.embed_query(question).reshape(-1) for question, _ in questions]
+    )
     figures: dict[str, Any] = {
         "manual": args.manual,
         "chunks": len(chunks),
         "pieces": len(pieces),
         "cpu_s": {"chunks": chunk_cpu, "pieces": piece_cpu},
     }
-    if isinstance(embedder, SentenceTransformerEmbedder):
+    if isinstance(embedder, SentenceTransformerEmbedder) and not args.no_int8:
         int8_vectors, int8_cpu = _int8_encoded(embedder, pieces)
         agreement = np.sum(int8_vectors * piece_vectors, axis=1)
         figures["cpu_s"]["pieces_onnx_int8"] = int8_cpu
@@ -113,13 +145,17 @@ def main() -> None:
     if "int8_cosine" in figures:
         print("int8 vs torch piece cosine: " + _line(figures["int8_cosine"]))
 
-    golds = [[_holding(chunks, answer) for answer in q.answers] for q in questions]
+    wanted = {answer for _, answers in questions for answer in answers}
+    golds = [[_holding(chunks, answer) for answer in answers] for _, answers in questions]
     golds = [[found for found in answers if found] for answers in golds]
     chunk_scores = question_vectors @ chunk_vectors.T
     piece_scores = question_vectors @ piece_vectors.T
     lengths = np.asarray([len(piece) for piece in pieces], dtype=np.float64)
     novelty = _novelty(chunks, pieces, owner)
     rng = np.random.default_rng(0)
+
+    novel = _share(np.argsort(-novelty, kind="stable"), lengths)
+    per_chunk = _share_per_chunk(novelty, owner, lengths)
 
     def with_pieces(chosen: npt.NDArray[np.bool_]) -> Matrix:
         best = chunk_scores.copy()
@@ -130,21 +166,60 @@ def main() -> None:
     variants = {
         "chunks": chunk_scores,
         "chunks + every piece": with_pieces(np.ones(len(pieces), dtype=bool)),
-        f"chunks + novel pieces {NOVEL_SHARE:.0%}": with_pieces(
-            _share(np.argsort(-novelty, kind="stable"), lengths)
-        ),
+        f"chunks + novel pieces {NOVEL_SHARE:.0%}": with_pieces(novel),
+        f"... {NOVEL_SHARE:.0%} of each chunk": with_pieces(per_chunk),
         f"chunks + random pieces {NOVEL_SHARE:.0%}": with_pieces(
             _share(rng.permutation(len(pieces)), lengths)
         ),
         "pooled from pieces": question_vectors @ _pooled(piece_vectors, owner, lengths).T,
     }
     figures["retrieval"] = {name: _retrieval(scores, golds) for name, scores in variants.items()}
+    holding = np.asarray([any(answer_found(a, piece) for a in wanted) for piece in pieces])
+    for label, subset in (("novel share", novel), ("each chunk's novel share", per_chunk)):
+        chars = float(lengths[subset].sum() / lengths.sum())
+        found = int((holding & subset).sum())
+        figures[f"{label}: answer pieces, characters"] = [found, int(holding.sum()), chars]
+        print(
+            f"{label}: {chars:.1%} of the pieces' characters, "
+            f"{found} of the {int(holding.sum())} pieces holding an answer"
+        )
     answered = sum(1 for found in golds if found)
     print(f"dense retrieval of the answer chunks, {answered} of {len(questions)} questions:")
     for name, row in figures["retrieval"].items():
         print(f"  {name:28s} {_line(row)}")
     path = write_results(f"sentence-signal-{args.manual}", figures)
     print(f"Figures written to {path}")
+
+
+def _manual(name: str, *, smoke: bool) -> tuple[list[Document], list[Asked]]:
+    """A manual's pages and questions (a smoke run: three questions over their own pages)."""
+    folder = MANUALS / name
+    corpus = Path(json.loads((folder / "manual.json").read_text())["corpus"])
+    need([corpus], what=f"the pages of {name} (make manuals)")
+    docs = load_manual(folder, max_bytes=10**9)
+    questions = docs.questions[:3] if smoke else docs.questions
+    pages = {page for question in questions for page in question.pages}
+    documents = [d for d in docs.documents if d.id in pages] if smoke else list(docs.documents)
+    return documents, [(question.question, question.answers) for question in questions]
+
+
+def _essays_with_needles(counter: TokenCounter, tokens: int) -> tuple[list[Document], list[Asked]]:
+    """The leading `tokens` of the essays with every associative needle planted after a
+    seeded sentence of a seeded essay; each asked by association, its answer the character."""
+    need([ESSAYS_JSON])
+    documents = limit_tokens(load_corpus([ESSAYS_JSON], max_bytes=10**9).documents, counter, tokens)
+    rng = random.Random(0)
+    planted: dict[int, list[tuple[int, str]]] = {}
+    for needle in ASSOCIATIVE_NEEDLES:
+        row = rng.randrange(len(documents))
+        ends = [span.end for span in split_sentences(documents[row].text)]
+        planted.setdefault(row, []).append((rng.choice(ends), needle.needle))
+    for row, inserts in planted.items():
+        text = documents[row].text
+        for at, sentence in sorted(inserts, reverse=True):
+            text = f"{text[:at]} {sentence}{text[at:]}"
+        documents[row] = dataclasses.replace(documents[row], text=text)
+    return documents, [(needle.question, (needle.answer,)) for needle in ASSOCIATIVE_NEEDLES]
 
 
 def _cpu_timed(call: Callable[[], Matrix]) -> tuple[Matrix, float]:
@@ -213,6 +288,21 @@ def _share(order: npt.NDArray[np.intp], lengths: npt.NDArray[np.float64]) -> npt
     """The pieces first in `order` up to `NOVEL_SHARE` of all the pieces' characters."""
     chosen = np.zeros(len(lengths), dtype=bool)
     chosen[order[np.cumsum(lengths[order]) <= NOVEL_SHARE * lengths.sum()]] = True
+    return chosen
+
+
+def _share_per_chunk(
+    novelty: npt.NDArray[np.float64], owner: npt.NDArray[np.intp], lengths: npt.NDArray[np.float64]
+) -> npt.NDArray[np.bool_]:
+    """In each chunk, its most novel piece and the next most novel ones while they stay within
+    `NOVEL_SHARE` of the chunk's pieces' characters: a choice that no other chunk moves."""
+    chosen = np.zeros(len(owner), dtype=bool)
+    for chunk in np.unique(owner):
+        rows = np.flatnonzero(owner == chunk)
+        ranked = rows[np.argsort(-novelty[rows], kind="stable")]
+        within = np.cumsum(lengths[ranked]) <= NOVEL_SHARE * lengths[rows].sum()
+        within[0] = True
+        chosen[ranked[within]] = True
     return chosen
 
 

@@ -21,6 +21,7 @@ answers with it beside the deterministic reader (`windowpack eval --reader llama
 
 from __future__ import annotations
 
+from windowpack.evals.associative_set import ASSOCIATIVE_NEEDLES, AssociativeNeedle
 from windowpack.evals.cases import Case
 from windowpack.evals.chunk_view import ChunkView, chunk_view
 from windowpack.evals.cli_run import READERS, EvalRequest, run_evals
@@ -58,6 +59,7 @@ from windowpack.evals.stats import mean_interval
 from windowpack.evals.systems import SYSTEMS, make_system
 
 __all__ = [
+    "ASSOCIATIVE_NEEDLES",
     "DOCS_BUDGETS",
     "EVALS",
     "FEW_SHOT",
@@ -66,6 +68,7 @@ __all__ = [
     "READERS",
     "RULER_TASKS",
     "SYSTEMS",
+    "AssociativeNeedle",
     "BoundedReader",
     "Case",
     "ChunkView",
