@@ -73,7 +73,7 @@ from windowpack import Document
 from windowpack.config import cache_folder
 from windowpack.documents import chunk_document
 from windowpack.embed import SentenceTransformerEmbedder, get_embedder
-from windowpack.evals import ASSOCIATIVE_NEEDLES, answer_found, load_manual
+from windowpack.evals import ASSOCIATIVE_NEEDLES, load_manual, normalise_answer_text
 from windowpack.index import sentence_pieces
 from windowpack.text import TokenCounter, get_token_counter, split_sentences
 
@@ -146,7 +146,9 @@ def main() -> None:
         print("int8 vs torch piece cosine: " + _line(figures["int8_cosine"]))
 
     wanted = {answer for _, answers in questions for answer in answers}
-    golds = [[_holding(chunks, answer) for answer in answers] for _, answers in questions]
+    # Normalised once: `answer_found` would normalise every text again for every answer.
+    chunk_texts = [normalise_answer_text(text) for text in chunks]
+    golds = [[_holding(chunk_texts, answer) for answer in answers] for _, answers in questions]
     golds = [[found for found in answers if found] for answers in golds]
     chunk_scores = question_vectors @ chunk_vectors.T
     piece_scores = question_vectors @ piece_vectors.T
@@ -174,7 +176,10 @@ def main() -> None:
         "pooled from pieces": question_vectors @ _pooled(piece_vectors, owner, lengths).T,
     }
     figures["retrieval"] = {name: _retrieval(scores, golds) for name, scores in variants.items()}
-    holding = np.asarray([any(answer_found(a, piece) for a in wanted) for piece in pieces])
+    wanted_texts = [text for text in map(normalise_answer_text, wanted) if text]
+    holding = np.asarray(
+        [any(a in normalise_answer_text(piece) for a in wanted_texts) for piece in pieces]
+    )
     for label, subset in (("novel share", novel), ("each chunk's novel share", per_chunk)):
         chars = float(lengths[subset].sum() / lengths.sum())
         found = int((holding & subset).sum())
@@ -260,8 +265,10 @@ def _int8_encoded(
     return vectors, time.process_time() - started
 
 
-def _holding(chunks: Sequence[str], answer: str) -> set[int]:
-    return {row for row, text in enumerate(chunks) if answer_found(answer, text)}
+def _holding(normalised_chunks: Sequence[str], answer: str) -> set[int]:
+    """The chunks (their texts normalised as `evals.answer_found` does) holding `answer`."""
+    wanted = normalise_answer_text(answer)
+    return {row for row, text in enumerate(normalised_chunks) if wanted and wanted in text}
 
 
 def _novelty(

@@ -42,9 +42,9 @@ Its costs are upper bounds, far above the count on tiny budgets (a 160-token win
 search finite."""
 _REFILL_ESTIMATES = 3
 """Probes of `_refilled` placed where a line through the nearest rooms known under and over
-the budget says it falls; the rest halve the span left. On the ~1M-token essay store of
-`benchmarks/pack.py` (6 questions at 8K and at 128K) a refill cost 2-5 allocations this way
-and 4-8 galloping and halving from one guess."""
+the budget says it falls; the rest gallop up or halve the span left. On the ~1M-token essay
+store of `benchmarks/pack.py` (6 questions at 8K and at 128K) a refill cost 2-5 allocations
+this way and 4-8 galloping and halving from one guess."""
 
 
 @dataclass(frozen=True, kw_only=True)
