@@ -22,6 +22,13 @@ scored by its own vector, or by the best of its vector and its pieces' vectors (
   share is set by the cost target, not tuned;
 - `... 20% of each chunk`: the same rule within each chunk (its most novel piece at least), so
   that a chunk's choice is its own and no later document moves it;
+- `chunks + the index's novel pieces`: what the sentence index embeds (`index.novel_pieces`):
+  in each chunk, by the unweighted share of a piece's words the rest of the chunk lacks, up to
+  a fifth of the chunk's characters, none where no piece fits or is new;
+- `chunks + every piece in context`: each piece's vector the mean of the token embeddings it
+  covers in its chunk's own pass (late chunking: no second pass);
+- `... the novel ones alone (the index)`: what the sentence index keeps, the pieces in
+  context but the novel ones embedded alone;
 - `chunks + random pieces 20%`: the same share chosen at random, the control;
 - `pooled from pieces`: no chunk pass, each chunk's vector the length-weighted mean of its
   pieces' vectors.
@@ -72,9 +79,9 @@ from bench_common import (
 from windowpack import Document
 from windowpack.config import cache_folder
 from windowpack.documents import chunk_document
-from windowpack.embed import SentenceTransformerEmbedder, get_embedder
+from windowpack.embed import InContextEmbedder, SentenceTransformerEmbedder, get_embedder
 from windowpack.evals import ASSOCIATIVE_NEEDLES, load_manual, normalise_answer_text
-from windowpack.index import sentence_pieces
+from windowpack.index import novel_pieces, sentence_pieces
 from windowpack.text import TokenCounter, get_token_counter, split_sentences
 
 MANUALS = REPO_ROOT / "examples" / "manuals"
@@ -158,18 +165,34 @@ def main() -> None:
 
     novel = _share(np.argsort(-novelty, kind="stable"), lengths)
     per_chunk = _share_per_chunk(novelty, owner, lengths)
+    indexed = _indexed(chunks, pieces_of)
 
-    def with_pieces(chosen: npt.NDArray[np.bool_]) -> Matrix:
+    def with_pieces(chosen: npt.NDArray[np.bool_], scores: Matrix = piece_scores) -> Matrix:
         best = chunk_scores.copy()
         for row in range(len(questions)):
-            np.maximum.at(best[row], owner[chosen], piece_scores[row][chosen])
+            np.maximum.at(best[row], owner[chosen], scores[row][chosen])
         return best
+
+    # What the sentence index keeps: every piece from its chunk's own pass, the novel ones
+    # embedded alone instead.
+    spans = [sentence_pieces(text) or [(0, len(text))] for text in chunks]
+    assert isinstance(embedder, InContextEmbedder)  # the bundled model and the hash embedder
+    in_context, figures["cpu_s"]["chunks_in_context"] = _cpu_timed(
+        lambda: np.concatenate(embedder.embed_in_context(chunks, spans)[1])
+    )
+    print(f"cpu chunks in context  {figures['cpu_s']['chunks_in_context']:8.1f} s")
+    late_scores = question_vectors @ in_context.T
+    kept_scores = np.where(indexed[None, :], piece_scores, late_scores)
+    every = np.ones(len(pieces), dtype=bool)
 
     variants = {
         "chunks": chunk_scores,
         "chunks + every piece": with_pieces(np.ones(len(pieces), dtype=bool)),
         f"chunks + novel pieces {NOVEL_SHARE:.0%}": with_pieces(novel),
         f"... {NOVEL_SHARE:.0%} of each chunk": with_pieces(per_chunk),
+        "chunks + the index's novel pieces": with_pieces(indexed),
+        "chunks + every piece in context": with_pieces(every, late_scores),
+        "... the novel ones alone (the index)": with_pieces(every, kept_scores),
         f"chunks + random pieces {NOVEL_SHARE:.0%}": with_pieces(
             _share(rng.permutation(len(pieces)), lengths)
         ),
@@ -180,7 +203,12 @@ def main() -> None:
     holding = np.asarray(
         [any(a in normalise_answer_text(piece) for a in wanted_texts) for piece in pieces]
     )
-    for label, subset in (("novel share", novel), ("each chunk's novel share", per_chunk)):
+    subsets = (
+        ("novel share", novel),
+        ("each chunk's novel share", per_chunk),
+        ("the index's novel pieces", indexed),
+    )
+    for label, subset in subsets:
         chars = float(lengths[subset].sum() / lengths.sum())
         found = int((holding & subset).sum())
         figures[f"{label}: answer pieces, characters"] = [found, int(holding.sum()), chars]
@@ -311,6 +339,15 @@ def _share_per_chunk(
         within[0] = True
         chosen[ranked[within]] = True
     return chosen
+
+
+def _indexed(chunks: Sequence[str], pieces_of: Sequence[Sequence[str]]) -> npt.NDArray[np.bool_]:
+    """The pieces the sentence index embeds (`index.novel_pieces`), as a mask over them all."""
+    chosen: list[bool] = []
+    for text, found in zip(chunks, pieces_of, strict=True):
+        ordinals = {ordinal for ordinal, _ in novel_pieces(text)}
+        chosen.extend(ordinal in ordinals for ordinal in range(len(found)))
+    return np.asarray(chosen, dtype=bool)
 
 
 def _pooled(

@@ -37,6 +37,7 @@ EXPECTED = {
     "html_sites": "Figures written to",
     "index_writes": "results: ",
     "ingest": "Figures written to",
+    "ingest_cost": "Figures written to",
     "jobs": "results: ",
     "kv_session": "Figures written to",
     "large": "Figures written to",

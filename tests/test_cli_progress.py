@@ -22,7 +22,7 @@ from windowpack.cli.progress import IngestDisplay
 from windowpack.ingest import ProgressLog
 from windowpack.types import IngestProgress
 
-_COUNT = re.compile(r"(\d[\d,]*)/(\d[\d,]*) (docs|texts|sentences)")
+_COUNT = re.compile(r"(\d[\d,]*)/(\d[\d,]*) (docs|chunks|texts|sentences)")
 _RATE = re.compile(r"([\d,.]+) texts/s")
 
 
@@ -52,7 +52,7 @@ def _numbers(line: str) -> tuple[int, int] | None:
 
 
 def _documents(count: int) -> list[wp.Document]:
-    """Markdown pages of a few sections each: chunks, section summaries and sentences."""
+    """Markdown pages of a few sections each: chunks (with their sentences) and summaries."""
     pages = []
     for page in range(count):
         sections = "".join(
@@ -83,14 +83,17 @@ def test_an_ingest_shows_every_step_against_its_own_total_within_80_columns(
     counts = [numbers for line in lines if (numbers := _numbers(line)) is not None]
     assert counts and all(done <= total for done, total in counts)
     final = frames[-1]
-    assert [line.split()[0] for line in final] == ["chunk", "summarize", "embed", "embed", "index"]
+    steps = ["chunk", "summarize", "embed", "embed", "embed", "index"]
+    assert [line.split()[0] for line in final] == steps
     assert _numbers(final[0]) == (12, 12) and f"{report.chunks} chunks" in final[0]
     assert _numbers(final[1]) == (12, 12) and "summarised afresh" in final[1]
-    texts, sentences = _numbers(final[2]), _numbers(final[3])
-    assert texts is not None and sentences is not None
-    assert texts[0] == texts[1] > report.chunks  # chunks and the summaries above them
-    assert sentences[0] == sentences[1] > 0
-    assert "sentences" in final[3]
+    chunks, alone, texts = _numbers(final[2]), _numbers(final[3]), _numbers(final[4])
+    assert chunks is not None and alone is not None and texts is not None
+    # Each chunk's pass embeds its sentences, then those foreign to their chunk are embedded
+    # alone, then the texts left: the summaries above them.
+    assert chunks[0] == chunks[1] == report.chunks and "chunks" in final[2]
+    assert alone[0] == alone[1] > 0 and "sentences" in final[3]
+    assert texts[0] == texts[1] > 0 and "texts" in final[4]
 
 
 @pytest.mark.parametrize("width", [40, 60, 80, 120])

@@ -106,8 +106,9 @@ class StoreConfig:
     only way on SQLite). Replicas of the REST service run with it (1 s).
     `sentence_index` (on by default) keeps a vector per sentence of every chunk beside the
     chunk's own vector, so that a fact one sentence long is found by its meaning even when
-    it shares no word with the question (`index.sentences`; about 9x the vectors, and an
-    ingest embeds each sentence too). Off, a pack ranks chunks by their own vectors only.
+    it shares no word with the question (`index.sentences`; about 9x the vectors). Most come
+    from the chunk's own model pass; the sentences foreign to their chunk (at most a fifth of
+    its characters) are embedded alone. Off, a pack ranks chunks by their own vectors only.
     `evidence` says which query-time stages a pack runs (`EvidenceSettings`).
     `language` (an ISO 639-1 code such as "en", "de", "zh") picks the rules BM25 cuts texts
     and questions by: stop words and Snowball stems for the languages both cover, character

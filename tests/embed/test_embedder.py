@@ -10,7 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from windowpack.embed.embedder import Embedder, HashEmbedder, bundled_model_path, get_embedder
+from windowpack.embed.embedder import (
+    Embedder,
+    HashEmbedder,
+    SentenceTransformerEmbedder,
+    bundled_model_path,
+    get_embedder,
+)
 from windowpack.embed.windows import _WINDOW_OVERLAP, window_bounds
 from windowpack.errors import InvalidArgumentError
 
@@ -249,3 +255,57 @@ def test_model_query_is_the_documents_vector_short_or_past_the_models_reach(
         np.testing.assert_allclose(
             model.embed_query(question), model.embed([question])[0], atol=1e-6
         )
+
+
+# --- Sentences embedded in their text's own pass --------------------------------------------
+
+
+def _spans(text: str, sentences: list[str]) -> list[tuple[int, int]]:
+    spans = []
+    for sentence in sentences:
+        start = text.index(sentence)
+        spans.append((start, start + len(sentence)))
+    return spans
+
+
+@pytest.mark.model
+def test_model_in_context_gives_the_texts_own_vectors_and_a_vector_per_span(
+    model: Embedder,
+) -> None:
+    sentences = [
+        "The quarterly report was filed on time by the finance team.",
+        "Yuki lives next to the Semper Opera House.",
+        "The printer on the third floor is out of toner again.",
+    ]
+    text = " ".join(sentences)
+    assert isinstance(model, SentenceTransformerEmbedder)
+    texts = [text, "A single short sentence about tax law."]
+    spans = [_spans(text, sentences), [(0, len(texts[1]))]]
+    vectors, parts = model.embed_in_context(texts, spans)
+    # The texts' vectors are the ones `embed` gives: the chunk step can take them as they are.
+    np.testing.assert_allclose(vectors, model.embed(texts), atol=1e-6)
+    assert [part.shape for part in parts] == [(3, 384), (1, 384)]
+    np.testing.assert_allclose(np.linalg.norm(parts[0], axis=1), 1.0, atol=1e-5)
+    # A text that is one span: its words' mean, the text's vector but for the special tokens.
+    assert float(parts[1][0] @ vectors[1]) > 0.9
+    # Each span's vector is nearest its own sentence embedded alone, of the three.
+    alone = model.embed(sentences)
+    assert (parts[0] @ alone.T).argmax(axis=1).tolist() == [0, 1, 2]
+    # The association the sentence index is for: the span holding it answers the question
+    # better than the whole text does.
+    question = model.embed_query("Who lives near an opera house in Dresden?")
+    assert float(parts[0][1] @ question) > float(vectors[0] @ question)
+
+
+@pytest.mark.model
+def test_model_in_context_reads_spans_of_a_text_past_the_models_reach(model: Embedder) -> None:
+    assert isinstance(model, SentenceTransformerEmbedder)
+    filler = "The committee reviewed the budget figures and the meeting schedule. " * 40
+    final = "Finally, the lighthouse keeper fed his three orange parrots mango slices at dawn."
+    text = filler + final
+    spans = [(0, 68), (len(filler), len(text))]
+    vectors, parts = model.embed_in_context([text], [spans])
+    np.testing.assert_allclose(vectors, model.embed([text]), atol=1e-6)
+    question = model.embed_query("What did the lighthouse keeper feed his parrots?")
+    # The tail lies in a later window than the head: its span still gets its own words.
+    assert float(parts[0][1] @ question) > float(parts[0][0] @ question) + 0.2

@@ -52,8 +52,9 @@ def test_no_count_passes_its_total(hash_store: wp.Store) -> None:
     assert order == [
         ("chunk", "documents"),
         ("summarize", "documents"),
+        ("embed", "chunks"),  # each chunk's pass embeds its sentences too
+        ("embed", "sentences"),  # but those foreign to their chunk are embedded alone
         ("embed", "texts"),
-        ("embed", "sentences"),
         ("index", ""),
         ("done", ""),
     ]
@@ -66,12 +67,17 @@ def test_each_step_ends_at_its_own_total(hash_store: wp.Store) -> None:
     seen = _ingest(collection, _pages(9))  # 6 unchanged, 3 new
 
     chunk, summarize = _last(seen, "chunk", "documents"), _last(seen, "summarize", "documents")
-    texts, sentences = _last(seen, "embed", "texts"), _last(seen, "embed", "sentences")
+    chunks, texts = _last(seen, "embed", "chunks"), _last(seen, "embed", "texts")
+    alone = _last(seen, "embed", "sentences")
     assert (chunk.completed, chunk.total) == (3, 3)  # the changed documents, not all 9
     assert (summarize.completed, summarize.total) == (3, 3)
-    assert texts.total is not None and texts.completed == texts.total > chunk.chunks
-    assert sentences.total is not None and sentences.completed == sentences.total > 0
-    assert seen[-1].embedded == texts.total + sentences.total
+    # The new chunks, each embedded once with its sentences; the sentences foreign to their
+    # chunk alone; then only what they left: the summaries (the chunks' own vectors came with
+    # their sentences').
+    assert (chunks.completed, chunks.total) == (chunk.chunks, chunk.chunks)
+    assert alone.total is not None and alone.completed == alone.total > 0
+    assert texts.total is not None and texts.completed == texts.total > 0
+    assert seen[-1].embedded == chunks.total + alone.total + texts.total
 
 
 def test_chunking_is_reported_as_it_goes(

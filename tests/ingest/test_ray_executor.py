@@ -20,6 +20,7 @@ import ray
 import windowpack as wp
 from windowpack.config import StoreConfig
 from windowpack.errors import InvalidArgumentError, MissingDependencyError, UnsupportedFileError
+from windowpack.index import embed_pieces
 from windowpack.ingest.executor import make_executor
 from windowpack.storage import repository
 from windowpack.text.hashing import content_hash
@@ -92,13 +93,18 @@ def _written(store: wp.Store, collection: wp.Collection) -> dict[str, Any]:
         hashes = [content_hash(text) for text in texts]
         cached = repository.cached_embeddings(session, store.embedder.model_id, hashes)
     vectors = np.stack([np.frombuffer(cached[key], dtype=np.float32) for key in hashes])
-    return {"chunks": chunks, "nodes": nodes, "vectors": vectors}
+    # The sentence vectors, embedded in their chunks' passes: all in the cache already.
+    chunk_texts = texts[: len(chunks)]
+    sentences, fresh = embed_pieces(store.sessions, store.embedder, chunk_texts)
+    assert fresh == 0
+    return {"chunks": chunks, "nodes": nodes, "vectors": vectors, "sentences": sentences}
 
 
 def _assert_same(ray_run: dict[str, Any], local_run: dict[str, Any]) -> None:
     assert ray_run["chunks"] == local_run["chunks"]
     assert ray_run["nodes"] == local_run["nodes"]
     np.testing.assert_allclose(ray_run["vectors"], local_run["vectors"], atol=1e-5)
+    np.testing.assert_allclose(ray_run["sentences"], local_run["sentences"], atol=1e-5)
 
 
 def test_a_ray_ingest_stores_what_a_local_one_does(local_ray: None, tmp_path: Path) -> None:

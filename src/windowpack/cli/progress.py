@@ -2,8 +2,9 @@
 total, its rate over a window of seconds, fitted to the terminal's width.
 
 A step is what the pipeline reports (`IngestProgress`): chunk (documents), summarize
-(documents; with the nodes summarised afresh), embed (texts: chunks and summaries the cache
-lacks), embed again (their sentences) and index (no count). A hand-made line once counted the
+(documents; with the nodes summarised afresh), embed (chunks: each one's pass embeds its
+sentences too), embed again (texts: the summaries, and any chunk the cache still lacks) and
+index (no count). A hand-made line once counted the
 texts embedded against the number of chunks (2,176/1,847), showed a rate over the last 5 s
 that fell to 0 between two batches of a slow model, and wrapped at 80 columns. Here each
 step's count is its own `completed`/`total`, the rate is rich's estimate over the last

@@ -7,8 +7,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
-from windowpack.embed.embedder import Embedder, Vectors
+from windowpack.embed.embedder import Embedder, InContextEmbedder, Spans, Vectors
 from windowpack.storage import repository
+from windowpack.text import content_hash
 
 # Cache writes are committed per batch, so an interrupted ingest keeps the work it did.
 _COMMIT_EVERY = 256
@@ -49,11 +50,7 @@ def embed_with_cache(
     fresh = _embed_and_store(sessions, embedder, missing, on_embedded)
     if missing:
         _prepare_queries(embedder)
-    # Asking the embedder for its dimension loads the model: avoid it when all was cached.
-    if cached:
-        dimension = len(next(iter(cached.values()))) // np.dtype(np.float32).itemsize
-    else:
-        dimension = embedder.dimension
+    dimension = _dimension(cached, embedder)
     vectors = np.zeros((len(texts), dimension), dtype=np.float32)
     for row, text_hash in enumerate(hashes):
         blob = cached.get(text_hash)
@@ -91,7 +88,7 @@ def _embed_and_store(
         blobs = {}
         for (text_hash, _), vector in zip(batch, vectors, strict=True):
             fresh[text_hash] = vector
-            blobs[text_hash] = np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+            blobs[text_hash] = _blob(vector)
         with sessions.begin() as session:
             repository.store_embeddings(session, embedder.model_id, embedder.dimension, blobs)
     return fresh
@@ -110,3 +107,86 @@ def _embed_reporting(
         if on_embedded is not None:
             on_embedded(len(part))
     return np.concatenate(parts) if parts else np.zeros((0, embedder.dimension), np.float32)
+
+
+def in_context_model_id(embedder: Embedder) -> str:
+    """The cache's model id for vectors of parts of a text embedded in the text's own pass
+    (`InContextEmbedder`): apart from the same words embedded alone."""
+    return f"{embedder.model_id} · sentences in context"
+
+
+def embed_spans_with_cache(
+    sessions: sessionmaker[Session],
+    embedder: InContextEmbedder,
+    texts: Sequence[str],
+    hashes: Sequence[str],
+    spans: Sequence[Spans],
+    *,
+    on_embedded: Callable[[int], None] | None = None,
+    on_total: Callable[[int], None] | None = None,
+) -> tuple[Vectors, int]:
+    """The vectors of every span of `texts` (`hashes`: the texts' content hashes), one row per
+    span in text order, embedded in their texts' passes (`embed_in_context`), and how many
+    texts had to be embedded afresh. A span's vector is cached under its text's hash and its
+    characters, so the same words in another text are embedded again there. A text embedded
+    afresh has its own vector cached as `embed_with_cache` keeps it: the chunk's vector
+    comes with its sentences' at no cost. `on_total`, `on_embedded`: in texts."""
+    model_id = in_context_model_id(embedder)
+    keys = [
+        [_span_key(text_hash, start, end) for start, end in own]
+        for text_hash, own in zip(hashes, spans, strict=True)
+    ]
+    with sessions() as session:
+        cached = repository.cached_embeddings(
+            session, model_id, [key for own in keys for key in own]
+        )
+    missing: dict[str, int] = {}  # text hash -> the first text of it
+    for row, (text_hash, own) in enumerate(zip(hashes, keys, strict=True)):
+        if text_hash not in missing and any(key not in cached for key in own):
+            missing[text_hash] = row
+    if on_total is not None:
+        on_total(len(missing))
+    fresh: dict[str, Vectors] = {}
+    rows = sorted(missing.values(), key=lambda row: -len(texts[row]))
+    for first in range(0, len(rows), _COMMIT_EVERY):
+        batch = rows[first : first + _COMMIT_EVERY]
+        text_blobs: dict[str, bytes] = {}
+        span_blobs: dict[str, bytes] = {}
+        for start in range(0, len(batch), _REPORT_EVERY):
+            part = batch[start : start + _REPORT_EVERY]
+            text_vectors, span_vectors = embedder.embed_in_context(
+                [texts[row] for row in part], [spans[row] for row in part]
+            )
+            for row, vector, of_text in zip(part, text_vectors, span_vectors, strict=True):
+                text_blobs[hashes[row]] = _blob(vector)
+                for key, span_vector in zip(keys[row], of_text, strict=True):
+                    fresh[key] = span_vector
+                    span_blobs[key] = _blob(span_vector)
+            if on_embedded is not None:
+                on_embedded(len(part))
+        with sessions.begin() as session:
+            repository.store_embeddings(session, model_id, embedder.dimension, span_blobs)
+            repository.store_embeddings(session, embedder.model_id, embedder.dimension, text_blobs)
+    count = sum(len(own) for own in keys)
+    dimension = _dimension(cached, embedder)
+    vectors = np.zeros((count, dimension), dtype=np.float32)
+    for slot, key in enumerate(key for own in keys for key in own):
+        blob = cached.get(key)
+        vectors[slot] = np.frombuffer(blob, dtype=np.float32) if blob else fresh[key]
+    return vectors, len(missing)
+
+
+def _span_key(text_hash: str, start: int, end: int) -> str:
+    return content_hash(f"{text_hash}:{start}:{end}")
+
+
+def _blob(vector: Vectors) -> bytes:
+    return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+
+
+def _dimension(cached: dict[str, bytes], embedder: Embedder) -> int:
+    """The vectors' length, read from a cached one when there is one (asking the embedder
+    loads its model)."""
+    if cached:
+        return len(next(iter(cached.values()))) // np.dtype(np.float32).itemsize
+    return embedder.dimension

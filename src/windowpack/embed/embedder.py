@@ -6,6 +6,13 @@ word pieces (numbers, code, other scripts, a larger `chunk_tokens`). Such a text
 in overlapping windows of the model's length and the window vectors are averaged, so no
 part of a chunk vanishes from the dense index (`windows`).
 
+Sentences in context (`embed_in_context`). The sentence index needs a vector per sentence of
+every chunk (`index.sentences`). Embedding each sentence on its own is a second model pass
+over the whole corpus; instead, a chunk's one forward pass gives its vector (the model's mean
+pooling, as `embed`) and each sentence's: the mean of the token embeddings its characters
+cover, normalised ("late chunking": Günther et al. 2024, arXiv:2409.04701). The sentence
+vector then also reads the words around it, as the chunk's does.
+
 Questions go through ONNX Runtime (`query_model`) and need neither torch nor the model
 loaded: a process that only answers questions never imports torch, transformers or
 sentence-transformers once the export is kept.
@@ -19,7 +26,7 @@ import re
 import threading
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -53,6 +60,22 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> Vectors: ...
 
 
+Spans = Sequence[tuple[int, int]]
+"""Character ranges (start, end) of one text."""
+
+
+@runtime_checkable
+class InContextEmbedder(Embedder, Protocol):
+    """An embedder that also gives vectors of parts of a text from the text's own pass."""
+
+    def embed_in_context(
+        self, texts: Sequence[str], spans: Sequence[Spans]
+    ) -> tuple[Vectors, list[Vectors]]:
+        """Each text's vector (as `embed` gives it) and, for each text, a vector per span of
+        it (rows in the spans' order; a span with no word in it gets the text's vector)."""
+        ...
+
+
 class HashEmbedder:
     """Deterministic bag-of-words hashing embedder: no model, for unit tests and dry runs.
 
@@ -71,6 +94,9 @@ class HashEmbedder:
         return self._dimension
 
     def embed(self, texts: Sequence[str]) -> Vectors:
+        return self._bags(texts)
+
+    def _bags(self, texts: Sequence[str]) -> Vectors:
         vectors = np.zeros((len(texts), self._dimension), dtype=np.float32)
         for row, text in enumerate(texts):
             for word in re.findall(r"\w+", text.lower()):
@@ -82,6 +108,16 @@ class HashEmbedder:
     def embed_query(self, text: str) -> Vectors:
         vectors: Vectors = self.embed([text])
         return np.asarray(vectors[0], dtype=np.float32)
+
+    def embed_in_context(
+        self, texts: Sequence[str], spans: Sequence[Spans]
+    ) -> tuple[Vectors, list[Vectors]]:
+        """The texts' vectors (through `embed`) and their spans' (each span's own words: a
+        bag of words has no context to read)."""
+        parts = [
+            self._bags([text[a:b] for a, b in own]) for text, own in zip(texts, spans, strict=True)
+        ]
+        return self.embed(texts), parts
 
 
 class SentenceTransformerEmbedder:
@@ -151,6 +187,81 @@ class SentenceTransformerEmbedder:
         normalised: Vectors = _normalise(vector.reshape(1, -1))[0]
         return normalised
 
+    def embed_in_context(
+        self, texts: Sequence[str], spans: Sequence[Spans]
+    ) -> tuple[Vectors, list[Vectors]]:
+        """Each text's vector and its spans' from one forward pass per window of the text
+        (see module): the text's vector is the windows' pooled vectors averaged, as `embed`
+        makes it; a span's is the mean of the token embeddings of every window that its
+        characters cover in every window that holds them, normalised. The special tokens,
+        which the model's own mean counts, are left out of a span's: they read the whole
+        window, and on the development manuals (`examples/manuals`: PostgreSQL's and the
+        Debian handbook) spans with them ranked paraphrases' sentences lower (docs/evidence.md)."""
+        dimension = self.dimension
+        vectors = np.zeros((len(texts), dimension), dtype=np.float32)
+        sums = [np.zeros((len(own), dimension), dtype=np.float32) for own in spans]
+        windows = self._window_bounds(texts)
+        # Longest first, so that a batch holds windows of about one length (less padding).
+        windows.sort(key=lambda window: (-(window[2] - window[1]), window[0], window[1]))
+        for first in range(0, len(windows), self._batch_size):
+            batch = windows[first : first + self._batch_size]
+            pooled, tokens, offsets, specials = self._forward_tokens(
+                [texts[owner][start:end] for owner, start, end in batch]
+            )
+            for row, (owner, start, _) in enumerate(batch):
+                vectors[owner] += pooled[row]
+                covered = offsets[row] + start
+                special = specials[row]
+                for slot, (low, high) in enumerate(spans[owner]):
+                    inside = (covered[:, 0] < high) & (covered[:, 1] > low) & ~special
+                    if inside.any():
+                        sums[owner][slot] += tokens[row][inside].sum(axis=0)
+        texts_vectors = _normalise(vectors)
+        parts = []
+        for text_vector, summed in zip(texts_vectors, sums, strict=True):
+            empty = ~summed.any(axis=1)
+            summed[empty] = text_vector  # no word of its own: the text's vector
+            parts.append(_normalise(summed))
+        return texts_vectors, parts
+
+    def _forward_tokens(
+        self, texts: list[str]
+    ) -> tuple[
+        Vectors,
+        list[npt.NDArray[np.float32]],
+        list[npt.NDArray[np.int64]],
+        list[npt.NDArray[np.bool_]],
+    ]:
+        """One model pass over `texts` (each within the model's length): their pooled,
+        normalised vectors, and per text the token embeddings, character offsets and
+        special-token flags of the tokens it attends to (padding left out)."""
+        import torch
+
+        model = self._loaded()
+        encoded = model.tokenizer(
+            texts,
+            padding=True,
+            truncation="longest_first",
+            max_length=int(model.max_seq_length or 512),
+            return_tensors="pt",
+            return_offsets_mapping=True,
+            return_special_tokens_mask=True,
+        )
+        offsets = encoded.pop("offset_mapping").numpy().astype(np.int64)
+        special = encoded.pop("special_tokens_mask").numpy().astype(bool)
+        with torch.inference_mode():
+            output = model(dict(encoded))
+        pooled = output["sentence_embedding"].float().cpu().numpy()
+        tokens = output["token_embeddings"].float().cpu().numpy()
+        attended = encoded["attention_mask"].numpy().astype(bool)
+        rows = range(len(texts))
+        return (
+            np.asarray(pooled, dtype=np.float32),
+            [tokens[row][attended[row]] for row in rows],
+            [offsets[row][attended[row]] for row in rows],
+            [special[row][attended[row]] for row in rows],
+        )
+
     def prepare_queries(self) -> None:
         """Make the ONNX export for questions now if none is kept, for a caller that has
         loaded the model anyway (ingest): a later process then answers without torch."""
@@ -168,18 +279,23 @@ class SentenceTransformerEmbedder:
 
     def _split_into_windows(self, texts: Sequence[str]) -> tuple[list[str], npt.NDArray[np.intp]]:
         """Cut texts longer than the model reads into overlapping windows of word pieces."""
+        windows = self._window_bounds(texts)
+        pieces = [texts[owner][start:end] for owner, start, end in windows]
+        return pieces, np.asarray([owner for owner, _, _ in windows], dtype=np.intp)
+
+    def _window_bounds(self, texts: Sequence[str]) -> list[tuple[int, int, int]]:
+        """(text, start, end) of each window of word pieces the model reads whole, in text
+        order (`windows.window_bounds`)."""
         model = self._loaded()
         limit = int(model.max_seq_length or 512) - SPECIAL_TOKENS
         encoded = model.tokenizer(
             list(texts), add_special_tokens=False, return_offsets_mapping=True, verbose=False
         )
-        pieces: list[str] = []
-        owners: list[int] = []
-        for index, (text, offsets) in enumerate(zip(texts, encoded["offset_mapping"], strict=True)):
-            for start, end in window_bounds(offsets, limit):
-                pieces.append(text[start:end])
-                owners.append(index)
-        return pieces, np.asarray(owners, dtype=np.intp)
+        return [
+            (index, start, end)
+            for index, offsets in enumerate(encoded["offset_mapping"])
+            for start, end in window_bounds(offsets, limit)
+        ]
 
     def _onnx_query_model(self, *, export: bool = True) -> OnnxQueryModel | None:
         """The same model through ONNX Runtime for questions (`query_model`), looked for once;

@@ -34,6 +34,7 @@ from windowpack.index.sentences import (
     best_per_chunk,
     chunk_ids_of,
     embed_pieces,
+    novel_pieces,
     ordinals_of,
     sentence_pieces,
 )
@@ -70,6 +71,7 @@ __all__ = [
     "is_node_index_id",
     "node_id_of",
     "node_index_id",
+    "novel_pieces",
     "ordinals_of",
     "sentence_pieces",
     "split_index_ids",

@@ -12,9 +12,20 @@ A chunk's *pieces* are its sentences (`split_sentences`), a piece shorter than
 `_MIN_PIECE_CHARS` joined to the next one so that a fragment ("Yes.", "See below.") is not
 embedded alone, at most `SLOTS` of them. A piece's index id is `chunk_id * SLOTS + ordinal`,
 so that its chunk is a shift away and a chunk's pieces are one id range (removing a chunk
-needs no table of its pieces). Vectors come from the embedding cache, keyed by each piece's
-content hash like every other text, so a rebuild embeds nothing already seen. The cost is
-memory: about 9 piece vectors per 200-token chunk of prose (`benchmarks/pack.py` prints it).
+needs no table of its pieces).
+
+A piece's vector is embedded in its chunk's own model pass (`embed_pieces`: the mean of the
+token embeddings it covers, "late chunking"), which gives the chunk's vector too, so most of
+the sentence signal costs no second pass over the corpus (on Ray too). The exception is a
+piece foreign to its chunk (`novel_pieces`: the pieces whose words the rest of the chunk
+lacks, up to `NOVEL_SHARE` of its characters). In the chunk's pass such a piece's vector
+reads the chunk's topic, which is what drowns it: a fact planted in an essay stopped being
+found. So it is embedded alone, a second pass over about a sixth of the characters instead of
+all of them (`benchmarks/sentence_signal.py`, `benchmarks/ingest_cost.py`). An embedder
+without the in-context pass embeds every piece alone. Vectors come from the embedding cache
+(in-context ones keyed by the chunk's content hash and the piece's characters, the others by
+the piece's content hash), so a rebuild embeds nothing already seen. The cost is memory:
+about 9 piece vectors per 200-token chunk of prose (`benchmarks/pack.py` prints it).
 """
 
 from __future__ import annotations
@@ -28,14 +39,28 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy.orm import Session, sessionmaker
 
-from windowpack.embed import Embedder, Vectors, embed_with_cache
+from windowpack.embed import (
+    Embedder,
+    InContextEmbedder,
+    Vectors,
+    embed_spans_with_cache,
+    embed_with_cache,
+)
 from windowpack.index.base import Ids, Matrix, Scores, UnitFilter, VectorIndex
 from windowpack.index.factory import build_vector_index, load_vector_index
-from windowpack.text import content_hash, split_sentences
+from windowpack.text import PLAIN, LanguageRules, content_hash, split_sentences
 
 SLOTS = 256
 """Pieces per chunk at most; a piece's index id is its chunk's id times this plus its ordinal."""
 _MIN_PIECE_CHARS = 24
+NOVEL_SHARE = 0.2
+"""The share of a chunk's characters its novel pieces may hold. Set by the cost target of
+issue 41 (the sentence pass at most ~0.3x the chunk pass, a piece pass costing ~1.1-1.5x the
+chunks' per character), not tuned on any evaluation."""
+# Words (lower-cased, unstemmed), CJK runs as character bigrams, compounds whole: the
+# language's own rules are the lexical index's business, and novelty needs only "the same
+# word again", which holds in any script.
+_TERMS = LanguageRules(PLAIN, bigrams=True)
 PIECES_PER_CHUNK = 4
 """Pieces fetched per chunk wanted: a chunk's several sentences often rank together."""
 _VECTORS = "vectors"
@@ -66,6 +91,35 @@ def sentence_pieces(text: str) -> list[Piece]:
     return pieces
 
 
+def novel_pieces(text: str) -> list[tuple[int, Piece]]:
+    """The pieces of a chunk's text embedded alone (see the module), with their ordinals in
+    `sentence_pieces`, in order: the pieces with the largest share of words that the rest of
+    the chunk lacks (ties: more such words first, then the earlier piece), each taken while the
+    taken pieces stay within `NOVEL_SHARE` of the text's characters; a piece none of whose
+    words is new is never taken."""
+    pieces = sentence_pieces(text)
+    if len(pieces) < 2:
+        return []
+    words = [set(_TERMS.terms(text[a:b])) for a, b in pieces]
+    seen: dict[str, int] = {}
+    for found in words:
+        for word in found:
+            seen[word] = seen.get(word, 0) + 1
+    ranked: list[tuple[float, int, int]] = []
+    for ordinal, found in enumerate(words):
+        new = sum(1 for word in found if seen[word] == 1)
+        if new:
+            ranked.append((-new / len(found), -new, ordinal))
+    room = NOVEL_SHARE * len(text)
+    taken: list[int] = []
+    for *_, ordinal in sorted(ranked):
+        start, end = pieces[ordinal]
+        if end - start <= room:
+            taken.append(ordinal)
+            room -= end - start
+    return [(ordinal, pieces[ordinal]) for ordinal in sorted(taken)]
+
+
 def chunk_ids_of(piece_ids: Ids) -> Ids:
     """The chunk id of each piece id."""
     return np.asarray(piece_ids, dtype=np.int64) // SLOTS
@@ -94,13 +148,51 @@ def embed_pieces(
     *,
     on_embedded: Callable[[int], None] | None = None,
     on_total: Callable[[int], None] | None = None,
-) -> tuple[list[str], Vectors, int]:
-    """Every piece of `texts` (chunk texts) embedded through the cache: the piece texts, their
-    vectors and how many were embedded afresh. An ingest calls it before its commit, so that
-    publishing the version finds every piece vector in the cache. `on_embedded`, `on_total`:
-    as `embed_with_cache` reports progress."""
-    pieces = [text[a:b] for text in texts for a, b in sentence_pieces(text)]
-    vectors, fresh = embed_with_cache(
+    on_alone: Callable[[], None] | None = None,
+) -> tuple[Vectors, int]:
+    """The vectors of every piece of `texts` (chunk texts), in `piece_texts` order, through
+    the cache, and how many texts were embedded afresh (chunks and pieces). An ingest calls it
+    before its commit, so that publishing the version finds every piece vector in the cache.
+
+    An embedder that embeds in context (`embed.InContextEmbedder`, the sentence-transformers
+    one) gives a chunk's pieces from the chunk's own pass, and the chunk's vector with them
+    (cached for the chunk: the chunk step embeds it no more); then each chunk's novel pieces
+    (`novel_pieces`) are embedded alone and take the place of theirs. Another embedder embeds
+    every piece alone. `on_embedded`, `on_total`: as `embed_with_cache` reports progress, in
+    chunks, then in novel pieces after `on_alone` is called (a progress step of its own)."""
+    spans = [sentence_pieces(text) for text in texts]
+    if not isinstance(embedder, InContextEmbedder):
+        pieces = [text[a:b] for text, own in zip(texts, spans, strict=True) for a, b in own]
+        return _embedded_alone(sessions, embedder, pieces, on_embedded, on_total)
+    hashes = [content_hash(text) for text in texts]
+    vectors, fresh = embed_spans_with_cache(
+        sessions, embedder, texts, hashes, spans, on_embedded=on_embedded, on_total=on_total
+    )
+    rows: list[int] = []
+    novel: list[str] = []
+    first = 0
+    for text, own in zip(texts, spans, strict=True):
+        for ordinal, (start, end) in novel_pieces(text):
+            rows.append(first + ordinal)
+            novel.append(text[start:end])
+        first += len(own)
+    if novel:
+        if on_alone is not None:
+            on_alone()
+        alone, fresh_alone = _embedded_alone(sessions, embedder, novel, on_embedded, on_total)
+        vectors[rows] = alone
+        fresh += fresh_alone
+    return vectors, fresh
+
+
+def _embedded_alone(
+    sessions: sessionmaker[Session],
+    embedder: Embedder,
+    pieces: list[str],
+    on_embedded: Callable[[int], None] | None,
+    on_total: Callable[[int], None] | None,
+) -> tuple[Vectors, int]:
+    return embed_with_cache(
         sessions,
         embedder,
         pieces,
@@ -108,7 +200,6 @@ def embed_pieces(
         on_embedded=on_embedded,
         on_total=on_total,
     )
-    return pieces, vectors, fresh
 
 
 class SentenceIndex:
@@ -145,8 +236,8 @@ class SentenceIndex:
         dimension: int,
     ) -> SentenceIndex:
         """The index of these chunks' pieces, their vectors from the cache (or embedded)."""
-        ids, pieces = piece_texts(chunk_ids, texts)
-        vectors, _ = embed_with_cache(sessions, embedder, pieces, [content_hash(p) for p in pieces])
+        ids, _ = piece_texts(chunk_ids, texts)
+        vectors, _ = embed_pieces(sessions, embedder, texts)
         if not len(ids):
             vectors = np.zeros((0, dimension), dtype=np.float32)
         return cls.build(vectors.shape[1], ids, vectors, ann_threshold=ann_threshold)
@@ -181,11 +272,9 @@ class SentenceIndex:
         texts: Sequence[str],
     ) -> None:
         """Add these chunks' pieces, their vectors from the cache (or embedded now)."""
-        ids, pieces = piece_texts(chunk_ids, texts)
+        ids, _ = piece_texts(chunk_ids, texts)
         if len(ids):
-            hashes = [content_hash(p) for p in pieces]
-            vectors = embed_with_cache(sessions, embedder, pieces, hashes)[0]
-            self.add(ids, vectors)
+            self.add(ids, embed_pieces(sessions, embedder, texts)[0])
 
     def remove(self, chunk_ids: Ids) -> None:
         """Drop every piece of these chunks (the whole id range of each)."""

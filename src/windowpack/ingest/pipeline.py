@@ -22,7 +22,7 @@ import numpy as np
 from sqlalchemy.orm import Session
 
 from windowpack.documents import reject_duplicate_ids
-from windowpack.embed import Vectors, embed_with_cache
+from windowpack.embed import InContextEmbedder, Vectors, embed_with_cache
 from windowpack.errors import InvalidArgumentError
 from windowpack.filters import Filter
 from windowpack.index import IndexDelta, embed_pieces, node_index_id
@@ -116,9 +116,12 @@ def ingest_documents(
         item.levels = builder.levels_above(item.leaves, label=item.external_id, outline=outline)
         tracker.document_summarised()
     texts, hashes = texts_to_index(changed)
+    # Sentences first: embedded in their chunks' passes, they leave the chunks' vectors in
+    # the cache, and the texts' step embeds only the summaries.
+    embedded = _embed_sentences(changed, target, tracker)
     tracker.step("embed", unit="texts")
-    vectors, embedded = _embed(texts, hashes, target, tracker)
-    embedded += _embed_sentences(changed, target, tracker)
+    vectors, fresh = _embed(texts, hashes, target, tracker)
+    embedded += fresh
     tracker.stage("index")
     written = _commit(changed, texts, target)
     embedded += _publish(target, written, vectors, texts)
@@ -279,17 +282,21 @@ def _embed_sentences(
 ) -> int:
     """Embed the new chunks' sentences into the cache (when the store keeps a sentence
     index), in the embed stage, so that publishing the version embeds nothing; how many
-    were embedded afresh (counted in `embedded` with the chunks and summaries)."""
+    texts were embedded afresh (counted in `embedded` with the chunks and summaries)."""
     if not target.indexes.sentence_index:
         return 0
-    tracker.step("embed", unit="sentences")
+    # In context, a chunk's pass embeds its sentences: the step counts chunks; the sentences
+    # foreign to their chunks are embedded alone after it, a step counting sentences.
+    in_context = isinstance(target.embedder, InContextEmbedder)
+    tracker.step("embed", unit="chunks" if in_context else "sentences")
     chunk_texts = [leaf.text for item in changed for leaf in item.leaves]
-    *_, fresh = embed_pieces(
+    _, fresh = embed_pieces(
         target.sessions,
         target.embedder,
         chunk_texts,
         on_embedded=tracker.embedded,
         on_total=tracker.total,
+        on_alone=lambda: tracker.step("embed", unit="sentences"),
     )
     return fresh
 

@@ -36,7 +36,7 @@ import ray
 from ray.util import ActorPool
 
 from windowpack.documents import Chunk, ParsedFile, ParseLimits, chunk_all, parse_bytes, read_file
-from windowpack.embed import Embedder, Vectors, get_embedder
+from windowpack.embed import Embedder, InContextEmbedder, Spans, Vectors, get_embedder
 from windowpack.errors import FileInputError, InputPathNotFoundError
 from windowpack.types import Document
 
@@ -72,6 +72,13 @@ class IngestWorker:
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         return self._embedder.embed(texts)
+
+    def embed_in_context(
+        self, texts: Sequence[str], spans: Sequence[Spans]
+    ) -> tuple[Vectors, list[Vectors]]:
+        if not isinstance(self._embedder, InContextEmbedder):
+            raise TypeError(f"{self._embedder.model_id} embeds no spans in context")
+        return self._embedder.embed_in_context(texts, spans)
 
     def dimension(self) -> int:
         return self._embedder.dimension
@@ -134,6 +141,24 @@ class RayExecutor:
         vectors = self._map(lambda actor, part: actor.embed.remote(part), parts)
         return np.concatenate(vectors) if vectors else np.zeros((0, 0), dtype=np.float32)
 
+    def embed_in_context(
+        self, texts: Sequence[str], spans: Sequence[Spans]
+    ) -> tuple[Vectors, list[Vectors]]:
+        """`InContextEmbedder.embed_in_context` for `texts`, in order, in parts across the pool."""
+        parts = [
+            (
+                list(texts[start : start + _TEXTS_PER_PART]),
+                list(spans[start : start + _TEXTS_PER_PART]),
+            )
+            for start in range(0, len(texts), _TEXTS_PER_PART)
+        ]
+        done = self._map(lambda actor, part: actor.embed_in_context.remote(*part), parts)
+        if not done:
+            return np.zeros((0, 0), dtype=np.float32), []
+        return np.concatenate([vectors for vectors, _ in done]), [
+            of_text for _, span_vectors in done for of_text in span_vectors
+        ]
+
     def dimension(self) -> int:
         return int(ray.get(self._pool()[0].dimension.remote()))
 
@@ -174,7 +199,8 @@ class RayExecutor:
 
 
 class RayEmbedder:
-    """An `Embedder` whose `embed` runs on the Ray pool; ids and queries stay local.
+    """An `Embedder` whose `embed` and `embed_in_context` run on the Ray pool; ids and
+    queries stay local.
 
     `model_id` is the local embedder's, so the embedding cache and the collection's recorded
     model are the same whichever executor wrote them.
@@ -203,6 +229,14 @@ class RayEmbedder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         return self._executor.embed(texts)
+
+    def embed_in_context(
+        self, texts: Sequence[str], spans: Sequence[Spans]
+    ) -> tuple[Vectors, list[Vectors]]:
+        """A chunk's vector and its sentences' from one pass, on the pool (as `embed`)."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32), []
+        return self._executor.embed_in_context(texts, spans)
 
     def embed_query(self, text: str) -> Vectors:
         return self._local.embed_query(text)
