@@ -97,7 +97,11 @@ def novel_pieces(text: str) -> list[tuple[int, Piece]]:
     the chunk lacks (ties: more such words first, then the earlier piece), each taken while the
     taken pieces stay within `NOVEL_SHARE` of the text's characters; a piece none of whose
     words is new is never taken."""
-    pieces = sentence_pieces(text)
+    return _novel_among(text, sentence_pieces(text))
+
+
+def _novel_among(text: str, pieces: list[Piece]) -> list[tuple[int, Piece]]:
+    """`novel_pieces` of `text`, its `sentence_pieces` already cut."""
     if len(pieces) < 2:
         return []
     words = [set(_TERMS.terms(text[a:b])) for a, b in pieces]
@@ -172,7 +176,7 @@ def embed_pieces(
     novel: list[str] = []
     first = 0
     for text, own in zip(texts, spans, strict=True):
-        for ordinal, (start, end) in novel_pieces(text):
+        for ordinal, (start, end) in _novel_among(text, own):
             rows.append(first + ordinal)
             novel.append(text[start:end])
         first += len(own)
