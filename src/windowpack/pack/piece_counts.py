@@ -182,8 +182,37 @@ def span_text(documents: Sequence[DocumentView], span: _Span) -> str:
     return documents[document].text[first:end] + tail
 
 
-def piece_counts(counter: TokenCounter, pieces: Sequence[Piece]) -> list[int]:
-    """The exact count of each piece, as `counter.count_many` of their texts would give."""
+CountMemo = dict[int, tuple[Block, str, int]]
+"""Piece counts of one pack's drafts by the id of their block (kept alive beside its piece
+and count, so that the id stays its own): a block the drafts share is counted once."""
+
+
+def piece_counts(
+    counter: TokenCounter, pieces: Sequence[Piece], memo: CountMemo | None = None
+) -> list[int]:
+    """The exact count of each piece, as `counter.count_many` of their texts would give.
+    With a `memo`, the pieces it holds (the same block, the same text) are not counted
+    again."""
+    if memo is None:
+        return _piece_counts(counter, pieces)
+    counts: list[int | None] = []
+    asked: list[int] = []
+    for index, (_, block, text) in enumerate(pieces):
+        held = memo.get(id(block))
+        if held is not None and held[0] is block and held[1] == text:
+            counts.append(held[2])
+        else:
+            counts.append(None)
+            asked.append(index)
+    fresh = _piece_counts(counter, [pieces[index] for index in asked])
+    for index, count in zip(asked, fresh, strict=True):
+        _, block, text = pieces[index]
+        memo[id(block)] = (block, text, count)
+        counts[index] = count
+    return [count for count in counts if count is not None]
+
+
+def _piece_counts(counter: TokenCounter, pieces: Sequence[Piece]) -> list[int]:
     if not cuts_at_lines(counter):
         return counter.count_many([text for _, _, text in pieces])
     _count_lines_worth_counting(counter, pieces)

@@ -157,13 +157,23 @@ def repeat_key(
     return held
 
 
+DocumentMemo = dict[tuple[int, tuple[int, ...], tuple[int, ...], HeaderStyle], list[Block]]
+"""Rendered documents by (position, chosen ordinals, summary nodes shown, style): for the
+drafts of one pack only, whose selections share their scores, labels and reasons, so that a
+document chosen alike in two drafts is rendered once."""
+
+
 def render_documents(
-    source: Source, selection: Selection, style: HeaderStyle = "full"
+    source: Source,
+    selection: Selection,
+    style: HeaderStyle = "full",
+    memo: DocumentMemo | None = None,
 ) -> list[Block]:
     """The query tier: chosen chunks and summaries by document, gap markers between.
 
     Only the documents something was chosen in are visited, so the cost follows the window,
-    not the corpus.
+    not the corpus. With a `memo` (one pack's), a document is rendered once for all the
+    drafts that choose the same of it.
     """
     nodes = source.nodes
     spans = {
@@ -182,10 +192,30 @@ def render_documents(
             blocks.append(summary_block(source, node_index, score, style))
             cursor = nodes[node_index].last_document
         else:
-            blocks.extend(document_blocks(source, position, selection, style))
+            blocks.extend(_document_blocks_memoised(source, position, selection, style, memo))
             cursor = position + 1
     blocks.extend(_gap_for_documents(source, cursor, len(source.documents), style))
     return merged_gaps(blocks, style)
+
+
+def _document_blocks_memoised(
+    source: Source,
+    position: int,
+    selection: Selection,
+    style: HeaderStyle,
+    memo: DocumentMemo | None,
+) -> list[Block]:
+    if memo is None:
+        return document_blocks(source, position, selection, style)
+    offset = source.document_first_chunk[position]
+    chosen = tuple(selection.by_document.get(position, ()))
+    summaries = selection.summaries
+    shown = tuple(summaries[offset + start] for start in selection.summary_starts.get(position, ()))
+    key = (position, chosen, shown, style)
+    blocks = memo.get(key)
+    if blocks is None:
+        blocks = memo[key] = document_blocks(source, position, selection, style)
+    return blocks
 
 
 def merged_gaps(blocks: list[Block], style: HeaderStyle) -> list[Block]:

@@ -21,7 +21,7 @@ from windowpack.pack.allocate import allocate, lossless_chunks
 from windowpack.pack.corpus import Corpus, Overheads, combined
 from windowpack.pack.layout import Block
 from windowpack.pack.overview import Overview, overview
-from windowpack.pack.piece_counts import adds_at_blocks, piece_counts, tokens_before
+from windowpack.pack.piece_counts import CountMemo, adds_at_blocks, piece_counts, tokens_before
 from windowpack.pack.reasons import Found, chunk_reasons
 from windowpack.pack.repeats import Focus
 from windowpack.pack.request import PackRequest
@@ -102,6 +102,10 @@ def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounte
     for position, block in tier.blocks:
         if block.node is not None:
             summarised[id(parts[position])].add(parts[position].state.nodes[block.node].text)
+    # The drafts of this pack differ in a few documents at the edge of the room; the rest are
+    # rendered once (by part: each part's chunks are its own).
+    memos: dict[int, rendering.DocumentMemo] = {id(part): {} for part in parts}
+    counted: CountMemo = {}  # and the blocks they share are counted once
 
     def packed(room: int) -> _Draft | None:
         """The window of an allocation of `room` tokens, counted (None: not even one chunk
@@ -125,12 +129,17 @@ def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounte
                 & (allocation.nodes < node_offset + part.corpus.nodes)
             ]
             rendered = _rendered(
-                part, chunks - chunk_offset, nodes - node_offset, style, summarised[id(part)]
+                part,
+                chunks - chunk_offset,
+                nodes - node_offset,
+                style,
+                summarised[id(part)],
+                memos[id(part)],
             )
             blocks.extend(with_title(parts, part, rendered, style) if rendered else [])
         if not blocks:
             return None
-        return _counted(blocks, counter, prefix_blocks=len(tier.blocks), tier=tier)
+        return _counted(blocks, counter, prefix_blocks=len(tier.blocks), tier=tier, memo=counted)
 
     for attempt in range(_MAX_TRIMS):
         draft = packed(room)
@@ -276,6 +285,7 @@ def _rendered(
     nodes: np.ndarray,
     style: HeaderStyle,
     summarised: AbstractSet[str] = frozenset(),
+    memo: rendering.DocumentMemo | None = None,
 ) -> list[_Placed]:
     corpus = part.corpus
     chunk_list = rendering.once_each(part.state, chunks.tolist(), summarised)
@@ -289,7 +299,7 @@ def _rendered(
     chosen = rendering.choose(
         part.state, chunk_list, node_list, scores, part.focus.labels, reasons=reasons
     )
-    blocks = rendering.render_documents(part.state, chosen, style)
+    blocks = rendering.render_documents(part.state, chosen, style, memo)
     if all(block.kind == "gap" for block in blocks):
         return []  # nothing of this collection made it in
     return [(part, block) for block in blocks]
@@ -340,6 +350,7 @@ def _counted(
     *,
     prefix_blocks: int,
     tier: Overview | None = None,
+    memo: CountMemo | None = None,
 ) -> _Draft:
     """Join and count exactly. The first `prefix_blocks` are query-independent: the overview
     `tier`, counted when it was built, or (no tier) the whole lossless window.
@@ -363,7 +374,8 @@ def _counted(
     else:
         body = _pieces(texts[prefix_blocks:])
         placed = zip(blocks[prefix_blocks:], body, strict=True)
-        body_counts = piece_counts(counter, [(p.state, b, piece) for (p, b), piece in placed])
+        body_pieces = [(p.state, b, piece) for (p, b), piece in placed]
+        body_counts = piece_counts(counter, body_pieces, memo)
         item_counts = [*tier.block_tokens, *body_counts]
         prefix_tokens, prefix_chars = tier.tokens, len(tier.text)
         text = tier.text + "".join(body)
