@@ -1,4 +1,4 @@
-"""The drafts of one pack share what they render and count alike (`rendering.DocumentMemo`,
+"""The drafts of one pack share what they render and count alike (`rendering.DraftMemo`,
 `piece_counts.CountMemo`): a pack with them is byte for byte the pack without them, and a
 document chosen alike in several drafts is rendered once."""
 

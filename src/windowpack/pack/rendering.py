@@ -112,7 +112,10 @@ def choose(
 
 
 def once_each(
-    source: Source, chunks: Sequence[int], shown: AbstractSet[str] = frozenset()
+    source: Source,
+    chunks: Sequence[int],
+    shown: AbstractSet[str] = frozenset(),
+    known: dict[int, str] | None = None,
 ) -> list[int]:
     """`chunks` (global indices, sorted) without those whose text an earlier document among
     them shows too: page furniture, a section pasted into several pages, shown once. A unit
@@ -120,14 +123,19 @@ def once_each(
     asking the same request differ in their replies. Repeats inside one document stay: a chat
     asks the same request again, and each instance is its own; so does one that a summary
     the window shows already (`shown`, the overview's) says word for word. Reads the texts of
-    the chosen chunks only (rendering reads them)."""
+    the chosen chunks only (rendering reads them); `known` keeps each chunk's text to compare
+    (by global index) for the next call over the same source, as one pack's drafts make."""
     firsts = source.document_first_chunk
     owner: dict[str, int] = {}  # a chunk's (or its unit's) text -> the document showing it
     keys: dict[tuple[int, int], str] = {}  # by (document, unit): the unit's text
+    known = {} if known is None else known
     kept = []
     for index in chunks:
         position = bisect.bisect_right(firsts, index) - 1
-        key = repeat_key(source.documents[position], index - firsts[position], keys, position)
+        key = known.get(index)
+        if key is None:
+            view, ordinal = source.documents[position], index - firsts[position]
+            key = known[index] = repeat_key(view, ordinal, keys, position)
         if key not in shown and owner.setdefault(key, position) == position:
             kept.append(index)
     return kept
@@ -157,17 +165,25 @@ def repeat_key(
     return held
 
 
-DocumentMemo = dict[tuple[int, tuple[int, ...], tuple[int, ...], HeaderStyle], list[Block]]
-"""Rendered documents by (position, chosen ordinals, summary nodes shown, style): for the
-drafts of one pack only, whose selections share their scores, labels and reasons, so that a
-document chosen alike in two drafts is rendered once."""
+@dataclass
+class DraftMemo:
+    """What the drafts of one pack (one part of it) render alike, kept from one to the next:
+    their selections share scores, labels and reasons, so a document chosen alike in two
+    drafts is rendered once, and a chunk's text to compare for repeats is read once."""
+
+    documents: dict[tuple[int, tuple[int, ...], tuple[int, ...], HeaderStyle], list[Block]] = field(
+        default_factory=dict
+    )
+    """Rendered documents by (position, chosen ordinals, summary nodes shown, style)."""
+    repeat_keys: dict[int, str] = field(default_factory=dict)
+    """`once_each`'s text to compare, by global chunk index."""
 
 
 def render_documents(
     source: Source,
     selection: Selection,
     style: HeaderStyle = "full",
-    memo: DocumentMemo | None = None,
+    memo: DraftMemo | None = None,
 ) -> list[Block]:
     """The query tier: chosen chunks and summaries by document, gap markers between.
 
@@ -203,7 +219,7 @@ def _document_blocks_memoised(
     position: int,
     selection: Selection,
     style: HeaderStyle,
-    memo: DocumentMemo | None,
+    memo: DraftMemo | None,
 ) -> list[Block]:
     if memo is None:
         return document_blocks(source, position, selection, style)
@@ -212,9 +228,9 @@ def _document_blocks_memoised(
     summaries = selection.summaries
     shown = tuple(summaries[offset + start] for start in selection.summary_starts.get(position, ()))
     key = (position, chosen, shown, style)
-    blocks = memo.get(key)
+    blocks = memo.documents.get(key)
     if blocks is None:
-        blocks = memo[key] = document_blocks(source, position, selection, style)
+        blocks = memo.documents[key] = document_blocks(source, position, selection, style)
     return blocks
 
 

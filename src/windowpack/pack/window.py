@@ -104,7 +104,7 @@ def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounte
             summarised[id(parts[position])].add(parts[position].state.nodes[block.node].text)
     # The drafts of this pack differ in a few documents at the edge of the room; the rest are
     # rendered once (by part: each part's chunks are its own).
-    memos: dict[int, rendering.DocumentMemo] = {id(part): {} for part in parts}
+    memos = {id(part): rendering.DraftMemo() for part in parts}
     counted: CountMemo = {}  # and the blocks they share are counted once
 
     def packed(room: int) -> _Draft | None:
@@ -285,10 +285,11 @@ def _rendered(
     nodes: np.ndarray,
     style: HeaderStyle,
     summarised: AbstractSet[str] = frozenset(),
-    memo: rendering.DocumentMemo | None = None,
+    memo: rendering.DraftMemo | None = None,
 ) -> list[_Placed]:
     corpus = part.corpus
-    chunk_list = rendering.once_each(part.state, chunks.tolist(), summarised)
+    known = memo.repeat_keys if memo is not None else None
+    chunk_list = rendering.once_each(part.state, chunks.tolist(), summarised, known)
     chunks, node_list = np.asarray(chunk_list, dtype=np.int64), nodes.tolist()
     # The chosen items' scores only: all of them as lists cost ~20 ms a pack at 100M tokens.
     scores = (
