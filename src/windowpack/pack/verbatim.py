@@ -82,51 +82,91 @@ def _unit_runs(corpus: Corpus) -> Runs:
     return Runs(start=start, end=end, of_chunk=of_chunk, cost=cost, in_unit=in_unit)
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Items:
+    """The corpus's chunk and run arrays as lists, for the phase's reads one item at a time
+    (reading a numpy scalar costs several times what reading a list item does, and a phase
+    reads a few items for each chunk it takes). Made once per corpus (`_items`)."""
+
+    cost: list[int]
+    document: list[int]
+    unit: list[int]
+    opening: list[int] | None
+    document_cost: list[int]
+    run_of: list[int]
+    run_start: list[int]
+    run_end: list[int]
+    run_cost: list[int]
+    run_in_unit: list[bool]
+
+
+def _items(corpus: Corpus) -> _Items:
+    return corpus.derived("verbatim items", _listed)
+
+
+def _listed(corpus: Corpus) -> _Items:
+    runs = unit_runs(corpus)
+    opening = corpus.chunk_opening
+    return _Items(
+        cost=corpus.chunk_cost.tolist(),
+        document=corpus.chunk_document.tolist(),
+        unit=corpus.chunk_unit.tolist(),
+        opening=opening.tolist() if opening is not None else None,
+        document_cost=corpus.document_cost.tolist(),
+        run_of=runs.of_chunk.tolist(),
+        run_start=runs.start.tolist(),
+        run_end=runs.end.tolist(),
+        run_cost=runs.cost.tolist(),
+        run_in_unit=runs.in_unit.tolist(),
+    )
+
+
 class _Selection:
     """Chunks chosen so far and the tokens they cost with their headers."""
 
     def __init__(self, corpus: Corpus, overheads: Overheads) -> None:
-        # Items are read one by one for the few chunks a window takes: converting whole
-        # arrays to lists would cost what the corpus costs, not what the window does.
-        self.costs = corpus.chunk_cost
-        self.document_costs = corpus.document_cost
-        self.documents_of = corpus.chunk_document
-        self.units_of = corpus.chunk_unit
-        self.openings = corpus.chunk_opening
+        self.items = _items(corpus)
         self.overheads = overheads
-        self.chosen = np.zeros(corpus.chunks, dtype=bool)
+        self.chosen = bytearray(corpus.chunks)  # 1 where chosen
         self.documents: set[int] = set()
         self.used = 0
 
     def cost(self, members: list[int]) -> int:
         """What adding `members` (unchosen chunks, sorted) would cost, headers included."""
-        # Most takes are one chunk: a scalar read, not a fancy-indexed copy and its sum.
-        first = members[0]
-        cost = int(self.costs[first]) if len(members) == 1 else int(self.costs[members].sum())
+        items = self.items
+        costs = items.cost
+        cost = sum(costs[member] for member in members)
         cost += sum(self._opens_passage(first, last) for first, last in _runs(members))
-        document = int(self.documents_of[first])
+        document = items.document[members[0]]
         if document not in self.documents:
-            cost += int(self.document_costs[document])
+            cost += items.document_cost[document]
         return cost
 
     def take(self, members: list[int], cost: int) -> None:
-        self.chosen[members] = True
-        self.documents.add(int(self.documents_of[members[0]]))
+        chosen = self.chosen
+        for member in members:
+            chosen[member] = 1
+        self.documents.add(self.items.document[members[0]])
         self.used += cost
 
     def _opens_passage(self, first: int, last: int) -> int:
         """A run next to a chosen chunk of its unit extends that passage, else opens one."""
-        document, unit = self.documents_of[first], self.units_of[first]
+        items, chosen = self.items, self.chosen
+        documents, units = items.document, items.unit
+        document, unit = documents[first], units[first]
         for neighbour in (first - 1, last + 1):
             if (
-                0 <= neighbour < len(self.costs)
-                and self.chosen[neighbour]
-                and self.documents_of[neighbour] == document
-                and self.units_of[neighbour] == unit
+                0 <= neighbour < len(chosen)
+                and chosen[neighbour]
+                and documents[neighbour] == document
+                and units[neighbour] == unit
             ):
                 return 0
-        opening = int(self.openings[first]) if self.openings is not None else 0
+        opening = items.opening[first] if items.opening is not None else 0
         return int(self.overheads.passage + self.overheads.gap) + opening
+
+    def chosen_array(self) -> BoolArray:
+        return np.frombuffer(bytes(self.chosen), dtype=np.uint8).astype(bool)
 
 
 def _runs(members: list[int]) -> list[tuple[int, int]]:
@@ -184,26 +224,24 @@ def verbatim_phase(
     than `UNIT_SHARE` of its tier's rule budget (`budget_tiers`), scaled by `share_of` (the
     window's whole budget, of which `budget` is what the overview left; default: `budget`).
     """
-    runs = unit_runs(corpus)
     sections = corpus.chunk_in_section
     scale = (share_of / budget) if share_of is not None and budget > 0 else 1.0
     selection = _Selection(corpus, overheads)
+    items = selection.items
     repeats = corpus.repeats
     if repeats is not None:
         shown = repeats if shown is None else shown | repeats
         twin = twins(corpus)
         pins = [int(twin[pin]) if twin[pin] >= 0 else pin for pin in pins or []]
     if shown is not None:
-        selection.chosen |= shown
+        selection.chosen = bytearray(shown.astype(np.uint8).tobytes())
     attempted: set[int] = set()
     for chunk in pins or []:
-        run = int(runs.of_chunk[chunk])
+        run = items.run_of[chunk]
         if run in attempted:
             continue
         attempted.add(run)
-        members = [
-            i for i in range(int(runs.start[run]), int(runs.end[run])) if not selection.chosen[i]
-        ]
+        members = _rest_of(items, run, selection.chosen)
         if not members:
             continue
         # A pinned unit's header carries its label ("instance 2 of 4").
@@ -220,42 +258,46 @@ def verbatim_phase(
         whole = max(1, int(rule * scale * UNIT_SHARE))
         whole_section = int(rule * scale * SECTION_SHARE)
         # A unit an earlier tier had to cut is completed first once this tier takes it whole.
-        if not _completed(cut, runs, selection, whole, limit):
+        if not _completed(cut, selection, whole, limit):
             continue  # the rest of one did not fit: the next tier starts with it
         while True:
             index = waiting if waiting is not None else next(order, None)
             waiting = None
             if index is None:
                 break
-            run = int(runs.of_chunk[index])
+            run = items.run_of[index]
             if selection.chosen[index] or run in attempted:
                 continue
             in_section = sections is not None and bool(sections[index])
             if in_section:
-                members = _members(runs, run, index, selection.chosen, whole_section, head=False)
+                members = _members(items, run, index, selection.chosen, whole_section, head=False)
             else:
-                members = _members(runs, run, index, selection.chosen, whole)
+                members = _members(items, run, index, selection.chosen, whole)
             cost = selection.cost(members)
             if selection.used + cost > limit:
                 waiting = index  # the next tier starts here: every budget takes a prefix
                 break
             selection.take(members, cost)
-            first, end = int(runs.start[run]), int(runs.end[run])
-            in_part = not selection.chosen[first:end].all()
-            if runs.in_unit[run] and not in_section and in_part and run not in cut:
+            in_part = items.run_in_unit[run] and bool(_rest_of(items, run, selection.chosen))
+            if in_part and not in_section and run not in cut:
                 cut.append(run)
+    chosen = selection.chosen_array()
     if shown is not None:
-        return selection.chosen & ~shown, selection.used
-    return selection.chosen, selection.used
+        return chosen & ~shown, selection.used
+    return chosen, selection.used
 
 
-def _completed(cut: list[int], runs: Runs, selection: _Selection, whole: int, limit: int) -> bool:
+def _rest_of(items: _Items, run: int, chosen: bytearray) -> list[int]:
+    """The chunks of `run` not chosen yet."""
+    return [i for i in range(items.run_start[run], items.run_end[run]) if not chosen[i]]
+
+
+def _completed(cut: list[int], selection: _Selection, whole: int, limit: int) -> bool:
     """Take the rest of each unit of `cut` (in order) that costs at most `whole` tokens,
     dropping it from `cut`; False when one's rest does not fit within `limit`."""
-    for run in [run for run in cut if int(runs.cost[run]) <= whole]:
-        members = [
-            i for i in range(int(runs.start[run]), int(runs.end[run])) if not selection.chosen[i]
-        ]
+    items = selection.items
+    for run in [run for run in cut if items.run_cost[run] <= whole]:
+        members = _rest_of(items, run, selection.chosen)
         cost = selection.cost(members) if members else 0
         if selection.used + cost > limit:
             return False
@@ -324,13 +366,13 @@ def _priority_order(priority: FloatArray, first: int) -> Iterator[int]:
 
 
 def _members(
-    runs: Runs, run: int, index: int, chosen: BoolArray, whole: int, *, head: bool = True
+    items: _Items, run: int, index: int, chosen: bytearray, whole: int, *, head: bool = True
 ) -> list[int]:
     """What taking chunk `index` brings in: its whole unit when the unit costs at most `whole`
     tokens, or (in a unit that may be cut) itself and, with `head`, the unit's first chunk."""
-    first, end = int(runs.start[run]), int(runs.end[run])
-    if runs.in_unit[run] and int(runs.cost[run]) <= whole:
-        return [i for i in range(first, end) if not chosen[i]]
+    first = items.run_start[run]
+    if items.run_in_unit[run] and items.run_cost[run] <= whole:
+        return _rest_of(items, run, chosen)
     if not head:
         return [] if chosen[index] else [index]
     return sorted({index, first} - {i for i in (index, first) if chosen[i]})
