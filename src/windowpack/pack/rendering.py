@@ -175,6 +175,9 @@ class DraftMemo:
         default_factory=dict
     )
     """Rendered documents by (position, chosen ordinals, summary nodes shown, style)."""
+    passages: dict[tuple[int, int, int, bool, HeaderStyle], Block] = field(default_factory=dict)
+    """Rendered passages by (position, first and last ordinal, whether it continues a cut
+    unit, style): a larger room adds a chunk to many documents, not to every passage."""
     repeat_keys: dict[int, str] = field(default_factory=dict)
     """`once_each`'s text to compare, by global chunk index."""
 
@@ -230,7 +233,8 @@ def _document_blocks_memoised(
     key = (position, chosen, shown, style)
     blocks = memo.documents.get(key)
     if blocks is None:
-        blocks = memo.documents[key] = document_blocks(source, position, selection, style)
+        blocks = document_blocks(source, position, selection, style, memo.passages)
+        memo.documents[key] = blocks
     return blocks
 
 
@@ -280,9 +284,14 @@ def _gap_for_documents(
 
 
 def document_blocks(
-    source: Source, position: int, selection: Selection, style: HeaderStyle = "full"
+    source: Source,
+    position: int,
+    selection: Selection,
+    style: HeaderStyle = "full",
+    passages: dict[tuple[int, int, int, bool, HeaderStyle], Block] | None = None,
 ) -> list[Block]:
-    """One document's header, then its passages, summaries and gaps in order."""
+    """One document's header, then its passages, summaries and gaps in order (the passages
+    kept in and taken from `passages`, one pack's `DraftMemo.passages`, when given)."""
     view, offset = source.documents[position], source.document_first_chunk[position]
     header = styled_document_header(view, position, len(source.documents), style)
     blocks = [] if header is None else [Block(kind="header", text=header, document=position)]
@@ -317,7 +326,12 @@ def document_blocks(
             # After the marker of what is missing of its own unit, a compact passage needs no
             # header: the marker said "of this section".
             after_cut = bool(blocks) and blocks[-1].cut_unit == units[ordinal] is not None
-            passage = _passage(source, position, ordinal, last, selection, style, after_cut)
+            key = (position, ordinal, last, after_cut, style)
+            passage = passages.get(key) if passages is not None else None
+            if passage is None:
+                passage = _passage(source, position, ordinal, last, selection, style, after_cut)
+                if passages is not None:
+                    passages[key] = passage
             blocks.append(passage)
             ordinal = last + 1
         else:
