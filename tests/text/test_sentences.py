@@ -65,3 +65,23 @@ def test_split_sentences_covers_every_non_space_char_of_the_range(
 def test_split_sentences_rejects_a_bad_range() -> None:
     with pytest.raises(InvalidArgumentError):
         split_sentences("short", 2, 99)
+
+
+def test_chinese_and_japanese_sentences_end_at_their_full_width_stops() -> None:
+    """They write the next sentence without a space; a stop inside a quotation followed by
+    the rest of its sentence does not end it."""
+    chinese = "服务器保持一个连接池。连接池满时，下一个请求会等待！为什么？因为没有空闲连接。"  # noqa: RUF001
+    assert sentences(chinese) == [
+        "服务器保持一个连接池。",
+        "连接池满时，下一个请求会等待！",  # noqa: RUF001
+        "为什么？",  # noqa: RUF001
+        "因为没有空闲连接。",
+    ]
+    japanese = "プールを開きます。「満杯？」と彼は聞いた。 次の要求は待ちます｡English follows."  # noqa: RUF001
+    assert sentences(japanese) == [
+        "プールを開きます。",
+        "「満杯？」と彼は聞いた。",  # noqa: RUF001
+        "次の要求は待ちます｡",
+        "English follows.",
+    ]
+    assert sentences("「はい。」\n次の行。") == ["「はい。」", "次の行。"]
