@@ -102,7 +102,7 @@ def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounte
     for position, block in tier.blocks:
         if block.node is not None:
             summarised[id(parts[position])].add(parts[position].state.nodes[block.node].text)
-    # The drafts of this pack differ in a few documents at the edge of the room; the rest are
+    # The drafts of this pack choose most documents and passages alike: what they share is
     # rendered once (by part: each part's chunks are its own).
     memos = {id(part): rendering.DraftMemo() for part in parts}
     counted: CountMemo = {}  # and the blocks they share are counted once
