@@ -5,7 +5,6 @@ document chosen alike in several drafts is rendered once."""
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -100,9 +99,8 @@ def test_a_pack_with_the_draft_memos_is_the_pack_without_them(
     assert with_memos == without
 
 
-def _calls_to(
-    monkeypatch: pytest.MonkeyPatch, module: Any, name: str
-) -> tuple[list[int], Callable[..., Any]]:
+def _calls_to(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[int]:
+    """A list that grows by one at each call of `module.name` from now on."""
     calls: list[int] = []
     original = getattr(module, name)
 
@@ -111,7 +109,7 @@ def _calls_to(
         return original(*args, **kwargs)
 
     monkeypatch.setattr(module, name, counted)
-    return calls, original
+    return calls
 
 
 def test_a_document_chosen_alike_in_several_drafts_is_rendered_once(
@@ -126,8 +124,8 @@ def test_a_document_chosen_alike_in_several_drafts_is_rendered_once(
     with wp.open(tmp_path, config=config) as store:
         collection = store.collection("c")
         collection.add(documents)
-        drafts, _ = _calls_to(monkeypatch, rendering, "render_documents")
-        rendered, _ = _calls_to(monkeypatch, rendering, "document_blocks")
+        drafts = _calls_to(monkeypatch, rendering, "render_documents")
+        rendered = _calls_to(monkeypatch, rendering, "document_blocks")
         packed = collection.pack("otter lantern glacier?", budget=3000)
     shown = {item.document_id for item in packed.items if item.kind == "chunk"}
     assert len(drafts) >= 2, "this budget should take more than one draft"

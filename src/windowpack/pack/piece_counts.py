@@ -195,21 +195,20 @@ def piece_counts(
     again."""
     if memo is None:
         return _piece_counts(counter, pieces)
-    counts: list[int | None] = []
+    counts = [0] * len(pieces)
     asked: list[int] = []
     for index, (_, block, text) in enumerate(pieces):
         held = memo.get(id(block))
         if held is not None and held[0] is block and held[1] == text:
-            counts.append(held[2])
+            counts[index] = held[2]
         else:
-            counts.append(None)
             asked.append(index)
     fresh = _piece_counts(counter, [pieces[index] for index in asked])
     for index, count in zip(asked, fresh, strict=True):
         _, block, text = pieces[index]
         memo[id(block)] = (block, text, count)
         counts[index] = count
-    return [count for count in counts if count is not None]
+    return counts
 
 
 def _piece_counts(counter: TokenCounter, pieces: Sequence[Piece]) -> list[int]:

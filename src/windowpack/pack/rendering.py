@@ -165,6 +165,11 @@ def repeat_key(
     return held
 
 
+PassageMemo = dict[tuple[int, int, int, bool, HeaderStyle], Block]
+"""Rendered passages by (position, first and last ordinal, whether it continues a cut unit,
+style)."""
+
+
 @dataclass
 class DraftMemo:
     """What the drafts of one pack (one part of it) render alike, kept from one to the next:
@@ -175,9 +180,8 @@ class DraftMemo:
         default_factory=dict
     )
     """Rendered documents by (position, chosen ordinals, summary nodes shown, style)."""
-    passages: dict[tuple[int, int, int, bool, HeaderStyle], Block] = field(default_factory=dict)
-    """Rendered passages by (position, first and last ordinal, whether it continues a cut
-    unit, style): a larger room adds a chunk to many documents, not to every passage."""
+    passages: PassageMemo = field(default_factory=dict)
+    """A larger room adds a chunk to many documents, not to every passage."""
     repeat_keys: dict[int, str] = field(default_factory=dict)
     """`once_each`'s text to compare, by global chunk index."""
 
@@ -288,10 +292,11 @@ def document_blocks(
     position: int,
     selection: Selection,
     style: HeaderStyle = "full",
-    passages: dict[tuple[int, int, int, bool, HeaderStyle], Block] | None = None,
+    passages: PassageMemo | None = None,
 ) -> list[Block]:
     """One document's header, then its passages, summaries and gaps in order (the passages
     kept in and taken from `passages`, one pack's `DraftMemo.passages`, when given)."""
+    passages = {} if passages is None else passages
     view, offset = source.documents[position], source.document_first_chunk[position]
     header = styled_document_header(view, position, len(source.documents), style)
     blocks = [] if header is None else [Block(kind="header", text=header, document=position)]
@@ -327,11 +332,10 @@ def document_blocks(
             # header: the marker said "of this section".
             after_cut = bool(blocks) and blocks[-1].cut_unit == units[ordinal] is not None
             key = (position, ordinal, last, after_cut, style)
-            passage = passages.get(key) if passages is not None else None
+            passage = passages.get(key)
             if passage is None:
                 passage = _passage(source, position, ordinal, last, selection, style, after_cut)
-                if passages is not None:
-                    passages[key] = passage
+                passages[key] = passage
             blocks.append(passage)
             ordinal = last + 1
         else:

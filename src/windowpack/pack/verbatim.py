@@ -166,7 +166,7 @@ class _Selection:
         return int(self.overheads.passage + self.overheads.gap) + opening
 
     def chosen_array(self) -> BoolArray:
-        return np.frombuffer(bytes(self.chosen), dtype=np.uint8).astype(bool)
+        return np.frombuffer(self.chosen, dtype=np.uint8).astype(bool)
 
 
 def _runs(members: list[int]) -> list[tuple[int, int]]:
@@ -278,7 +278,8 @@ def verbatim_phase(
                 waiting = index  # the next tier starts here: every budget takes a prefix
                 break
             selection.take(members, cost)
-            in_part = items.run_in_unit[run] and bool(_rest_of(items, run, selection.chosen))
+            start, end = items.run_start[run], items.run_end[run]
+            in_part = items.run_in_unit[run] and not all(selection.chosen[start:end])
             if in_part and not in_section and run not in cut:
                 cut.append(run)
     chosen = selection.chosen_array()

@@ -56,7 +56,7 @@ def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[S
 def _sentence_ends(text: str, start: int, end: int) -> list[re.Match[str]]:
     """The matches that end a sentence in `text[start:end]`, in order, whichever script."""
     ends = [m for m in _SENTENCE_END.finditer(text, start, end) if _ends_sentence(text, m, start)]
-    if any(stop in text[start:end] for stop in _WIDE_STOPS):
+    if any(text.find(stop, start, end) >= 0 for stop in _WIDE_STOPS):  # no copy of the range
         wide = _WIDE_SENTENCE_END.finditer(text, start, end)
         ends.extend(match for match in wide if match["gap"] or not match["closers"])
         ends.sort(key=lambda match: match.start())
