@@ -36,10 +36,9 @@ class EvidenceSettings:
     - `sentences`: rank a chunk by its best sentence's vector as well as its own (needs the
       store's `sentence_index`); off, the sentence index is not searched.
     - `sentence_weight`, `lexical_weight`, `feedback_weight`: how much the sentence-vector,
-      BM25 and feedback rankings count in the fusion, against 1 for the chunk vectors
-      (`feedback_weight` is split between the two feedback lists); set on the development
-      manuals (`examples/manuals`: the Debian handbook, PostgreSQL, Python and SQLite; Git
-      kept aside), docs/evidence.md section 2.
+      BM25 and feedback rankings count in the fusion, against 1 for the chunk vectors; set
+      on the development manuals (`examples/manuals`), where other values moved recall by
+      one or two questions in 48.
     - `second_hop`: the feedback hop: BM25 again with the leading evidence's rarest terms
       (RM3), so that a chain's second fact, which shares no word with the question, is found.
     - `literals`: units holding the question's options, identifiers and quoted strings
@@ -52,7 +51,7 @@ class EvidenceSettings:
     sentences: bool = True
     sentence_weight: float = 2.0
     lexical_weight: float = 1.0
-    feedback_weight: float = 3.0
+    feedback_weight: float = 2.0
     literals: bool = True
     second_hop: bool = True
     reranker: str | None = None

@@ -12,8 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import windowpack as wp
-from windowpack.index import node_index_id
-from windowpack.search import Question, fuse, retrieval
+from windowpack.search import Question, fuse
 from windowpack.search.retrieval import feedback_terms
 from windowpack.text import language_rules
 
@@ -93,32 +92,6 @@ def test_feedback_terms_come_from_the_evidence_weighted_by_idf() -> None:
     assert "limit" not in found  # the question's own term
     assert max(found, key=found.__getitem__) == "max_connect"  # rare and in both
     assert sum(found.values()) == pytest.approx(1.0)
-
-
-def test_feedback_reads_each_rankings_leaders_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    read: list[tuple[int, ...]] = []
-
-    def feedback_list(_question, _sources, leaders, _texts_of, _depth):  # type: ignore[no-untyped-def]
-        read.append(tuple(leaders))
-        return (_ids(*leaders), np.ones(len(leaders))) if 99 not in leaders else retrieval._empty()
-
-    monkeypatch.setattr(retrieval, "_feedback_list", feedback_list)
-    question = Question.of("anything", language_rules("en"))
-    fused = _ids(node_index_id(1), 1, 2, 3, 4, 5, 6)
-    lexical = _ids(6, 5, 4, 3, 2, 1)
-
-    hops = retrieval._feedback_lists(question, [], (fused, lexical), lambda ids: [], 8)
-    assert read == [(1, 2, 3, 4, 5), (6, 5, 4, 3, 2)]  # summary nodes are no leaders
-    assert [hop[0].tolist() for hop in hops] == [[1, 2, 3, 4, 5], [6, 5, 4, 3, 2]]
-
-    read.clear()
-    same = retrieval._feedback_lists(question, [], (fused, fused[1:]), lambda ids: [], 8)
-    assert read == [(1, 2, 3, 4, 5)]  # the same leaders: one list, counted for each ranking
-    assert len(same) == 2 and same[0] is same[1]
-
-    read.clear()
-    empty = retrieval._feedback_lists(question, [], (_ids(99, 7), fused), lambda ids: [], 8)
-    assert read == [(99, 7), (1, 2, 3, 4, 5)] and len(empty) == 1  # an empty list is left out
 
 
 def test_a_question_reads_its_literals_and_quoted_strings() -> None:

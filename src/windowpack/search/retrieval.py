@@ -14,10 +14,6 @@
    et al. 2004) takes the terms of the best `FEEDBACK_DOCUMENTS` candidates, weighted by
    their frequency there and their inverse document frequency, and runs BM25 again with the
    question's terms and the best `FEEDBACK_TERMS` of them; that ranking joins the fusion.
-   It reads two sets of leaders, each giving a list: the fused ranking's (what the question
-   means, when its words are not the manual's) and BM25's own (classic RM3: when the words
-   are the evidence, as in "which programs are wrappers around an SQL command", the fused
-   leaders can be a neighbouring topic, and feedback from them alone drifts further there).
    No word list and no grammar: it works in any language the index has rules for.
 4. *Literals win* (`_literals_first`). When the question names literals (`--flag`,
    `module.function`, `max_connections`, a quoted string), a unit holding more of them
@@ -64,9 +60,6 @@ FEEDBACK_DOCUMENTS = 5
 is 10 over whole documents; chunks are a few sentences, and fewer keep the drift small)."""
 FEEDBACK_TERMS = 10
 """Expansion terms added to the question: Anserini's RM3 default."""
-FEEDBACK_LISTS = 2
-"""Feedback lists, one from the fused ranking's leaders and one from BM25's own (step 3):
-`feedback_weight` is split between them."""
 FEEDBACK_QUERY_WEIGHT = 0.5
 """The question's own share of the expanded query (RM3's original-query weight, Anserini's
 default 0.5)."""
@@ -140,13 +133,12 @@ def retrieve(
     ids, scores = fuse(lists, weights)
     linked = np.zeros(0, dtype=np.int64)
     if settings.second_hop and len(ids):
-        hops = _feedback_lists(question, sources, (ids, words[0]), texts_of, depth)
-        if hops:
-            share = settings.feedback_weight / FEEDBACK_LISTS
-            ids, scores = fuse([*lists, *hops], [*weights, *([share] * len(hops))])
-            # What the hop found: each list at or above its mean (as `pack.reasons` reads a
+        hop = _feedback_list(question, sources, ids, texts_of, depth)
+        if len(hop[0]):
+            ids, scores = fuse([*lists, hop], [*weights, settings.feedback_weight])
+            # What the hop found: its list at or above its mean (as `pack.reasons` reads a
             # list); a unit the question's own lists found too is said to be found by them.
-            linked = np.unique(np.concatenate([hop[0][hop[1] >= hop[1].mean()] for hop in hops]))
+            linked = np.sort(hop[0][hop[1] >= hop[1].mean()])
             stages.append("feedback")
     if settings.literals and question.literals and len(ids):
         ids, scores = _literals_first(question, sources, ids, scores, texts_of, depth)
@@ -240,40 +232,16 @@ def feedback_terms(
     return [(term, scored[term] / total) for term in best] if total > 0 else []
 
 
-def _feedback_lists(
-    question: Question,
-    sources: Sequence[CollectionIndexes],
-    rankings: Sequence[Ids],
-    texts_of: TextsOf,
-    depth: int,
-) -> list[Ranked]:
-    """One feedback list per ranking whose leaders it reads (`_feedback_list`), the empty
-    ones left out; rankings with the same leaders share one list, counted once for each."""
-    made: dict[tuple[int, ...], Ranked] = {}
-    hops: list[Ranked] = []
-    for ranked in rankings:
-        leaders = _leaders(ranked)
-        if leaders not in made:
-            made[leaders] = _feedback_list(question, sources, list(leaders), texts_of, depth)
-        if len(made[leaders][0]):
-            hops.append(made[leaders])
-    return hops
-
-
-def _leaders(ranked: Ids) -> tuple[int, ...]:
-    """The leading `FEEDBACK_DOCUMENTS` chunks of a ranking (summary nodes skipped)."""
-    chunks = [int(i) for i in ranked[: FEEDBACK_DOCUMENTS * 2] if not is_node_index_id(int(i))]
-    return tuple(chunks[:FEEDBACK_DOCUMENTS])
-
-
 def _feedback_list(
     question: Question,
     sources: Sequence[CollectionIndexes],
-    leaders: Sequence[int],
+    ranked: Ids,
     texts_of: TextsOf,
     depth: int,
 ) -> Ranked:
-    """BM25 over the question's terms and the feedback terms of the `leaders` (chunk ids)."""
+    """BM25 over the question's terms and the feedback terms of the leading chunks."""
+    leaders = [int(i) for i in ranked[: FEEDBACK_DOCUMENTS * 2] if not is_node_index_id(int(i))]
+    leaders = leaders[:FEEDBACK_DOCUMENTS]
     if not leaders:
         return _empty()
     lexical = sources[0].lexical
