@@ -122,6 +122,18 @@ def test_units_naming_the_option_asked_about_rank_first(programs: wp.Collection)
     }
 
 
+def test_an_abbreviation_in_the_question_does_not_rank_its_holders_first(
+    programs: wp.Collection,
+) -> None:
+    # Ten units of psql's, pg_dump's and pg_restore's pages say "e.g.": were it a literal,
+    # they would fill the first hits and dropdb's page would be in none of them.
+    question = "Which program, e.g. for a script, removes a PostgreSQL database?"
+    hits = programs.search(question, k=5)
+    assert "app-dropdb.html" in {Path(hit.document_id).name for hit in hits[:3]}
+    assert not all("e.g." in hit.text for hit in hits)
+    assert (programs.pack(question, budget=600).retrieval or {})["literals"] == []
+
+
 def test_the_window_says_how_the_question_was_read(programs: wp.Collection) -> None:
     window = programs.pack("What does --if-exists do for dropdb?", budget=600)
     assert window.retrieval is not None

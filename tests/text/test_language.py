@@ -70,6 +70,13 @@ def test_literals_are_terms_of_their_own_besides_their_words() -> None:
     ]
 
 
+def test_an_abbreviation_of_single_letters_is_no_literal() -> None:
+    rules = language_rules("en")
+    text = "Keep min/max values, e.g. per range (i.e. a digest); n/a w/o os.path or a.b_c 3.9"
+    assert rules.literals(text) == ["min/max", "os.path", "a.b_c", "3.9"]
+    assert rules.literals("as in the U.S. and über.ä") == ["über.ä"]
+
+
 def test_words_joined_by_a_hyphen_are_a_term_but_no_literal() -> None:
     rules = language_rules("en")
     assert rules.literals("a well-known built-in, utf-8") == ["utf-8"]

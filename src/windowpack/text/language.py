@@ -15,8 +15,8 @@ words of a text, a *compound* — a command-line option (`--dry-run`), words joi
 punctuation (`os.path.join`, `max_connections`, `std::vector`, `built-in`) — is a term of its
 own, unstemmed, so that a question naming it matches the places that name it, by its own
 (high) inverse document frequency, and not only by its parts. `literals(text)` are the
-compounds no plain phrase makes (all but letters joined by hyphens): those a question names
-are matched exactly (`search.retrieval`).
+compounds no plain phrase makes (all but words joined by hyphens, and abbreviations such as
+"e.g."): those a question names are matched exactly (`search.retrieval`).
 """
 
 from __future__ import annotations
@@ -57,6 +57,9 @@ _COMPOUND = re.compile(r"(?<![\w-])--?[^\W_][\w-]*|\w+(?:(?:::|[._/:-])\w+)+")
 # something other than a hyphen ("os.path", "max_connections", "std::vector"), or holding a
 # digit ("utf-8"); "well-known" is a compound term, but no literal.
 _LITERAL = re.compile(r"--?[^\W_]|.*(?:::|[._/:]|\d)")
+# Single letters joined by dots or slashes are an abbreviation ("e.g", "i.e", "n/a", "w/o"),
+# written in running prose of every kind: a literal must single out the passages naming it.
+_ABBREVIATION = re.compile(r"[^\W\d_](?:[./][^\W\d_])+")
 _WORD = re.compile(r"\w\w+")
 # Han, kana, Hangul: scripts written without spaces between words.
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
@@ -101,7 +104,11 @@ class LanguageRules:
         """The literal terms of `text` (options, identifiers with inner punctuation), in
         order, each once: terms a passage must hold word for word to match them."""
         compounds = (match.group() for match in _COMPOUND.finditer(text.lower()))
-        return list(dict.fromkeys(c for c in compounds if _LITERAL.match(c)))
+        return list(
+            dict.fromkeys(
+                c for c in compounds if _LITERAL.match(c) and not _ABBREVIATION.fullmatch(c)
+            )
+        )
 
     def stemmed(self, words: Sequence[str]) -> list[str]:
         """`words` stemmed (each distinct word once through the stemmer, then kept)."""
