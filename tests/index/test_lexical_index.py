@@ -313,3 +313,35 @@ def test_compact_lengths_hold_every_length_in_the_smallest_type() -> None:
     assert small.compact_lengths.dtype == np.uint8
     ids, _ = index.search("tapir", 2)
     assert ids.tolist() == [1, 2], "the short sentence first: its one tapir weighs more"
+
+
+def _counted(index: Bm25Index, text: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for term in index.terms(text):
+        counts[term] = counts.get(term, 0) + 1
+    return counts
+
+
+def test_term_counts_are_the_counted_terms_of_each_text_as_indexed(
+    index: Bm25Index, tmp_path: Path
+) -> None:
+    # Grown in several writes (segments merged), one chunk written again, one removed,
+    # then saved and loaded (rows mapped from the files).
+    index.add(np.asarray([70, 71], dtype=np.int64), ["os.path.join twice: os.path.join", "a b"])
+    index.remove(np.asarray([33, 71], dtype=np.int64))
+    index.add(np.asarray([33], dtype=np.int64), ["The critic's second music review."])
+    index.save(tmp_path / "bm25")
+    loaded = Bm25Index.load(tmp_path / "bm25")
+    texts = dict(zip(IDS, TEXTS, strict=True))
+    texts.update({70: "os.path.join twice: os.path.join", 33: "The critic's second music review."})
+    wanted = [8, 70, 33, 904, 5077]
+    for source in (index, loaded):
+        assert source.term_counts(wanted) == [_counted(index, texts[i]) for i in wanted]
+    assert loaded.term_counts([70])[0]["os.path.join"] == 2  # type: ignore[index]
+
+
+def test_term_counts_cannot_say_for_an_unknown_unit_or_sentence_rows(index: Bm25Index) -> None:
+    assert index.term_counts([904, 999]) is None  # 999 was never indexed
+    assert index.term_counts([]) == []
+    by_sentence = Bm25Index.build(IDS, TEXTS, row_unit="sentence")
+    assert by_sentence.term_counts([904]) is None

@@ -84,7 +84,7 @@ def test_the_head_keeps_its_order_however_deep_the_lists_are_read(
 
 def test_feedback_terms_come_from_the_evidence_weighted_by_idf() -> None:
     question = Question.of("Which setting limits connections?", language_rules("en"))
-    documents = [["max_connect", "limit", "server", "server"], ["max_connect", "server"]]
+    documents = [{"max_connect": 1, "limit": 1, "server": 2}, {"max_connect": 1, "server": 1}]
     idf = {"max_connect": 3.0, "server": 0.1, "limit": 2.0}
     found = dict(
         feedback_terms(question, documents, lambda terms: np.asarray([idf[t] for t in terms]))

@@ -131,6 +131,24 @@ class Bm25Index:
         values = dict(zip(known, self._stats.idf(known).tolist(), strict=True)) if known else {}
         return np.asarray([values.get(term_id, 0.0) for term_id in ids], dtype=np.float64)
 
+    def term_counts(self, ids: Sequence[int]) -> list[dict[str, int]] | None:
+        """The terms of each of `ids` as indexed, with their counts, read from the rows (no
+        text cut again); None for an index of sentence rows or when an id has no live row."""
+        if self.row_unit != "chunk":
+            return None
+        words = self._words_by_id()
+        found = []
+        for unit in ids:
+            place = self._live_row(int(unit))
+            if place is None:
+                return None
+            segment, row = place
+            term_ids, counts = segment.row_terms(row)
+            found.append(
+                {words[t]: int(c) for t, c in zip(term_ids.tolist(), counts.tolist(), strict=True)}
+            )
+        return found
+
     @property
     def size(self) -> int:
         """Number of chunks indexed."""
@@ -304,6 +322,26 @@ class Bm25Index:
         merged = merge_segments(self._live_pairs()[start:end])
         self._segments[start:end] = [merged]
         self._live[start:end] = [np.ones(merged.count, dtype=np.bool_)]
+
+    def _live_row(self, unit: int) -> tuple[Segment, int] | None:
+        """The segment and row holding `unit` live (a whole-unit index has one such row)."""
+        for segment, live in self._live_pairs():
+            owners, rows = segment.rows_by_owner
+            at = int(np.searchsorted(owners, unit))
+            while at < len(owners) and owners[at] == unit:
+                if live[rows[at]]:
+                    return segment, int(rows[at])
+                at += 1
+        return None
+
+    def _words_by_id(self) -> list[str]:
+        """The vocabulary by term id (ids were handed out in insertion order), kept until
+        the vocabulary grows."""
+        words: list[str] | None = self.__dict__.get("_word_list")
+        if words is None or len(words) != len(self._vocabulary):
+            words = list(self._vocabulary)
+            self._word_list = words
+        return words
 
     def _tokenize(self, texts: Sequence[str]) -> list[list[str]]:
         rules = self._language_rules()

@@ -116,6 +116,17 @@ class Segment:
         kind = next(t for t in (np.uint8, np.uint16, np.uint32) if largest <= np.iinfo(t).max)
         return self.lengths.astype(kind)
 
+    @functools.cached_property
+    def rows_by_owner(self) -> tuple[Ids, npt.NDArray[np.intp]]:
+        """The owners sorted, and the row of each: where a unit's rows are, by bisection."""
+        order = np.argsort(self.owners, kind="stable")
+        return self.owners[order], order
+
+    def row_terms(self, row: int) -> tuple[npt.NDArray[Any], npt.NDArray[Any]]:
+        """The term ids of one row and their counts."""
+        start, end = int(self.rows.indptr[row]), int(self.rows.indptr[row + 1])
+        return self.rows.indices[start:end], self.rows.data[start:end]
+
     def save(self, path: Path) -> None:
         np.savez(
             path,

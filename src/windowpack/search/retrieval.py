@@ -34,7 +34,7 @@ feedback raised, and the question as read.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -204,20 +204,23 @@ def _membership_z(members: int, candidates: int) -> tuple[float, float]:
 
 
 def feedback_terms(
-    question: Question, documents: Sequence[Sequence[str]], idf: Callable[[list[str]], Scores]
+    question: Question,
+    documents: Sequence[Mapping[str, int]],
+    idf: Callable[[list[str]], Scores],
 ) -> list[tuple[str, float]]:
-    """RM3's expansion terms: over `documents` (each a leading candidate's terms, best
-    first, weighted by 1 / rank), each term not in the question weighs the sum of its
-    relative frequency in each document times that document's weight, times its idf; the
-    best `FEEDBACK_TERMS`, weights normalised to sum 1."""
+    """RM3's expansion terms: over `documents` (each a leading candidate's terms with their
+    counts, best first, weighted by 1 / rank), each term not in the question weighs the sum
+    of its relative frequency in each document times that document's weight, times its idf;
+    the best `FEEDBACK_TERMS`, weights normalised to sum 1."""
     asked = set(question.terms) | set(question.literals)
     weights: dict[str, float] = {}
-    for rank, terms in enumerate(documents, start=1):
-        if not terms:
+    for rank, counts in enumerate(documents, start=1):
+        length = sum(counts.values())
+        if not length:
             continue
-        counts = Counter(term for term in terms if term not in asked)
         for term, count in counts.items():
-            weights[term] = weights.get(term, 0.0) + count / len(terms) / rank
+            if term not in asked:
+                weights[term] = weights.get(term, 0.0) + count / length / rank
     if not weights:
         return []
     candidates = list(weights)
@@ -245,7 +248,11 @@ def _feedback_list(
     if not leaders:
         return _empty()
     lexical = sources[0].lexical
-    documents = [lexical.terms(text) for text in texts_of(leaders)]
+    # The leaders' terms as the index holds them; their texts cut again where it cannot say
+    # (a leader of another collection's index, an index of sentence rows).
+    documents: Sequence[Mapping[str, int]] | None = lexical.term_counts(leaders)
+    if documents is None:
+        documents = [Counter(lexical.terms(text)) for text in texts_of(leaders)]
     expansion = feedback_terms(question, documents, lexical.idf)
     if not expansion:
         return _empty()
