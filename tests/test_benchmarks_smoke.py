@@ -33,6 +33,7 @@ EXPECTED = {
     "chat_pack": "Figures written to",
     "cli_start": "Figures written to",
     "crash": "every check passed",
+    "feedback_terms": "read from rows: p50",
     "filtered_pack": "Figures written to",
     "html_sites": "Figures written to",
     "index_writes": "results: ",
