@@ -4,9 +4,10 @@ their counts from the BM25 index's rows (`LexicalIndex.term_counts`, what retrie
     .venv/bin/python benchmarks/feedback_terms.py [--leaders 5] [--rounds 200]
 
 The essays (../shared/data) cut into ~1,000-character chunks (about the 256 tokens of a
-chunk) and indexed whole by `Bm25Index` in a few writes, as a collection grows; then, per
-round, the terms of `--leaders` chunks picked at random, both ways, checked equal. Prints the
-p50 and p95 of each way in ms and the load average. `--smoke`: the first 40,000 characters.
+chunk) and indexed whole (`index.build_lexical_index`) in a few writes, as a collection
+grows; then, per round, the terms of `--leaders` chunks picked at random, both ways,
+checked equal. Prints the p50 and p95 of each way in ms and the load average. `--smoke`:
+the first 40,000 characters.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from collections import Counter
 import numpy as np
 from bench_common import ESSAYS_JSON, add_smoke_option, need
 
-from windowpack.index.lexical import Bm25Index
+from windowpack.index import build_lexical_index
 
 CHUNK_CHARS = 1_000
 WRITES = 8
@@ -39,7 +40,7 @@ def main() -> None:
     if args.smoke:
         text, args.rounds = text[:40_000], 5
     chunks = [text[i : i + CHUNK_CHARS] for i in range(0, len(text), CHUNK_CHARS)]
-    index = Bm25Index.build([], [])
+    index = build_lexical_index([], [])
     for part in np.array_split(np.arange(len(chunks)), WRITES):
         index.add(part.astype(np.int64), [chunks[i] for i in part])
     rng = random.Random(0)
@@ -54,7 +55,7 @@ def main() -> None:
         read.append(time.perf_counter() - started)
         assert from_rows == from_texts, "the rows hold other terms than the texts give"
     print(
-        f"{len(chunks):,} chunks in {index.segment_count} segments, {args.leaders} leaders, "
+        f"{len(chunks):,} chunks in {WRITES} writes, {args.leaders} leaders, "
         f"{args.rounds} rounds, load {os.getloadavg()[0]:.2f}"
     )
     for name, seconds in (("cut from texts", cut), ("read from rows", read)):
