@@ -94,6 +94,7 @@ class Bm25Index:
             for index, word in enumerate(word for segment in segments for word in segment.words)
         }
         self._owns_vocabulary = True
+        self._word_list: list[str] = []  # the vocabulary by term id, as `_words_by_id` last made it
         self._stats = _statistics(self._segments, self._live, self._words)
         self._saved_in: dict[str, Path] = {}  # segment name -> a file holding it
         owners = [segment.owners[mask] for segment, mask in zip(segments, live, strict=True)]
@@ -335,13 +336,11 @@ class Bm25Index:
         return None
 
     def _words_by_id(self) -> list[str]:
-        """The vocabulary by term id (ids were handed out in insertion order), kept until
-        the vocabulary grows."""
-        words: list[str] | None = self.__dict__.get("_word_list")
-        if words is None or len(words) != len(self._vocabulary):
-            words = list(self._vocabulary)
-            self._word_list = words
-        return words
+        """The vocabulary by term id (ids were handed out in insertion order), made again
+        only once the vocabulary has grown."""
+        if len(self._word_list) != len(self._vocabulary):
+            self._word_list = list(self._vocabulary)
+        return self._word_list
 
     def _tokenize(self, texts: Sequence[str]) -> list[list[str]]:
         rules = self._language_rules()

@@ -104,11 +104,7 @@ class LanguageRules:
         """The literal terms of `text` (options, identifiers with inner punctuation), in
         order, each once: terms a passage must hold word for word to match them."""
         compounds = (match.group() for match in _COMPOUND.finditer(text.lower()))
-        return list(
-            dict.fromkeys(
-                c for c in compounds if _LITERAL.match(c) and not _ABBREVIATION.fullmatch(c)
-            )
-        )
+        return list(dict.fromkeys(c for c in compounds if _is_literal(c)))
 
     def stemmed(self, words: Sequence[str]) -> list[str]:
         """`words` stemmed (each distinct word once through the stemmer, then kept)."""
@@ -121,6 +117,11 @@ class LanguageRules:
                 stems.clear()
             stems.update(zip(new, _stemmer(self.stemmer).stemWords(new), strict=True))
         return [stems[word] for word in words]
+
+
+def _is_literal(compound: str) -> bool:
+    """A compound a passage must hold word for word (`_LITERAL`), unless an abbreviation."""
+    return bool(_LITERAL.match(compound)) and not _ABBREVIATION.fullmatch(compound)
 
 
 def language_rules(code: str) -> LanguageRules:
