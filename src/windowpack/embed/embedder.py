@@ -20,6 +20,7 @@ sentence-transformers once the export is kept.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -32,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from windowpack.config import DEFAULT_EMBEDDER
+from windowpack.embed.model_card import card_languages
 from windowpack.embed.query_files import QueryModelFiles
 from windowpack.embed.query_model import OnnxQueryModel, kept_query_model, query_model_for
 from windowpack.embed.windows import SPECIAL_TOKENS, window_bounds
@@ -140,6 +142,12 @@ class SentenceTransformerEmbedder:
     @property
     def model_id(self) -> str:
         return self._name
+
+    @functools.cached_property
+    def languages(self) -> frozenset[str] | None:
+        """The languages the model was trained on, as its model card names them (None: the
+        card names none, or the model is not a local folder)."""
+        return card_languages(_model_path(self._name))
 
     @property
     def dimension(self) -> int:
@@ -376,6 +384,13 @@ def _load_sentence_transformer(name: str) -> SentenceTransformer:
         return SentenceTransformer(path, device="cpu")
     except (OSError, ValueError) as error:
         raise InvalidArgumentError("embedder", f"cannot load model {name!r}: {error}") from error
+
+
+def model_languages(embedder: Embedder) -> frozenset[str] | None:
+    """The languages `embedder`'s model was trained on, where it says (its `languages`);
+    None for one that does not (the hash embedder, which reads any words alike)."""
+    languages = getattr(embedder, "languages", None)
+    return languages if isinstance(languages, frozenset) else None
 
 
 def _model_path(name: str) -> str:
