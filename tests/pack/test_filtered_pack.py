@@ -245,9 +245,15 @@ def test_filtered_states_are_held_within_their_bound(
 NEEDLE = "The lantern is hidden under the third glacier stone, said the otter."
 
 
+# Words neither the question nor the strong documents use.
+_UNRELATED = ("copper", "violin", "orchard", "pebble", "walnut", "mirror", "candle", "ribbon")
+
+
 def _strong_and_weak(documents: int) -> list[wp.Document]:
     """Documents that match the question strongly, and one (the last) that matches weakly:
-    one sentence among unrelated ones."""
+    one sentence among unrelated ones (words no other document or the question uses: filler
+    of the strong documents' words would be found by the feedback hop, whose terms are
+    theirs)."""
     rng = random.Random(5)
     strong = "The otter hid the lantern near the glacier. Otter, lantern, glacier, hide."
     result = [
@@ -258,7 +264,10 @@ def _strong_and_weak(documents: int) -> list[wp.Document]:
         )
         for i in range(documents - 1)
     ]
-    weak = [words(rng, 6, 10) for _ in range(6)]
+    weak = [
+        " ".join(rng.choice(_UNRELATED) for _ in range(rng.randint(6, 10))).capitalize() + "."
+        for _ in range(6)
+    ]
     weak.insert(3, NEEDLE)
     result.append(wp.Document(text="\n\n".join(weak), id="weak", metadata={"kept": True}))
     return result

@@ -47,6 +47,23 @@ def test_fusion_adds_weighted_z_scores() -> None:
     assert scores.tolist() == pytest.approx([expected[i] for i in ids.tolist()], abs=1e-3)
 
 
+def test_one_sided_fusion_lets_one_list_raise_a_unit_alone() -> None:
+    """Unit 9 is far above the first list's mean and missing from the second; units 1-3 sit
+    near both lists' means. Two-sided, the second list's floor holds 9 back; one-sided, no
+    list counts against a unit, and 9 leads."""
+    first = (_ids(9, 1, 2, 3, 4, 5), np.asarray([10.0, 2.0, 1.9, 1.8, 1.7, 0.0]))
+    second = (_ids(1, 2, 3, 4, 5), np.asarray([2.0, 1.9, 1.8, 1.7, 0.0]))
+    two_sided, _ = fuse([first, second], [1.0, 1.0])
+    ids, scores = fuse([first, second], [1.0, 1.0], one_sided=True)
+    assert two_sided[0] != 9
+    assert ids[0] == 9
+    # each list adds only its z-scores above 0: unit 5, below both means, gets nothing
+    assert scores.min() == 0.0 and ids[-1] == 5
+    # per list: the second list two-sided holds 9 back again (as the feedback list does)
+    mixed, _ = fuse([first, second], [1.0, 1.0], one_sided=[True, False])
+    assert mixed[0] != 9
+
+
 def test_a_list_of_weight_zero_is_left_out() -> None:
     ids, _ = fuse([_ranked(1, 2), _ranked(9)], [1.0, 0.0])
     assert ids.tolist() == [1, 2]
@@ -60,9 +77,10 @@ def test_a_list_of_weight_zero_is_left_out() -> None:
         max_size=3,
     ),
     st.integers(min_value=8, max_value=29),
+    st.booleans(),
 )
 def test_the_head_keeps_its_order_however_deep_the_lists_are_read(
-    scores: list[list[float]], depth: int
+    scores: list[list[float]], depth: int, one_sided: bool
 ) -> None:
     """Lists standardised by their leading scores give a unit every shallow read holds the
     same fused score in a deeper read: a search for a few hits and a large pack rank their
@@ -74,9 +92,18 @@ def test_the_head_keeps_its_order_however_deep_the_lists_are_read(
         ordered = np.sort(np.asarray(values))[::-1]
         lists.append((rng.permutation(30).astype(np.int64), ordered))
     weights = [1.0 + i for i in range(len(lists))]
-    deep = dict(zip(*(a.tolist() for a in fuse(lists, weights, head=head)), strict=True))
+    deep = dict(
+        zip(
+            *(a.tolist() for a in fuse(lists, weights, head=head, one_sided=one_sided)), strict=True
+        )
+    )
     shallow_lists = [(ids[:depth], values[:depth]) for ids, values in lists]
-    shallow = dict(zip(*(a.tolist() for a in fuse(shallow_lists, weights, head=head)), strict=True))
+    shallow = dict(
+        zip(
+            *(a.tolist() for a in fuse(shallow_lists, weights, head=head, one_sided=one_sided)),
+            strict=True,
+        )
+    )
     common = set.intersection(*(set(ids[:depth].tolist()) for ids, _ in lists))
     for unit in common:
         assert shallow[unit] == pytest.approx(deep[unit])
@@ -140,6 +167,8 @@ def test_the_window_says_how_the_question_was_read(programs: wp.Collection) -> N
     assert window.retrieval["language"] == "en"
     assert window.retrieval["literals"] == ["--if-exists"]
     assert "literals" in window.retrieval["stages"]
+    # the hash embedder is bound to no language: every ranking may raise a unit alone
+    assert "one-sided fusion" in window.retrieval["stages"]
     assert "--if-exists" in window.text
 
 

@@ -96,6 +96,7 @@ def find_evidence(
         depth=depth,
         settings=request.evidence,
         texts_of=texts_of,
+        model_languages=query_vectors.languages,
     )
 
 

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from windowpack.config import EvidenceSettings
 from windowpack.documents import heading_trail
-from windowpack.embed import Embedder, Vectors
+from windowpack.embed import Embedder, Vectors, model_languages
 from windowpack.errors import InvalidArgumentError
 from windowpack.index import CollectionIndexes, KeptUnits, is_node_index_id, node_id_of
 from windowpack.search.retrieval import read_question, retrieve
@@ -36,6 +36,11 @@ class QueryEmbeddingCache:
         self._vectors: LRUCache[str, Vectors] = LRUCache(maxsize=size)
         # cachetools' caches are not thread-safe, and a read reorders the LRU.
         self._lock = threading.Lock()
+
+    @property
+    def languages(self) -> frozenset[str] | None:
+        """The languages the embedding model was trained on (`embed.model_languages`)."""
+        return model_languages(self._embedder)
 
     def get(self, query: str) -> Vectors:
         with self._lock:
@@ -107,6 +112,7 @@ def hybrid_search(
         depth=candidates,
         settings=settings,
         texts_of=functools.partial(_chunk_texts, sessions),
+        model_languages=query_vectors.languages,
     )
     fused = [
         (index_id, score)

@@ -7,7 +7,9 @@
 2. *Fusion* of the lists (`fuse`): z-scores with a weight per list, each list standardised
    by its leading scores, so the order of the leading candidates does not depend on how
    deep each list was read: a search for 10 hits and a pack of 128K tokens rank their common
-   head alike.
+   head alike. The question's own lists are one-sided where the embedding model was trained
+   on the collection's language (`_model_reads`): each counts only for the units it ranks
+   above its mean, so a unit one of them alone finds can lead.
 3. *Feedback* (`feedback_terms`, the second hop). The leading evidence names what the
    question does not: the setting a paragraph says controls a behaviour, the command a
    page points to. Pseudo-relevance feedback (RM3: Lavrenko and Croft 2001; Abdul-Jaleel
@@ -105,10 +107,13 @@ def retrieve(
     depth: int,
     settings: EvidenceSettings,
     texts_of: TextsOf,
+    model_languages: frozenset[str] | None = None,
 ) -> Evidence:
     """The evidence for `question` over `sources` (see module). `vector_of` gives the
     question's vector (embedded meanwhile: the lexical look-ups run first); `depth` is how
-    many candidates each list is read to."""
+    many candidates each list is read to; `model_languages`, the languages the embedding
+    model was trained on (None: not known, taken to be any)."""
+    one_sided = settings.one_sided and _model_reads(model_languages, sources)
     stages = ["bm25"]
     words = _merged([s.lexical.search_terms(question.terms, depth, within=s.kept) for s in sources])
     vector = vector_of()
@@ -130,12 +135,18 @@ def retrieve(
         meaning.append(lists[-1])
         weights.append(settings.sentence_weight)
         stages.append("sentence vectors")
-    ids, scores = fuse(lists, weights)
+    ids, scores = fuse(lists, weights, one_sided=one_sided)
     linked = np.zeros(0, dtype=np.int64)
     if settings.second_hop and len(ids):
         hop = _feedback_list(question, sources, ids, texts_of, depth)
         if len(hop[0]):
-            ids, scores = fuse([*lists, hop], [*weights, settings.feedback_weight])
+            # The feedback list stays two-sided: it is read from the leaders, not the
+            # question, and drifts with them (a unit only it ranks high is held back).
+            ids, scores = fuse(
+                [*lists, hop],
+                [*weights, settings.feedback_weight],
+                one_sided=[one_sided] * len(lists) + [False],
+            )
             # What the hop found: its list at or above its mean (as `pack.reasons` reads a
             # list); a unit the question's own lists found too is said to be found by them.
             linked = np.sort(hop[0][hop[1] >= hop[1].mean()])
@@ -143,6 +154,7 @@ def retrieve(
     if settings.literals and question.literals and len(ids):
         ids, scores = _literals_first(question, sources, ids, scores, texts_of, depth)
         stages.append("literals")
+    stages.append("one-sided fusion" if one_sided else "two-sided fusion")
     return Evidence(
         question=question,
         ids=ids,
@@ -154,12 +166,37 @@ def retrieve(
     )
 
 
-def fuse(lists: Sequence[Ranked], weights: Sequence[float], *, head: int = STATS_DEPTH) -> Ranked:
+def _model_reads(
+    model_languages: frozenset[str] | None, sources: Sequence[CollectionIndexes]
+) -> bool:
+    """Whether the embedding model was trained on the language of every source's texts (as
+    their lexical index detected or was told it): its vector lists are then trusted to raise
+    a unit alone (`fuse(one_sided=True)`). An English model's cosines over German text, say,
+    put unrelated units far above their mean; two-sided fusion holds such a unit back unless
+    BM25 ranks it too."""
+    if model_languages is None:
+        return True
+    return all(s.lexical.language in (None, *model_languages) for s in sources)
+
+
+def fuse(
+    lists: Sequence[Ranked],
+    weights: Sequence[float],
+    *,
+    head: int = STATS_DEPTH,
+    one_sided: bool | Sequence[bool] = False,
+) -> Ranked:
     """Weighted z-score fusion, best first (ties by smaller id): each list's scores are
     standardised by the mean and spread of its leading `head` scores, weighted, and summed;
     a unit a list did not return gets that list's lowest standardised score. A list whose
     leading scores are all equal carries membership only (`_membership_z`). A list of weight
     0, or empty, is left out.
+
+    `one_sided` (for every list, or per list): a one-sided list counts only *for* a unit, by
+    how far it ranks it above the list's mean (its z-scores clipped at 0), never against one
+    it ranks low or did not return. A unit one list alone finds far above its mean then
+    outranks units every list puts near their means; a two-sided list holds back a unit it
+    ranks low (see `retrieve` for when each is used).
 
     Why scores and not ranks (reciprocal rank fusion): a BM25 hit that outscores everything
     else by far (a rare term, an exact option) keeps that margin instead of counting as a
@@ -167,16 +204,17 @@ def fuse(lists: Sequence[Ranked], weights: Sequence[float], *, head: int = STATS
     Why the leading scores' statistics: a unit every list returns within `head` gets the same
     fused score however deep the lists were read, so a search for 10 hits and a pack of a
     large budget rank their common head alike."""
+    sides = [one_sided] * len(lists) if isinstance(one_sided, bool) else list(one_sided)
     kept = [
-        (ids, scores.astype(np.float64), weight)
-        for (ids, scores), weight in zip(lists, weights, strict=True)
+        (ids, scores.astype(np.float64), weight, side)
+        for (ids, scores), weight, side in zip(lists, weights, sides, strict=True)
         if len(ids) and weight
     ]
     if not kept:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-    everyone = np.unique(np.concatenate([ids for ids, _, _ in kept]).astype(np.int64))
+    everyone = np.unique(np.concatenate([ids for ids, _, _, _ in kept]).astype(np.int64))
     totals = np.zeros(len(everyone), dtype=np.float64)
-    for ids, scores, weight in kept:
+    for ids, scores, weight, side in kept:
         leading = scores[:head]
         spread = float(leading.std())
         if spread > 0:
@@ -185,6 +223,8 @@ def fuse(lists: Sequence[Ranked], weights: Sequence[float], *, head: int = STATS
         else:
             member, floor = _membership_z(len(scores), len(everyone))
             z_scores = np.full(len(scores), member)
+        if side:
+            z_scores, floor = np.maximum(z_scores, 0.0), max(floor, 0.0)
         column = np.full(len(everyone), floor)
         column[np.searchsorted(everyone, ids)] = z_scores
         totals += weight * column
