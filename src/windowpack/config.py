@@ -45,11 +45,11 @@ class EvidenceSettings:
       (RM3), so that a chain's second fact, which shares no word with the question, is found.
     - `literals`: units holding the question's options, identifiers and quoted strings
       word for word rank first.
-    - `one_sided`: the question's own rankings (BM25, chunk and sentence vectors) count
-      only for the units they rank above their mean, never against the others
-      (`search.fuse`), where the embedding model was trained on the collection's language;
-      off, or over text in another language, a unit one ranking puts far below its mean is
-      held back. Set on the development manuals (docs/evidence.md, section 2).
+    - `one_sided`: each ranking (BM25, chunk and sentence vectors, feedback) counts only
+      for the units it ranks above its mean, never against the others (`search.fuse`),
+      where the embedding model was trained on the collection's language; off, or over text
+      in another language, a unit one ranking puts far below its mean is held back. Set on
+      the development manuals (docs/evidence.md, section 2).
     - `reranker`: "sentence" re-scores the first stage's best `rerank_depth` chunks by
       their best sentence, embedded at query time, within `rerank_time_ms` per pack; None
       (the default) runs no reranker.

@@ -59,9 +59,18 @@ def test_one_sided_fusion_lets_one_list_raise_a_unit_alone() -> None:
     assert ids[0] == 9
     # each list adds only its z-scores above 0: unit 5, below both means, gets nothing
     assert scores.min() == 0.0 and ids[-1] == 5
-    # per list: the second list two-sided holds 9 back again (as the feedback list does)
-    mixed, _ = fuse([first, second], [1.0, 1.0], one_sided=[True, False])
-    assert mixed[0] != 9
+
+
+def test_a_ranking_of_noise_cannot_outvote_the_words_of_the_question(tmp_path: Path) -> None:
+    """A two-unit document: the feedback list, read from so few units, ranks the intro
+    first by a hair; one-sided, it may lift the intro but not pull the ferry section down,
+    so the section every question word names stays first."""
+    store = wp.open(tmp_path / "store", config=wp.StoreConfig(embedder="hash"))
+    guide = "# Guide\n\nIntro.\n\n## Ferries\n\nThe harbour ferry leaves at seven sharp.\n"
+    docs = store.collection("docs")
+    docs.add([wp.Document(id="guide.md", text=guide, kind="markdown")])
+    first = docs.search("harbour ferry seven", k=1)[0]
+    assert first.heading_path == ("Guide", "Ferries")
 
 
 def test_a_list_of_weight_zero_is_left_out() -> None:

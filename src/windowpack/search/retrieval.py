@@ -7,9 +7,9 @@
 2. *Fusion* of the lists (`fuse`): z-scores with a weight per list, each list standardised
    by its leading scores, so the order of the leading candidates does not depend on how
    deep each list was read: a search for 10 hits and a pack of 128K tokens rank their common
-   head alike. The question's own lists are one-sided where the embedding model was trained
-   on the collection's language (`_model_reads`): each counts only for the units it ranks
-   above its mean, so a unit one of them alone finds can lead.
+   head alike. The lists are one-sided where the embedding model was trained on the
+   collection's language (`_model_reads`): each counts only for the units it ranks above its
+   mean, so a unit one of them alone finds can lead.
 3. *Feedback* (`feedback_terms`, the second hop). The leading evidence names what the
    question does not: the setting a paragraph says controls a behaviour, the command a
    page points to. Pseudo-relevance feedback (RM3: Lavrenko and Croft 2001; Abdul-Jaleel
@@ -140,12 +140,8 @@ def retrieve(
     if settings.second_hop and len(ids):
         hop = _feedback_list(question, sources, ids, texts_of, depth)
         if len(hop[0]):
-            # The feedback list stays two-sided: it is read from the leaders, not the
-            # question, and drifts with them (a unit only it ranks high is held back).
             ids, scores = fuse(
-                [*lists, hop],
-                [*weights, settings.feedback_weight],
-                one_sided=[one_sided] * len(lists) + [False],
+                [*lists, hop], [*weights, settings.feedback_weight], one_sided=one_sided
             )
             # What the hop found: its list at or above its mean (as `pack.reasons` reads a
             # list); a unit the question's own lists found too is said to be found by them.
@@ -184,7 +180,7 @@ def fuse(
     weights: Sequence[float],
     *,
     head: int = STATS_DEPTH,
-    one_sided: bool | Sequence[bool] = False,
+    one_sided: bool = False,
 ) -> Ranked:
     """Weighted z-score fusion, best first (ties by smaller id): each list's scores are
     standardised by the mean and spread of its leading `head` scores, weighted, and summed;
@@ -192,11 +188,11 @@ def fuse(
     leading scores are all equal carries membership only (`_membership_z`). A list of weight
     0, or empty, is left out.
 
-    `one_sided` (for every list, or per list): a one-sided list counts only *for* a unit, by
-    how far it ranks it above the list's mean (its z-scores clipped at 0), never against one
-    it ranks low or did not return. A unit one list alone finds far above its mean then
-    outranks units every list puts near their means; a two-sided list holds back a unit it
-    ranks low (see `retrieve` for when each is used).
+    `one_sided`: each list counts only *for* a unit, by how far it ranks it above the list's
+    mean (its z-scores clipped at 0), never against one it ranks low or did not return. A
+    unit one list alone finds far above its mean then outranks units every list puts near
+    their means; two-sided, every list holds back a unit it ranks low (see `retrieve` for
+    when each is used).
 
     Why scores and not ranks (reciprocal rank fusion): a BM25 hit that outscores everything
     else by far (a rare term, an exact option) keeps that margin instead of counting as a
@@ -204,17 +200,16 @@ def fuse(
     Why the leading scores' statistics: a unit every list returns within `head` gets the same
     fused score however deep the lists were read, so a search for 10 hits and a pack of a
     large budget rank their common head alike."""
-    sides = [one_sided] * len(lists) if isinstance(one_sided, bool) else list(one_sided)
     kept = [
-        (ids, scores.astype(np.float64), weight, side)
-        for (ids, scores), weight, side in zip(lists, weights, sides, strict=True)
+        (ids, scores.astype(np.float64), weight)
+        for (ids, scores), weight in zip(lists, weights, strict=True)
         if len(ids) and weight
     ]
     if not kept:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-    everyone = np.unique(np.concatenate([ids for ids, _, _, _ in kept]).astype(np.int64))
+    everyone = np.unique(np.concatenate([ids for ids, _, _ in kept]).astype(np.int64))
     totals = np.zeros(len(everyone), dtype=np.float64)
-    for ids, scores, weight, side in kept:
+    for ids, scores, weight in kept:
         leading = scores[:head]
         spread = float(leading.std())
         if spread > 0:
@@ -223,7 +218,7 @@ def fuse(
         else:
             member, floor = _membership_z(len(scores), len(everyone))
             z_scores = np.full(len(scores), member)
-        if side:
+        if one_sided:
             z_scores, floor = np.maximum(z_scores, 0.0), max(floor, 0.0)
         column = np.full(len(everyone), floor)
         column[np.searchsorted(everyone, ids)] = z_scores
