@@ -37,6 +37,10 @@ def _ranked(*values: int) -> tuple[np.ndarray, np.ndarray]:
     return _ids(*values), np.linspace(1.0, 0.0, len(values))
 
 
+def _scores_by_id(fused: tuple[np.ndarray, np.ndarray]) -> dict[int, float]:
+    return dict(zip(fused[0].tolist(), fused[1].tolist(), strict=True))
+
+
 def test_fusion_adds_weighted_z_scores() -> None:
     first = (np.asarray([1, 2, 3]), np.asarray([3.0, 2.0, 1.0]))
     second = (np.asarray([3, 1]), np.asarray([4.0, 2.0]))
@@ -65,11 +69,11 @@ def test_a_ranking_of_noise_cannot_outvote_the_words_of_the_question(tmp_path: P
     """A two-unit document: the feedback list, read from so few units, ranks the intro
     first by a hair; one-sided, it may lift the intro but not pull the ferry section down,
     so the section every question word names stays first."""
-    store = wp.open(tmp_path / "store", config=wp.StoreConfig(embedder="hash"))
     guide = "# Guide\n\nIntro.\n\n## Ferries\n\nThe harbour ferry leaves at seven sharp.\n"
-    docs = store.collection("docs")
-    docs.add([wp.Document(id="guide.md", text=guide, kind="markdown")])
-    first = docs.search("harbour ferry seven", k=1)[0]
+    with wp.open(tmp_path / "store", config=wp.StoreConfig(embedder="hash")) as store:
+        docs = store.collection("docs")
+        docs.add([wp.Document(id="guide.md", text=guide, kind="markdown")])
+        first = docs.search("harbour ferry seven", k=1)[0]
     assert first.heading_path == ("Guide", "Ferries")
 
 
@@ -101,18 +105,9 @@ def test_the_head_keeps_its_order_however_deep_the_lists_are_read(
         ordered = np.sort(np.asarray(values))[::-1]
         lists.append((rng.permutation(30).astype(np.int64), ordered))
     weights = [1.0 + i for i in range(len(lists))]
-    deep = dict(
-        zip(
-            *(a.tolist() for a in fuse(lists, weights, head=head, one_sided=one_sided)), strict=True
-        )
-    )
+    deep = _scores_by_id(fuse(lists, weights, head=head, one_sided=one_sided))
     shallow_lists = [(ids[:depth], values[:depth]) for ids, values in lists]
-    shallow = dict(
-        zip(
-            *(a.tolist() for a in fuse(shallow_lists, weights, head=head, one_sided=one_sided)),
-            strict=True,
-        )
-    )
+    shallow = _scores_by_id(fuse(shallow_lists, weights, head=head, one_sided=one_sided))
     common = set.intersection(*(set(ids[:depth].tolist()) for ids, _ in lists))
     for unit in common:
         assert shallow[unit] == pytest.approx(deep[unit])
