@@ -141,15 +141,16 @@ def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounte
             return None
         return _counted(blocks, counter, prefix_blocks=len(tier.blocks), tier=tier, memo=counted)
 
+    over: tuple[int, int] | None = None  # the smallest room known over the budget, its tokens
     for attempt in range(_MAX_TRIMS):
         draft = packed(room)
         if draft is None:
             break
         if draft.tokens <= budget:
-            chosen = _refilled(draft, packed, room, budget) if attempt == 0 else draft
-            return _described(parts, request, chosen)
+            return _described(parts, request, _refilled(draft, packed, room, budget, over))
         # The estimate was short (rare: headers longer than measured): ask for less, by more
-        # each time, and redo.
+        # each time, and redo; the refill then looks between this room and the one over.
+        over = (room, draft.tokens)
         room -= (draft.tokens - budget) * (attempt + 2) + 16
     return _empty(
         parts, request, f"a budget of {budget} tokens is too small for any chunk or summary"
@@ -157,16 +158,25 @@ def pack_parts(parts: Sequence[Part], request: PackRequest, counter: TokenCounte
 
 
 def _refilled(
-    draft: _Draft, packed: Callable[[int], _Draft | None], room: int, budget: int
+    draft: _Draft,
+    packed: Callable[[int], _Draft | None],
+    room: int,
+    budget: int,
+    over_room: tuple[int, int] | None = None,
 ) -> _Draft:
     """The draft of the largest room that still fits `budget`: `room`'s own, or one of a
     grid of rooms shared by every budget. The allocator's costs are upper bounds (a gap
-    marker's, a summary header's), and what they keep back goes to the window's material.
+    marker's, a summary header's), and what they keep back goes to the window's material;
+    where they fell short instead, `over_room` is the room found over the budget (and its
+    tokens), and the search stays below it. Either way, a unit the allocator had to cut
+    for want of room is completed by the room the budget still has (design §4.8).
 
     The grid is why a larger budget never loses a chunk a smaller one showed: a room that
     fits the smaller budget fits the larger one too, so the larger budget's room is never
     smaller (allocations grow with their room, design §4.6)."""
     top = _grid_index_at_most(budget * (1 + _REFILL_REACH))
+    if over_room is not None:
+        top = min(top, _grid_index_at_most(over_room[0] - 1))
     best, above = _grid_index_at_most(room), top + 1
     if draft.tokens >= budget or best >= top:
         return draft
@@ -175,7 +185,7 @@ def _refilled(
     # The nearest (room, tokens) known under and over the budget: a window's tokens grow
     # about linearly with its room, so a line through them says where the budget falls.
     under: tuple[float, float] = (room, draft.tokens)
-    over: tuple[float, float] | None = None
+    over: tuple[float, float] | None = over_room
     step = 1
     for probe in itertools.count():
         if above - best <= 1:
