@@ -39,10 +39,8 @@ class EvidenceSettings:
       BM25 and feedback rankings count in the fusion, against 1 for the chunk vectors; set
       on the development manuals (`examples/manuals`: PostgreSQL's, Python's, SQLite's and
       the Debian handbook), where other values moved recall by one or two questions in 48.
-      With the one-sided fusion, `lexical_weight` 2 had fewer cells below the best
-      baseline there, but its rankings exposed an allocator defect (a turn cut while its
-      rest fitted the budget left unused), so it stays 1 until that is fixed
-      (docs/evidence.md, section 2).
+      With the one-sided fusion, `lexical_weight` 2 left the fewest cells below the best
+      baseline there (2, against 4 at 1 and 2.5 and 3 at 1.5; docs/evidence.md, section 2).
     - `second_hop`: the feedback hop: BM25 again with the leading evidence's rarest terms
       (RM3), so that a chain's second fact, which shares no word with the question, is found.
     - `literals`: units holding the question's options, identifiers and quoted strings
@@ -59,7 +57,7 @@ class EvidenceSettings:
 
     sentences: bool = True
     sentence_weight: float = 2.0
-    lexical_weight: float = 1.0
+    lexical_weight: float = 2.0
     feedback_weight: float = 2.0
     literals: bool = True
     second_hop: bool = True

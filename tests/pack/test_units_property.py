@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from random_corpora import SETTINGS, WORDS, chat, words
 
@@ -85,6 +85,9 @@ def _covers(spans: list[Span], unit: Span) -> bool:
 
 @SETTINGS
 @given(budget=st.integers(60, 4000), question=st.sampled_from(QUESTIONS))
+# A draft over the budget made the window ask for less, and the smaller room left a turn
+# cut while its rest fitted what the budget still had (`pack.window._refilled`).
+@example(budget=315, question=QUESTIONS[2])
 def test_every_unit_in_a_window_is_whole_or_cut_only_when_over_its_share(
     collection: wp.Collection, budget: int, question: str
 ) -> None:
