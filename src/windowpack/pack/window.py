@@ -168,8 +168,8 @@ def _refilled(
     grid of rooms shared by every budget. The allocator's costs are upper bounds (a gap
     marker's, a summary header's), and what they keep back goes to the window's material;
     where they fell short instead, `over_room` is the room found over the budget (and its
-    tokens), and the search stays below it. Either way, a unit the allocator had to cut
-    for want of room is completed by the room the budget still has (design §4.8).
+    tokens), and the search stays below it. Either way, a unit the allocator cut for want
+    of room gets the room the budget still has to be completed in (design §4.8).
 
     The grid is why a larger budget never loses a chunk a smaller one showed: a room that
     fits the smaller budget fits the larger one too, so the larger budget's room is never
