@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ from fastapi.testclient import TestClient
 
 import windowpack as wp
 from windowpack.api import create_app
+from windowpack.api.warm_up import WarmUp
 
 
 def _filled(store: wp.Store) -> list[wp.Collection]:
@@ -87,3 +89,22 @@ def test_warm_up_stops_between_collections_when_asked(hash_store: wp.Store) -> N
     stop.set()
     assert hash_store.warm_up(stop=stop) == []
     assert hash_store.warm_up() == ["docs", "notes"]
+
+
+class _SlowStore:
+    """A store whose warm-up runs until it is asked to stop."""
+
+    def warm_up(self, *, stop: threading.Event) -> list[str]:
+        stop.wait(30)
+        return []
+
+
+def test_a_warm_up_stopped_by_shutdown_logs_nothing_after_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    warm = WarmUp(_SlowStore(), enabled=True)  # type: ignore[arg-type]
+    with caplog.at_level(logging.INFO, logger="windowpack.api"):
+        warm.start()
+        warm.stop()
+    assert warm.ready
+    assert not [r for r in caplog.records if r.name == "windowpack.api"]

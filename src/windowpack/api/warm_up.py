@@ -48,7 +48,9 @@ class WarmUp:
     def _run(self) -> None:
         try:
             self.warmed = self._store.warm_up(stop=self._stop)
-            _LOG.info("warmed up %d collection(s)", len(self.warmed))
+            # Asked to stop, the server is shutting down: what it logs to may be closed.
+            if not self._stop.is_set():
+                _LOG.info("warmed up %d collection(s)", len(self.warmed))
         except Exception:  # the server serves anyway: each request then loads what it needs
             if not self._stop.is_set():
                 _LOG.exception("warming up failed; requests load what they need themselves")
