@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import logging
 import os
 import uuid
 from collections.abc import Callable, Iterator
@@ -47,6 +48,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     # Before any fixture of the test, a module's or a session's too, opens a store.
     TEMPLATE.enabled = item.get_closest_marker("real_migrations") is None
+
+
+@pytest.fixture(autouse=True)
+def windowpack_logger_restored() -> Iterator[None]:
+    """The `windowpack` logger as each test found it. A command run in-process (`windowpack
+    worker`) gives it a handler on the stderr of the moment, pytest's capture, and stops it
+    propagating: later tests' records would go to a closed stream and never reach `caplog`."""
+    logger = logging.getLogger("windowpack")
+    handlers, level, propagate = list(logger.handlers), logger.level, logger.propagate
+    yield
+    logger.handlers[:] = handlers
+    logger.setLevel(level)
+    logger.propagate = propagate
 
 
 @pytest.fixture(scope="session", autouse=True)
